@@ -1,0 +1,189 @@
+"""Approval: the port the loop awaits, and the mode rules around it.
+
+The loop never prompts. For a tool that edits, executes or reaches the network it builds an
+`ApprovalRequest` (for edits, with the exact file changes a dry run computed) and awaits
+`approver.decide(request)`. The TUI answers from its diff view, headless mode from stdin JSON
+lines, tests from a script. A decision may narrow an edit: reject some hunks, or replace a file's
+proposed content with a version the user edited.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from agent.diffing import FileChange, apply_hunks
+from agent.events import ApprovalKind, ApprovalRequired, DecisionKind, FilePreview, Mode
+
+
+@dataclass
+class ApprovalRequest:
+    approval_id: str
+    call_id: str
+    tool: str
+    args: dict[str, Any]
+    kind: ApprovalKind
+    summary: str = ""
+    changes: list[FileChange] = field(default_factory=list)
+    command: str | None = None
+    cwd: str | None = None
+    timeout: int | None = None
+    url: str | None = None
+
+    def to_event(self) -> ApprovalRequired:
+        files = [
+            FilePreview(
+                path=c.path,
+                diff=c.unified_diff(),
+                hunks=len(c.hunks()),
+                created=c.created,
+                deleted=c.deleted,
+            )
+            for c in self.changes
+        ]
+        return ApprovalRequired(
+            approval_id=self.approval_id,
+            call_id=self.call_id,
+            tool=self.tool,
+            args=self.args,
+            kind=self.kind,
+            summary=self.summary,
+            files=files,
+            command=self.command,
+            cwd=self.cwd,
+            timeout=self.timeout,
+            url=self.url,
+        )
+
+
+@dataclass
+class Decision:
+    decision: DecisionKind
+    feedback: str | None = None
+    # path -> indices of hunks the user rejected (only edits; all others are applied)
+    rejected_hunks: dict[str, list[int]] = field(default_factory=dict)
+    # path -> full replacement content the user wrote in place of the proposal
+    edited: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def allows(self) -> bool:
+        return self.decision in ("allow_once", "allow_all")
+
+
+class Approver(Protocol):
+    async def decide(self, request: ApprovalRequest) -> Decision: ...
+
+
+class StopRun(Exception):
+    """The user chose to stop the run."""
+
+
+class DenyAll:
+    """An approver for contexts with nobody to ask: everything is denied, with the reason."""
+
+    def __init__(self, reason: str) -> None:
+        self.reason = reason
+
+    async def decide(self, request: ApprovalRequest) -> Decision:
+        return Decision("deny", feedback=self.reason)
+
+
+class ScriptedApprover:
+    """Answers approvals from a list of decisions in order (tests, automation)."""
+
+    def __init__(self, decisions: list[Decision]) -> None:
+        self.decisions = list(decisions)
+        self.requests: list[ApprovalRequest] = []
+
+    async def decide(self, request: ApprovalRequest) -> Decision:
+        self.requests.append(request)
+        if not self.decisions:
+            return Decision("deny", feedback="no scripted decision left")
+        return self.decisions.pop(0)
+
+
+class QueueApprover:
+    """Approvals answered from outside by id (headless stdin, the TUI's bridge).
+
+    `decide` parks a future under the approval id; `resolve(approval_id, decision)` completes
+    it. `close(reason)` denies everything pending and everything asked afterwards.
+    """
+
+    def __init__(self) -> None:
+        self._pending: dict[str, asyncio.Future[Decision]] = {}
+        self._closed_reason: str | None = None
+
+    @property
+    def pending(self) -> list[str]:
+        return list(self._pending)
+
+    async def decide(self, request: ApprovalRequest) -> Decision:
+        if self._closed_reason is not None:
+            return Decision("deny", feedback=self._closed_reason)
+        future: asyncio.Future[Decision] = asyncio.get_running_loop().create_future()
+        self._pending[request.approval_id] = future
+        try:
+            return await future
+        finally:
+            self._pending.pop(request.approval_id, None)
+
+    def resolve(self, approval_id: str, decision: Decision) -> bool:
+        future = self._pending.get(approval_id)
+        if future is None or future.done():
+            return False
+        future.set_result(decision)
+        return True
+
+    def close(self, reason: str) -> None:
+        self._closed_reason = reason
+        for future in list(self._pending.values()):
+            if not future.done():
+                future.set_result(Decision("deny", feedback=reason))
+
+
+class ApprovalGate:
+    """Mode rules: plan blocks, ask asks (remembering allow_all per tool), allow runs."""
+
+    def __init__(self, mode: Mode, approver: Approver) -> None:
+        self.mode: Mode = mode
+        self.approver = approver
+        self.allowed_tools: set[str] = set()
+
+    def needs_approval(self, tool: str) -> bool:
+        return self.mode == "ask" and tool not in self.allowed_tools
+
+    async def ask(self, request: ApprovalRequest) -> Decision:
+        decision = await self.approver.decide(request)
+        if decision.decision == "allow_all":
+            self.allowed_tools.add(request.tool)
+        return decision
+
+
+def narrow_changes(changes: list[FileChange], decision: Decision) -> tuple[list[FileChange], list[str]]:
+    """Apply a decision's hunk rejections and in-place edits to proposed changes.
+
+    Returns the changes to apply (files left unchanged are dropped) and notes for the model
+    describing what the user altered.
+    """
+    result: list[FileChange] = []
+    notes: list[str] = []
+    for change in changes:
+        if change.path in decision.edited:
+            content = decision.edited[change.path]
+            notes.append(f"{change.path}: the user edited the proposed content before applying it")
+            result.append(FileChange(change.path, change.old, content, change.reason))
+            continue
+        rejected = set(decision.rejected_hunks.get(change.path, []))
+        total = len(change.hunks())
+        if not rejected:
+            result.append(change)
+            continue
+        kept = set(range(total)) - rejected
+        names = ", ".join(str(i + 1) for i in sorted(rejected))
+        if not kept or change.old is None or change.new is None:
+            notes.append(f"{change.path}: the user rejected this change (hunks {names} of {total})")
+            continue
+        notes.append(f"{change.path}: the user rejected hunk(s) {names} of {total}; the rest was applied")
+        result.append(FileChange(change.path, change.old, apply_hunks(change.old, change.new, kept), change.reason))
+    return result, notes

@@ -1,0 +1,189 @@
+"""The event stream: one schema for every front end.
+
+The loop emits these; the TUI renders them, `coder-tui run --json` prints one per line, the
+session file records them. Each event is a pydantic model whose `type` field names it, and
+`Event` is the discriminated union used to parse them back (`parse_event`).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal, Union
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+
+Mode = Literal["plan", "ask", "allow"]
+ApprovalKind = Literal["edit", "exec", "network"]
+DecisionKind = Literal["allow_once", "allow_all", "deny", "stop"]
+CompletionReason = Literal["answered", "max_steps", "stopped", "error"]
+TodoStatus = Literal["pending", "in_progress", "completed", "cancelled"]
+
+
+class _Event(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    def to_json(self) -> str:
+        return self.model_dump_json()
+
+
+class RunStarted(_Event):
+    type: Literal["run_started"] = "run_started"
+    run_id: str
+    session_id: str
+    mode: Mode
+    model: str
+    workspace: str
+    prompt: str = ""
+
+
+class StepStarted(_Event):
+    """A model request begins (the agent is thinking)."""
+
+    type: Literal["step_started"] = "step_started"
+    iteration: int
+
+
+class TextDelta(_Event):
+    type: Literal["text_delta"] = "text_delta"
+    text: str
+
+
+class ToolCallEvent(_Event):
+    type: Literal["tool_call"] = "tool_call"
+    call_id: str
+    tool: str
+    args: dict[str, Any]
+
+
+class ToolResultEvent(_Event):
+    type: Literal["tool_result"] = "tool_result"
+    call_id: str
+    tool: str
+    ok: bool
+    output: str | None = None
+    error: str | None = None
+    duration: float = 0.0
+
+
+class FilePreview(BaseModel):
+    """One file an edit would change, as shown for approval."""
+
+    model_config = ConfigDict(frozen=True)
+
+    path: str
+    diff: str
+    hunks: int
+    created: bool = False
+    deleted: bool = False
+
+
+class ApprovalRequired(_Event):
+    type: Literal["approval_required"] = "approval_required"
+    approval_id: str
+    call_id: str
+    tool: str
+    args: dict[str, Any]
+    kind: ApprovalKind
+    summary: str = ""
+    files: list[FilePreview] = Field(default_factory=list)
+    command: str | None = None
+    cwd: str | None = None
+    timeout: int | None = None
+    url: str | None = None
+
+
+class ApprovalResolved(_Event):
+    type: Literal["approval_resolved"] = "approval_resolved"
+    approval_id: str
+    decision: DecisionKind
+    feedback: str | None = None
+    rejected_hunks: dict[str, list[int]] = Field(default_factory=dict)
+    edited_files: list[str] = Field(default_factory=list)
+
+
+class FileChanged(_Event):
+    type: Literal["file_changed"] = "file_changed"
+    path: str
+    diff: str
+    line_start: int
+    line_end: int
+    reason: str = ""
+
+
+class TodoItem(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    id: str = Field(description="Stable identifier of the item, e.g. '1' or 'tests'.")
+    content: str = Field(description="What this step does, in a short sentence.")
+    status: TodoStatus = Field(default="pending")
+
+
+class PlanUpdated(_Event):
+    type: Literal["plan_updated"] = "plan_updated"
+    todos: list[TodoItem]
+
+
+class CheckpointEvent(_Event):
+    type: Literal["checkpoint"] = "checkpoint"
+    id: str
+    label: str
+
+
+class Usage(_Event):
+    type: Literal["usage"] = "usage"
+    prompt_tokens: int
+    completion_tokens: int
+    cost: float | None = None
+    total_prompt_tokens: int = 0
+    total_completion_tokens: int = 0
+    total_cost: float | None = None
+
+
+class Retrying(_Event):
+    type: Literal["retrying"] = "retrying"
+    why: str
+    attempt: int
+    delay: float
+
+
+class Complete(_Event):
+    type: Literal["complete"] = "complete"
+    success: bool
+    iterations: int
+    final_response: str
+    completion_reason: CompletionReason
+
+
+class ErrorEvent(_Event):
+    type: Literal["error"] = "error"
+    message: str
+    recoverable: bool = True
+
+
+Event = Annotated[
+    Union[
+        RunStarted,
+        StepStarted,
+        TextDelta,
+        ToolCallEvent,
+        ToolResultEvent,
+        ApprovalRequired,
+        ApprovalResolved,
+        FileChanged,
+        PlanUpdated,
+        CheckpointEvent,
+        Usage,
+        Retrying,
+        Complete,
+        ErrorEvent,
+    ],
+    Field(discriminator="type"),
+]
+
+_ADAPTER: TypeAdapter[Event] = TypeAdapter(Event)
+
+
+def parse_event(data: str | bytes | dict[str, Any]) -> Event:
+    """Parse one event from its JSON text or dict form."""
+    if isinstance(data, dict):
+        return _ADAPTER.validate_python(data)
+    return _ADAPTER.validate_json(data)

@@ -1,0 +1,178 @@
+"""What a workspace is: where files live, and what it can do.
+
+Tools talk only to a `Workspace`, so the same tools serve a local folder, a GitHub repository
+and an OCT room. Paths are workspace-relative POSIX strings (for a room, protocol paths).
+Text handed to tools always uses "\n" line ends; a workspace restores the file's own style.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from abc import ABC, abstractmethod
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from agent.diffing import FileChange
+
+
+class WorkspaceError(Exception):
+    """A refusal or failure the model (and user) should read: what was wrong, what to do."""
+
+
+class ConflictError(WorkspaceError):
+    """The file changed since the agent saw it; the agent must re-read before editing."""
+
+
+@dataclass(frozen=True)
+class DirEntry:
+    name: str
+    is_dir: bool
+    size: int = 0
+
+
+@dataclass(frozen=True)
+class SearchHit:
+    path: str
+    line: int
+    text: str
+
+
+@dataclass
+class SearchResult:
+    hits: list[SearchHit] = field(default_factory=list)
+    files_searched: int = 0
+    truncated: bool = False  # more hits than max_results
+    notes: list[str] = field(default_factory=list)  # caps hit, files skipped, ...
+
+
+ProgressFn = Callable[[str, int, int], None]  # (what, done, total)
+
+
+def text_digest(text: str) -> str:
+    return hashlib.sha1(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+class Workspace(ABC):
+    """Base class: subclasses implement storage; read tracking is shared."""
+
+    kind: str = "abstract"
+    can_exec: bool = False  # shell tools are offered only when True
+    can_checkpoint: bool = False  # checkpoints/undo (needs a real folder)
+    exec_unavailable_reason: str = "this workspace cannot run commands"
+
+    def __init__(self) -> None:
+        self._seen: dict[str, str] = {}
+
+    # -- identity -------------------------------------------------------------------------
+    @property
+    @abstractmethod
+    def label(self) -> str:
+        """Short human name: a folder path, OWNER/REPO@ref, a room id."""
+
+    @property
+    def root(self) -> Path | None:
+        """The folder on disk, when there is one (shell tools run there)."""
+        return None
+
+    def readonly_reason(self) -> str | None:
+        """Why edits are refused right now, or None when they are allowed."""
+        return None
+
+    def facts(self) -> dict[str, str]:
+        """Facts for the system prompt and the status pane."""
+        return {"workspace": self.label, "kind": self.kind}
+
+    # -- reading --------------------------------------------------------------------------
+    def normalize(self, path: str) -> str:
+        """The canonical relative form of a path the model gave (raises when invalid)."""
+        cleaned = path.strip().replace("\\", "/")
+        parts = [p for p in cleaned.split("/") if p not in ("", ".")]
+        if ".." in parts:
+            raise WorkspaceError(f"path {path!r} leaves the workspace ('..' is not allowed)")
+        return "/".join(parts)
+
+    @abstractmethod
+    async def read_text(self, path: str) -> str:
+        """The file's text with "\n" line ends (WorkspaceError when missing or binary)."""
+
+    @abstractmethod
+    async def exists(self, path: str) -> bool: ...
+
+    @abstractmethod
+    async def is_dir(self, path: str) -> bool: ...
+
+    @abstractmethod
+    async def list_dir(self, path: str = "") -> list[DirEntry]: ...
+
+    @abstractmethod
+    async def list_files(self, path: str = "") -> list[str]:
+        """Every file under path (relative paths), ignoring what .gitignore ignores."""
+
+    async def search(
+        self,
+        pattern: re.Pattern[str],
+        path: str = "",
+        max_results: int = 100,
+        progress: ProgressFn | None = None,
+    ) -> SearchResult:
+        """Lines matching pattern; the default reads every listed file through read_text."""
+        result = SearchResult()
+        files = await self.list_files(path)
+        for index, rel in enumerate(files):
+            if progress:
+                progress("search", index, len(files))
+            try:
+                text = await self.read_text(rel)
+            except WorkspaceError:
+                continue
+            result.files_searched += 1
+            if collect_hits(result, rel, text, pattern, max_results):
+                break
+        return result
+
+    # -- writing --------------------------------------------------------------------------
+    def note_read(self, path: str, text: str) -> None:
+        """Remember what the model saw, so edits can refuse stale views."""
+        self._seen[path] = text_digest(text)
+
+    def forget_read(self, path: str) -> None:
+        self._seen.pop(path, None)
+
+    async def load_for_edit(self, path: str) -> str | None:
+        """The text an edit is computed from (None: the file does not exist).
+
+        Refuses when the model read the file and it has changed since.
+        """
+        if not await self.exists(path):
+            return None
+        text = await self.read_text(path)
+        seen = self._seen.get(path)
+        if seen is not None and seen != text_digest(text):
+            raise ConflictError(
+                f"{path} changed since you last read it; read it again before editing"
+            )
+        return text
+
+    @abstractmethod
+    async def apply(self, changes: list[FileChange]) -> None:
+        """Apply whole-file changes, all or nothing (ConflictError when a base is stale)."""
+
+    async def close(self) -> None:
+        """Release resources (connections, processes)."""
+
+
+def collect_hits(
+    result: SearchResult, rel: str, text: str, pattern: re.Pattern[str], max_results: int
+) -> bool:
+    """Add the file's matching lines to result; True once max_results is exceeded."""
+    if not pattern.search(text):
+        return False
+    for number, line in enumerate(text.split("\n"), start=1):
+        if pattern.search(line):
+            if len(result.hits) >= max_results:
+                result.truncated = True
+                return True
+            result.hits.append(SearchHit(rel, number, line))
+    return False
