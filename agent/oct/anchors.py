@@ -1,11 +1,12 @@
 """Edits that land where the model meant them, even while people keep typing.
 
 When the model is shown a shared text we take a `Snapshot`: the text it saw and, at every line
-boundary, two pycrdt sticky indices (one bound to the first character of the line, one to the
-newline before it). At edit time a whole-file change is diffed against the snapshot into line-range
+boundary, two sticky positions (one bound to the first character of the line, one to the newline
+before it; see `positions` for why these are mapped through change deltas). At edit time a whole-file change is diffed against the snapshot into line-range
 replacements; each range is found again through its anchors in the current text. If the text of
-a target range differs from what the model saw (someone edited those lines), the edit is refused
-with a request to re-read; otherwise all replacements go into one Yjs transaction.
+a target range differs from what the model saw (someone edited those lines, or typed at the start
+of the first one), the edit is refused with a request to re-read; otherwise all replacements go
+into one Yjs transaction.
 
 A "mask" hides one span the agent owns (the spinner character) from the model's view and from the
 comparison; the edit transaction deletes it, and the spinner puts it back on its next frame.
@@ -16,14 +17,11 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
-
-from pycrdt import Assoc, Text
-
 from agent.diffing import compute_hunks
+from agent.oct.positions import AFTER, BEFORE, Anchor, PositionLog, StaleAnchor
 from agent.workspaces.base import ConflictError
 
-Mask = Callable[[], "tuple[int, int] | None"]  # (byte offset, byte length) of a span to hide
+Mask = Callable[[], "tuple[int, int] | None"]  # (UTF-8 offset, byte length) of a span to hide
 _LINE = re.compile(r"[^\n]*\n|[^\n]+")
 
 
@@ -32,7 +30,7 @@ def split_keepends(text: str) -> list[str]:
     return _LINE.findall(text)
 
 
-def _unmasked(raw: bytes, mask: tuple[int, int] | None) -> tuple[bytes, int, int]:
+def _without(raw: bytes, mask: tuple[int, int] | None) -> tuple[bytes, int, int]:
     if mask is None:
         return raw, -1, 0
     start, length = mask
@@ -46,8 +44,9 @@ class Snapshot:
     path: str
     raw_lines: list[str]  # lines as they are in the text (mask removed, "\r\n" kept)
     crlf: bool
-    _after: list[Any] = field(repr=False)  # per boundary: bound to the next character, or None
-    _before: list[Any] = field(repr=False)  # per boundary: bound to the previous character, or None
+    log: PositionLog = field(repr=False)
+    _after: list[Anchor] = field(repr=False)  # per boundary: bound to the next character
+    _before: list[Anchor] = field(repr=False)  # per boundary: bound to the previous character
 
     @property
     def text(self) -> str:
@@ -56,24 +55,21 @@ class Snapshot:
         return view.replace("\r\n", "\n") if self.crlf else view
 
 
-def take_snapshot(path: str, text: Text, mask: Mask | None = None) -> Snapshot:
-    """Snapshot text now (call without awaiting in between reading and snapshotting)."""
-    raw_all = str(text).encode("utf-8")
-    clean, m_start, m_len = _unmasked(raw_all, mask() if mask else None)
-    raw_text = clean.decode("utf-8")
-    lines = split_keepends(raw_text)
-    offsets = [0]
+def take_snapshot(path: str, log: PositionLog, mask: Mask | None = None) -> Snapshot:
+    """Snapshot log's text now (call without awaiting in between reading and snapshotting)."""
+    raw = str(log.text).encode("utf-8")
+    clean, m_start, m_len = _without(raw, mask() if mask else None)
+    lines = split_keepends(clean.decode("utf-8"))
+    boundaries = [0]
     for line in lines:
-        offsets.append(offsets[-1] + len(line.encode("utf-8")))
-    total = len(raw_all)
-    after: list[Any] = []
-    before: list[Any] = []
-    with text.doc.transaction() as txn:
-        for offset in offsets:
-            pos = offset + m_len if m_start >= 0 and offset > m_start else offset
-            after.append(text.integrated.sticky_index(txn._txn, pos, Assoc.AFTER) if pos < total else None)
-            before.append(text.integrated.sticky_index(txn._txn, pos, Assoc.BEFORE) if pos > 0 else None)
-    return Snapshot(path, lines, "\r\n" in raw_text, after, before)
+        boundaries.append(boundaries[-1] + len(line.encode("utf-8")))
+    after: list[Anchor] = []
+    before: list[Anchor] = []
+    for boundary in boundaries:
+        pos = boundary + m_len if m_start >= 0 and boundary > m_start else boundary
+        after.append(log.anchor(pos, AFTER))
+        before.append(log.anchor(pos, BEFORE))
+    return Snapshot(path, lines, "\r\n" in "".join(lines), log, after, before)
 
 
 @dataclass(frozen=True)
@@ -98,10 +94,6 @@ def replacements(snapshot: Snapshot, new_text: str) -> list[Replacement]:
     return result
 
 
-def _resolve(index: Any, txn: Any, fallback: int) -> int:
-    return fallback if index is None else index.get_offset(txn._txn)
-
-
 @dataclass(frozen=True)
 class _Span:
     gap: int  # where the line before the target ends (text between gap and start was typed since)
@@ -109,7 +101,18 @@ class _Span:
     end: int
 
 
-def apply_edit(snapshot: Snapshot, text: Text, new_text: str, mask: Mask | None = None) -> list[Replacement]:
+class _Resolver:
+    """Current UTF-8 offsets of anchors, in the text without the mask."""
+
+    def __init__(self, m_start: int, m_len: int) -> None:
+        self.m_start, self.m_len = m_start, m_len
+
+    def __call__(self, anchor: Anchor) -> int:
+        pos = anchor.resolve()
+        return pos - self.m_len if self.m_start >= 0 and pos > self.m_start else pos
+
+
+def apply_edit(snapshot: Snapshot, new_text: str, mask: Mask | None = None) -> list[Replacement]:
     """Turn the snapshot's text into new_text in the live text, in one transaction.
 
     Raises ConflictError (nothing applied) when someone changed a target range meanwhile.
@@ -117,12 +120,17 @@ def apply_edit(snapshot: Snapshot, text: Text, new_text: str, mask: Mask | None 
     todo = replacements(snapshot, new_text)
     if not todo:
         return []
-    with text.doc.transaction() as txn:
-        raw = str(text).encode("utf-8")
-        clean, m_start, m_len = _unmasked(raw, mask() if mask else None)
-        spans = [_locate(snapshot, r, txn, len(raw), m_start, m_len) for r in todo]
-        for replacement, span in zip(todo, spans):
-            _check(snapshot, replacement, clean, span)
+    text = snapshot.log.text
+    raw = str(text).encode("utf-8")
+    clean, m_start, m_len = _without(raw, mask() if mask else None)
+    resolve = _Resolver(m_start, m_len)
+    try:
+        spans = [_locate(snapshot, r, resolve, len(clean)) for r in todo]
+    except StaleAnchor:
+        raise ConflictError(f"{snapshot.path} changed a lot since you read it; re-read it") from None
+    for replacement, span in zip(todo, spans):
+        _check(snapshot, replacement, clean, span)
+    with text.doc.transaction():
         if m_start >= 0:
             del text[m_start : m_start + m_len]
         for replacement, span in sorted(zip(todo, spans), key=lambda pair: -pair[1].start):
@@ -133,23 +141,21 @@ def apply_edit(snapshot: Snapshot, text: Text, new_text: str, mask: Mask | None 
     return todo
 
 
-def _locate(snapshot: Snapshot, r: Replacement, txn: Any, total: int, m_start: int, m_len: int) -> _Span:
-    """Where a replacement's range is now (byte offsets in the text without the mask)."""
+def _locate(snapshot: Snapshot, r: Replacement, resolve: _Resolver, total: int) -> _Span:
+    """Where a replacement's range is now (UTF-8 offsets in the text without the mask)."""
     last = len(snapshot.raw_lines)
     ends_with_newline = last > 0 and snapshot.raw_lines[-1].endswith("\n")
-    gap = _resolve(snapshot._before[r.first], txn, 0)
+    gap = resolve(snapshot._before[r.first])
     if r.first == last:  # appending after the last line
         start = gap if ends_with_newline or last == 0 else total
     else:
-        start = _resolve(snapshot._after[r.first], txn, total)
+        start = resolve(snapshot._after[r.first])
     if r.first == r.last:
         end = start
     elif r.last < last or ends_with_newline:
-        end = _resolve(snapshot._before[r.last], txn, total)
+        end = resolve(snapshot._before[r.last])
     else:
         end = total  # the last line has no newline: whatever was appended to it belongs to it
-    if m_start >= 0:
-        gap, start, end = (x - m_len if x > m_start else x for x in (gap, start, end))
     return _Span(min(gap, start), start, max(start, end))
 
 

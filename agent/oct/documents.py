@@ -6,7 +6,7 @@ and 2 (update). Awareness updates travel as `varUint8Array(awareness update)`.
 
 Every open text file is the Y.Text named by its protocol path. pycrdt indexes text by UTF-8 byte
 offsets (Yjs by UTF-16 units; the wire format is independent of either); `agent.oct.textpos`
-converts to and from Python string indices.
+converts to and from Python string indices, `agent.oct.positions` keeps positions sticky.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from pycrdt import Awareness, Doc, Text, TextEvent, TransactionEvent
 from pycrdt._sync import read_message, write_message
 
 from agent.oct.connection import OctConnection
+from agent.oct.positions import PositionLog
 from agent.oct.messages import Methods
 
 log = logging.getLogger(__name__)
@@ -44,6 +45,7 @@ class RoomDocuments:
         self.awareness = Awareness(self.doc)
         self.awareness.set_local_state(None)  # published once we know our peer id
         self._texts: dict[str, Text] = {}
+        self._positions: dict[str, PositionLog] = {}
         self._subscriptions: list[Any] = []
         self._remote = False
         self._remote_origin = ""
@@ -77,6 +79,13 @@ class RoomDocuments:
             found = self.doc.get(path, type=Text)
             self._track(path, found)
         return found
+
+    def positions(self, path: str) -> PositionLog:
+        """The change log that keeps sticky positions in path's text current."""
+        log_ = self._positions.get(path)
+        if log_ is None:
+            log_ = self._positions[path] = PositionLog(self.text(path))
+        return log_
 
     def read(self, path: str) -> str | None:
         self._discover()

@@ -1,9 +1,9 @@
 """The busy indicator: one character at the end of the prompt line while the agent works.
 
 Each frame replaces that one character in a single transaction (delete + insert), so peers see a
-flicker-free spin. Two sticky indices bound to our character tell whether it still exists: they
-resolve one character apart while it does and to the same offset once anyone deleted it. If it was
-deleted (our own edit removes it too) the next frame puts it back at the end of the prompt line,
+flicker-free spin. Two sticky positions bound to our character tell whether it still exists: they
+resolve one byte apart while it does and to the same offset once anyone deleted it. If it was
+deleted (our own edits remove it too) the next frame puts it back at the end of the prompt line,
 as long as that line still mentions the agent. `stop` removes it whatever happened.
 """
 
@@ -12,9 +12,8 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
-from typing import Any
 
-from pycrdt import Assoc, Text
+from agent.oct.positions import AFTER, BEFORE, Anchor, PositionLog
 
 log = logging.getLogger(__name__)
 
@@ -23,56 +22,56 @@ INTERVAL = 0.25
 
 
 class Spinner:
-    def __init__(self, text: Text, line: Any, mention: re.Pattern[str], interval: float = INTERVAL) -> None:
-        """line: a sticky index bound to the first character of the prompt line."""
-        self.text = text
+    def __init__(self, positions: PositionLog, line: Anchor | None, mention: re.Pattern[str],
+                 interval: float = INTERVAL) -> None:
+        """line: bound to the first character of the prompt line."""
+        self.positions = positions
+        self.text = positions.text
         self.mention = mention
         self.interval = interval
-        self._frame = 0
-        self._line: Any = line
-        self._left: Any = None  # our character, seen from its left
-        self._right: Any = None  # our character, seen from its right
+        self.frames = 0
+        self._line = line
+        self._left: Anchor | None = None  # our character, seen from its left
+        self._right: Anchor | None = None  # our character, seen from its right
         self._task: asyncio.Task[None] | None = None
 
     def span(self) -> tuple[int, int] | None:
-        """(byte offset, 1) of our character while it is in the text, else None."""
+        """(UTF-8 offset, 1) of our character while it is in the text, else None."""
         if self._left is None or self._right is None:
             return None
-        with self.text.doc.transaction() as txn:
-            left = self._left.get_offset(txn._txn)
-            right = self._right.get_offset(txn._txn)
+        left, right = self._left.resolve(), self._right.resolve()
         return (left, 1) if right - left == 1 else None
 
-    def _line_end(self) -> int | None:
-        """Byte offset of the end of the prompt line, when it still mentions the agent."""
+    def _line_end(self, raw: bytes) -> int | None:
+        """UTF-8 offset of the end of the prompt line, when it still mentions the agent."""
         if self._line is None:
             return None
-        raw = str(self.text).encode("utf-8")
-        start = self._line.get_index()
+        start = self._line.resolve()
         end = raw.find(b"\n", start)
         end = len(raw) if end == -1 else end
-        line = raw[start:end].decode("utf-8", "replace").rstrip("\r")
-        if not self.mention.search(line):
+        if end > start and raw[end - 1 : end] == b"\r":
+            end -= 1
+        if not self.mention.search(raw[start:end].decode("utf-8", "replace")):
             return None
-        return end - 1 if raw[start:end].endswith(b"\r") else end
+        return end
 
     def _put(self, offset: int, replace: bool) -> None:
-        char = FRAMES[self._frame % len(FRAMES)]
+        char = FRAMES[self.frames % len(FRAMES)]
         with self.text.doc.transaction():
             if replace:
                 del self.text[offset : offset + 1]
             self.text.insert(offset, char)
-        self._left = self.text.sticky_index(offset, Assoc.AFTER)
-        self._right = self.text.sticky_index(offset + 1, Assoc.BEFORE)
+        self._left = self.positions.anchor(offset, AFTER)
+        self._right = self.positions.anchor(offset + 1, BEFORE)
 
     def step(self) -> None:
         """Show the next frame (or put the character back if it went missing)."""
-        self._frame += 1
+        self.frames += 1
         span = self.span()
         if span is not None:
             self._put(span[0], replace=True)
             return
-        end = self._line_end()
+        end = self._line_end(str(self.text).encode("utf-8"))
         if end is not None:
             self._put(end, replace=False)
         else:
@@ -80,7 +79,7 @@ class Spinner:
 
     def start(self) -> None:
         """Insert the character now and keep it spinning in the background."""
-        end = self._line_end()
+        end = self._line_end(str(self.text).encode("utf-8"))
         if end is not None:
             self._put(end, replace=False)
         self._task = asyncio.create_task(self._spin())
@@ -100,6 +99,5 @@ class Spinner:
             self._task = None
         span = self.span()
         if span is not None:
-            with self.text.doc.transaction():
-                del self.text[span[0] : span[0] + 1]
+            del self.text[span[0] : span[0] + 1]
         self._left = self._right = None

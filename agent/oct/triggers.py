@@ -14,7 +14,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from agent.oct.textpos import char_index
 
 _OPENERS = ("<!--", "/*", "//", "--", "#", ";", ":", ",")
 _CLOSERS = ("-->", "*/")
@@ -65,9 +64,8 @@ class Trigger:
     origin: str = ""  # peer id of whoever typed or wrote it, when known
     path: str | None = None
     line: int = 0  # 0-based prompt line at detection time
-    line_end: int = 0  # string index just before the newline that completed the line
-    line_start_byte: int = 0  # UTF-8 offset of the prompt line's start at detection time
-    anchor: Any = field(default=None, compare=False, repr=False)  # sticky index of that start
+    line_offset: int = 0  # UTF-8 offset of the prompt line's start at detection time
+    anchor: Any = field(default=None, compare=False, repr=False)  # sticky position of that start
 
     @property
     def where(self) -> str:
@@ -113,8 +111,7 @@ def triggers_in_delta(
                     prompt=prompt,
                     path=path,
                     line=data.count(b"\n", 0, start),
-                    line_end=char_index(data, offset),
-                    line_start_byte=start,
+                    line_offset=start,
                 )
             )
     return found

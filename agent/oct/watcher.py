@@ -1,8 +1,9 @@
 """Watches the room for triggers: remote edits that complete an `@<name>` line, and chat.
 
 Detection runs inside pycrdt's observer callback, where the document cannot be touched; found
-triggers are anchored (a sticky index on the prompt line's start, so a queued trigger still finds
-its line after others edited above it) right after the update is applied, then handed on in order.
+triggers are anchored (a sticky position on the prompt line's start, so a queued trigger still
+finds its line after others edited above it) right after the update is applied, then handed on
+in order.
 """
 
 from __future__ import annotations
@@ -12,9 +13,8 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
-from pycrdt import Assoc
-
 from agent.oct.documents import RoomDocuments
+from agent.oct.positions import AFTER
 from agent.oct.triggers import Trigger, mention_pattern, prompt_from_chat, triggers_in_delta
 
 log = logging.getLogger(__name__)
@@ -37,10 +37,7 @@ class TriggerWatcher:
     def _flush(self) -> None:
         pending, self._pending = self._pending, []
         for trigger in pending:
-            text = self.docs.text(trigger.path or "")
-            anchor = None
-            if trigger.line_start_byte < len(text):
-                anchor = text.sticky_index(trigger.line_start_byte, Assoc.AFTER)
+            anchor = self.docs.positions(trigger.path or "").anchor(trigger.line_offset, AFTER)
             self._on_trigger(dataclasses.replace(trigger, anchor=anchor))
 
     def chat(self, origin: str, message: Any) -> Trigger | None:

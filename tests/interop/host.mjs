@@ -40,11 +40,12 @@ async function create(cmd) {
         fetch: globalThis.fetch,
         transports: [SocketIoTransportProvider],
         authenticationHandler: async (token, meta) => {
+            // the form provider when there is one, else the test server's stand-in for OAuth
             const form = meta.providers.find(p => p.type === 'form');
-            const endpoint = new URL(form.endpoint, server).toString();
+            const endpoint = new URL(form ? form.endpoint : '/api/login/web-confirm', server).toString();
             const response = await fetch(endpoint, {
                 method: 'POST', headers: { 'content-type': 'application/json' },
-                body: JSON.stringify({ token, user: cmd.name ?? 'host' })
+                body: JSON.stringify({ token, user: cmd.name ?? 'host', name: cmd.name ?? 'host' })
             });
             return response.ok;
         }
@@ -55,7 +56,9 @@ async function create(cmd) {
     const yjs = new OpenCollaborationYjsProvider(connection, state.doc, state.awareness, { resyncTimer: 10_000 });
     yjs.connect();
     connection.onReconnect(() => yjs.connect());
+    const identity = new Promise(resolve => { state.onIdentity = resolve; });
     registerHandlers(connection);
+    await identity;  // the server knows the room once our socket is in
     emit({ event: 'room', roomId: room.roomId });
 }
 
@@ -67,6 +70,7 @@ function registerHandlers(connection) {
     connection.peer.onInfo((_, peer) => {
         state.identity = peer;
         state.awareness.setLocalStateField('peer', peer.id);
+        state.onIdentity?.(peer);
     });
     connection.room.onJoin(async (_, peer) => {
         const guests = [...state.guests.values()];
