@@ -124,7 +124,7 @@ class BashExec(Tool):
 def _format(status: str, out: bytes, err: bytes) -> str:
     parts = [status]
     for label, data in (("stdout", out), ("stderr", err)):
-        text = data.decode("utf-8", errors="replace")
+        text = data.decode("utf-8", errors="replace").removesuffix("\n")
         if text:
             parts.append(f"--- {label} ---\n{cap(text)}")
     if len(parts) == 1:
