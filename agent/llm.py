@@ -128,8 +128,12 @@ class LLM:
                                                **self._request_args(stream=True))
             return await self._consume(stream, on_text)
         except (_Retryable, asyncio.CancelledError):
+            if _cancelling():
+                raise asyncio.CancelledError() from None
             raise
         except Exception as exc:  # noqa: BLE001 - classified below
+            if _cancelling():  # litellm turns an interrupted read into its own errors
+                raise asyncio.CancelledError() from None
             retry = self._retryable(exc, litellm)
             if retry is not None:
                 raise retry from None
@@ -142,10 +146,12 @@ class LLM:
         try:
             while True:
                 try:
-                    chunk = await asyncio.wait_for(iterator.__anext__(), self.timeout)
+                    # asyncio.timeout, not wait_for: 3.11's wait_for can swallow a cancellation
+                    async with asyncio.timeout(self.timeout):
+                        chunk = await iterator.__anext__()
                 except StopAsyncIteration:
                     break
-                except asyncio.TimeoutError:
+                except TimeoutError:
                     raise _Retryable(f"the model sent nothing for {self.timeout:g} s") from None
                 self._absorb(chunk, reply, calls, on_text)
         finally:
@@ -247,6 +253,11 @@ def _first_line(exc: Exception) -> str:
     text = (str(exc).strip() or type(exc).__name__).split(" Original exception")[0]
     text = _NOISE.sub("", text).strip()
     return redact((text.splitlines() or [type(exc).__name__])[0][:300])
+
+
+def _cancelling() -> bool:
+    task = asyncio.current_task()
+    return task is not None and task.cancelling() > 0
 
 
 def _retry_after(exc: Exception) -> float | None:
