@@ -11,7 +11,7 @@ PROBE = """
 import sys
 {code}
 heavy = [m for m in ("textual", "rich", "tui.app", "litellm", "git", "pycrdt") if m in sys.modules]
-print("\nHEAVY:" + ",".join(heavy))
+print(chr(10) + "HEAVY:" + ",".join(heavy))
 """
 
 
