@@ -33,6 +33,7 @@ class CheckpointInfo:
     created: float
     tree: str
     restore_point: bool = False  # made automatically before a restore
+    restored: str | None = None  # for a restore point: the checkpoint that was restored
 
 
 class Checkpoints:
@@ -90,16 +91,16 @@ class Checkpoints:
             return None
 
     # -- public API -----------------------------------------------------------------------
-    def create_sync(self, label: str, restore_point: bool = False) -> CheckpointInfo:
+    def create_sync(self, label: str, restore_point: bool = False, restored: str | None = None) -> CheckpointInfo:
         tree = self._snapshot_tree()
-        meta = json.dumps({"label": label, "restore_point": restore_point})
+        meta = json.dumps({"label": label, "restore_point": restore_point, "restored": restored})
         parent = self._head()
         args = ["commit-tree", tree, "-m", f"{label}\n\n{TRAILER} {meta}"]
         if parent:
             args += ["-p", parent]
         commit = self._git(*args)
         self._git("update-ref", BRANCH, commit)
-        return CheckpointInfo(commit[:10], label, time.time(), tree, restore_point)
+        return CheckpointInfo(commit[:10], label, time.time(), tree, restore_point, restored)
 
     async def create(self, label: str) -> CheckpointInfo:
         return await asyncio.to_thread(self.create_sync, label)
@@ -116,8 +117,10 @@ class Checkpoints:
                 continue
             commit, tree, stamp, body = record.split("\x00", 3)
             meta = _meta(body)
-            items.append(CheckpointInfo(commit[:10], meta.get("label", body.splitlines()[0]),
-                                        float(stamp), tree, bool(meta.get("restore_point"))))
+            restored = meta.get("restored")
+            items.append(CheckpointInfo(commit[:10], str(meta.get("label", body.splitlines()[0])),
+                                        float(stamp), tree, bool(meta.get("restore_point")),
+                                        str(restored) if restored else None))
         return items
 
     def find(self, ref: str) -> CheckpointInfo:
@@ -129,22 +132,36 @@ class Checkpoints:
         return matches[0]
 
     def restore_sync(self, ref: str | None = None) -> tuple[CheckpointInfo, CheckpointInfo]:
-        """Restore a checkpoint (default: the newest that differs from now).
+        """Restore a checkpoint (default: step back to the previous one).
 
-        Returns (restored, restore_point) — the restore point records the state just before, so
-        a restore can itself be undone by id.
+        Returns (restored, restore_point); the restore point records the state just before, so a
+        restore can itself be undone by id. Files created since the checkpoint are removed unless
+        the restored .gitignore rules ignore them (build output and dependencies stay).
         """
         current = self._snapshot_tree()
-        if ref:
-            target = self.find(ref)
-        else:
-            candidates = [c for c in self.list() if not c.restore_point and c.tree != current]
-            if not candidates:
-                raise CheckpointError(f"nothing to undo: no checkpoint of {self.root} differs from its files now")
-            target = candidates[0]
-        saved = self.create_sync(f"before restoring {target.id}", restore_point=True)
-        self._git("read-tree", "--reset", "-u", target.tree)
+        target = self.find(ref) if ref else self._previous(current)
+        saved = self.create_sync(f"before restoring {target.id}", restore_point=True, restored=target.id)
+        self._git("read-tree", target.tree)
+        self._git("checkout-index", "--all", "--force")
+        self._git("clean", "--force", "-d", "--quiet")
         return target, saved
+
+    def _previous(self, current_tree: str) -> CheckpointInfo:
+        """The checkpoint an argument-less undo goes back to.
+
+        Right after an undo (nothing changed since), continue from the one it restored, so that
+        repeated undos walk back through the checkpoints.
+        """
+        history = self.list()
+        start = 0
+        if history and history[0].restore_point and history[0].restored:
+            restored = next((i for i, c in enumerate(history) if c.id == history[0].restored), None)
+            if restored is not None and history[restored].tree == current_tree:
+                start = restored + 1
+        for item in history[start:]:
+            if not item.restore_point and item.tree != current_tree:
+                return item
+        raise CheckpointError(f"nothing to undo: no earlier checkpoint of {self.root} differs from its files now")
 
     async def restore(self, ref: str | None = None) -> tuple[CheckpointInfo, CheckpointInfo]:
         return await asyncio.to_thread(self.restore_sync, ref)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import os
 import random
+import re
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -127,8 +128,12 @@ class LLM:
                                                **self._request_args(stream=True))
             return await self._consume(stream, on_text)
         except (_Retryable, asyncio.CancelledError):
+            if _cancelling():
+                raise asyncio.CancelledError() from None
             raise
         except Exception as exc:  # noqa: BLE001 - classified below
+            if _cancelling():  # litellm turns an interrupted read into its own errors
+                raise asyncio.CancelledError() from None
             retry = self._retryable(exc, litellm)
             if retry is not None:
                 raise retry from None
@@ -141,10 +146,12 @@ class LLM:
         try:
             while True:
                 try:
-                    chunk = await asyncio.wait_for(iterator.__anext__(), self.timeout)
+                    # asyncio.timeout, not wait_for: 3.11's wait_for can swallow a cancellation
+                    async with asyncio.timeout(self.timeout):
+                        chunk = await iterator.__anext__()
                 except StopAsyncIteration:
                     break
-                except asyncio.TimeoutError:
+                except TimeoutError:
                     raise _Retryable(f"the model sent nothing for {self.timeout:g} s") from None
                 self._absorb(chunk, reply, calls, on_text)
         finally:
@@ -207,9 +214,7 @@ class LLM:
         transient = (errors.RateLimitError, errors.APIConnectionError, errors.Timeout,
                      errors.InternalServerError, errors.ServiceUnavailableError, errors.BadGatewayError)
         if isinstance(exc, transient) or (isinstance(status, int) and status >= 500):
-            kind = "rate limited" if isinstance(exc, errors.RateLimitError) else _short_kind(exc)
-            detail = _first_line(exc).removeprefix(f"{type(exc).__name__}: ")
-            return _Retryable(f"{kind}: {detail}", _retry_after(exc))
+            return _Retryable(f"{_short_kind(exc)}: {_first_line(exc)}", _retry_after(exc))
         return None
 
     def _describe(self, exc: Exception, litellm: Any) -> str:
@@ -231,15 +236,28 @@ class LLM:
         return redact(f"{_short_kind(exc)}: {_first_line(exc)}")
 
 
+_KINDS = {
+    "RateLimitError": "rate limited", "APIConnectionError": "connection error", "Timeout": "timed out",
+    "InternalServerError": "server error", "ServiceUnavailableError": "service unavailable",
+    "BadGatewayError": "bad gateway", "MidStreamFallbackError": "the stream broke off",
+}
+_NOISE = re.compile(r"\b(?:litellm\.|OpenAIException - |[A-Z]\w*(?:Error|Exception|Timeout): )")
+
+
 def _short_kind(exc: Exception) -> str:
-    return type(exc).__name__
+    return _KINDS.get(type(exc).__name__, type(exc).__name__)
 
 
 def _first_line(exc: Exception) -> str:
-    text = str(exc).strip() or type(exc).__name__
-    for prefix in ("litellm.", "OpenAIException - "):
-        text = text.replace(prefix, "")
-    return redact(text.splitlines()[0][:300])
+    """The provider's message without litellm's repeated class-name prefixes."""
+    text = (str(exc).strip() or type(exc).__name__).split(" Original exception")[0]
+    text = _NOISE.sub("", text).strip()
+    return redact((text.splitlines() or [type(exc).__name__])[0][:300])
+
+
+def _cancelling() -> bool:
+    task = asyncio.current_task()
+    return task is not None and task.cancelling() > 0
 
 
 def _retry_after(exc: Exception) -> float | None:

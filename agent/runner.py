@@ -18,11 +18,11 @@ from agent import __version__
 from agent.approval import ApprovalGate, Approver
 from agent.checkpoints import CheckpointError, CheckpointInfo, Checkpoints
 from agent.config import Config
-from agent.events import Complete, ErrorEvent, Mode, RunStarted, TodoItem
+from agent.events import Complete, ErrorEvent, Mode, RunStarted, TodoItem, parse_event
 from agent.executor import Executor
 from agent.llm import LLM
 from agent.loop import Run, Totals
-from agent.secrets import register
+from agent.secrets import contains_secret, redact, register
 from agent.session import SessionData, SessionStore, SessionWriter
 from agent.tools import default_tools
 from agent.tools.base import ToolContext
@@ -134,6 +134,9 @@ class AgentSession:
         return list(self.ctx.todos)
 
     def emit(self, event: Any) -> None:
+        text = event.text if event.type == "text_delta" else event.model_dump_json()
+        if contains_secret(text):
+            event = parse_event(redact(event.model_dump_json()))
         self.writer.event(event)
         self.sink(event)
 

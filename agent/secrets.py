@@ -38,3 +38,7 @@ def redact(text: str) -> str:
         if value in text:
             text = text.replace(value, MASK)
     return _PATTERNS.sub(MASK, text)
+
+
+def contains_secret(text: str) -> bool:
+    return any(value in text for value in _values) or _PATTERNS.search(text) is not None

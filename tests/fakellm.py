@@ -23,6 +23,8 @@ from typing import Any
 
 from aiohttp import web
 
+from tests.threaded import ThreadedApp
+
 MODEL = "openai/fake-model"
 
 
@@ -60,12 +62,9 @@ class FakeLLM:
         self.responder = responder
         self.requests: list[dict[str, Any]] = []
         self._ids = itertools.count(1)
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._runner: web.AppRunner | None = None
-        self._thread: threading.Thread | None = None
-        self._ready = threading.Event()
         self._lock = threading.Lock()
-        self.port = 0
+        self._closing = threading.Event()
+        self._server = ThreadedApp(self._app)
 
     # -- scripting --------------------------------------------------------------------------
     def script(self, *replies: Reply) -> None:
@@ -79,7 +78,7 @@ class FakeLLM:
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}/v1"
+        return f"{self._server.base_url}/v1"
 
     model = MODEL
 
@@ -94,18 +93,12 @@ class FakeLLM:
 
     # -- lifecycle --------------------------------------------------------------------------
     def start(self) -> FakeLLM:
-        self._thread = threading.Thread(target=self._serve, name="fakellm", daemon=True)
-        self._thread.start()
-        if not self._ready.wait(10):
-            raise RuntimeError("fake LLM server did not start")
+        self._server.start()
         return self
 
     def stop(self) -> None:
-        if self._loop and self._runner:
-            asyncio.run_coroutine_threadsafe(self._runner.cleanup(), self._loop).result(10)
-            self._loop.call_soon_threadsafe(self._loop.stop)
-        if self._thread:
-            self._thread.join(10)
+        self._closing.set()
+        self._server.stop()
 
     def __enter__(self) -> FakeLLM:
         return self.start()
@@ -113,21 +106,12 @@ class FakeLLM:
     def __exit__(self, *exc: object) -> None:
         self.stop()
 
-    def _serve(self) -> None:
-        self._loop = asyncio.new_event_loop()
-        asyncio.set_event_loop(self._loop)
+    def _app(self) -> web.Application:
         app = web.Application()
         app.router.add_post("/v1/chat/completions", self._handle)
         app.router.add_post("/chat/completions", self._handle)
         app.router.add_get("/v1/models", self._models)
-        self._runner = web.AppRunner(app, handle_signals=False)
-        self._loop.run_until_complete(self._runner.setup())
-        site = web.TCPSite(self._runner, "127.0.0.1", 0)
-        self._loop.run_until_complete(site.start())
-        self.port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
-        self._ready.set()
-        self._loop.run_forever()
-        self._loop.close()
+        return app
 
     # -- handlers ---------------------------------------------------------------------------
     async def _models(self, request: web.Request) -> web.Response:
@@ -209,7 +193,9 @@ class FakeLLM:
         await response.prepare(request)
         for sent, chunk in enumerate(self._chunks(reply, usage)):
             if reply.stall_after is not None and sent >= reply.stall_after:
-                await asyncio.sleep(3600)
+                while not self._closing.is_set():  # hang until the client gives up
+                    await asyncio.sleep(0.05)
+                return response
             if reply.drop_after is not None and sent >= reply.drop_after:
                 request.transport.close()  # type: ignore[union-attr]
                 return response

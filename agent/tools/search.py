@@ -49,6 +49,12 @@ class SearchCode(Tool):
         path = ctx.workspace.normalize(args.path)
         progress = ctx.extras.get("progress")
         result = await ctx.workspace.search(regex, path, args.max_results, progress)
+        literal = re.escape(args.pattern)
+        if not result.hits and note is None and regex.pattern != literal:
+            fallback = await ctx.workspace.search(re.compile(literal), path, args.max_results, progress)
+            if fallback.hits:
+                result = fallback
+                note = "[no matches as a regular expression; these lines contain it as literal text]"
         lines = [note] if note else []
         for hit in result.hits:
             text = hit.text if len(hit.text) <= 300 else hit.text[:300] + " …"

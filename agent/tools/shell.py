@@ -54,10 +54,11 @@ async def kill_group(proc: asyncio.subprocess.Process) -> None:
         except (ProcessLookupError, PermissionError):
             return
         try:
-            await asyncio.wait_for(asyncio.shield(proc.wait()), wait)
+            async with asyncio.timeout(wait):
+                await asyncio.shield(proc.wait())
             if sig == signal.SIGKILL:
                 return
-        except asyncio.TimeoutError:
+        except TimeoutError:
             continue
 
 
@@ -104,8 +105,9 @@ class BashExec(Tool):
         readers = asyncio.gather(_drain(proc.stdout, out), _drain(proc.stderr, err))
         timed_out = False
         try:
-            await asyncio.wait_for(proc.wait(), args.timeout)
-        except asyncio.TimeoutError:
+            async with asyncio.timeout(args.timeout):
+                await proc.wait()
+        except TimeoutError:
             timed_out = True
             await kill_group(proc)
         except asyncio.CancelledError:
@@ -113,8 +115,9 @@ class BashExec(Tool):
             readers.cancel()
             raise
         try:
-            await asyncio.wait_for(readers, 5)
-        except asyncio.TimeoutError:
+            async with asyncio.timeout(5):  # grandchildren may hold the pipes open
+                await readers
+        except TimeoutError:
             readers.cancel()
         status = (f"timed out after {args.timeout} s; the command's process group was killed"
                   if timed_out else f"exit code: {proc.returncode}")
@@ -124,7 +127,7 @@ class BashExec(Tool):
 def _format(status: str, out: bytes, err: bytes) -> str:
     parts = [status]
     for label, data in (("stdout", out), ("stderr", err)):
-        text = data.decode("utf-8", errors="replace")
+        text = data.decode("utf-8", errors="replace").removesuffix("\n")
         if text:
             parts.append(f"--- {label} ---\n{cap(text)}")
     if len(parts) == 1:
@@ -147,8 +150,10 @@ class ShellSession:
         self.proc.stdin.write(script.encode())
         await self.proc.stdin.drain()
         output = bytearray()
+        deadline = asyncio.get_running_loop().time() + timeout
         while True:
-            line = await asyncio.wait_for(self.proc.stdout.readline(), timeout)
+            async with asyncio.timeout_at(deadline):
+                line = await self.proc.stdout.readline()
             if not line:
                 raise ToolError(f"shell {self.id} exited; open a new one with shell_open")
             if line.startswith(marker.encode()):
@@ -259,7 +264,7 @@ class ShellExec(Tool):
         async with session.lock:
             try:
                 output, code = await session.run(args.command, args.timeout)
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 await manager.close(args.session_id)
                 raise ToolError(f"timed out after {args.timeout} s; shell {args.session_id} was killed "
                                 "(open a new one with shell_open)") from None

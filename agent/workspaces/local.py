@@ -168,8 +168,10 @@ class LocalWorkspace(Workspace):
 
     # -- writing --------------------------------------------------------------------------
     async def apply(self, changes: list[FileChange]) -> None:
-        staged = [self._stage(change) for change in changes]
+        staged: list[_Staged] = []
         try:
+            for change in changes:
+                staged.append(self._stage(change))
             self._commit(staged)
         finally:
             for item in staged:
