@@ -81,17 +81,21 @@ class Replacement:
     lines: list[str]
 
 
-def replacements(snapshot: Snapshot, new_text: str) -> list[Replacement]:
-    """Line-range replacements that turn the snapshot's text into new_text ("\n" ends)."""
+def replacements(snapshot: Snapshot, new_text: str) -> tuple[list[str], list[Replacement]]:
+    """The new text's lines, and the line-range replacements that turn the snapshot's into them."""
     if snapshot.crlf:
         new_text = new_text.replace("\r\n", "\n").replace("\n", "\r\n")
     old, new = snapshot.raw_lines, split_keepends(new_text)
-    result = []
+    result: list[Replacement] = []
     for hunk in compute_hunks(old, new, context=0):
         for tag, i1, i2, j1, j2 in hunk.opcodes:
-            if tag != "equal":
+            if tag == "equal":
+                continue
+            if result and result[-1].last == i1:  # adjacent ranges share a boundary: one range
+                result[-1] = Replacement(result[-1].first, i2, result[-1].lines + new[j1:j2])
+            else:
                 result.append(Replacement(i1, i2, new[j1:j2]))
-    return result
+    return new, result
 
 
 @dataclass(frozen=True)
@@ -112,17 +116,41 @@ class _Resolver:
         return pos - self.m_len if self.m_start >= 0 and pos > self.m_start else pos
 
 
-def apply_edit(snapshot: Snapshot, new_text: str, mask: Mask | None = None) -> list[Replacement]:
-    """Turn the snapshot's text into new_text in the live text, in one transaction.
+@dataclass
+class PreparedEdit:
+    """An edit whose target ranges were found and checked; `commit` applies it (no awaits between)."""
 
-    Raises ConflictError (nothing applied) when someone changed a target range meanwhile.
+    snapshot: Snapshot
+    new_lines: list[str]
+    todo: list[Replacement]
+    spans: list[_Span]
+    mask: tuple[int, int] | None
+
+    def commit(self) -> Snapshot:
+        """Apply in one transaction; returns the snapshot of the text the model now believes."""
+        snap, text = self.snapshot, self.snapshot.log.text
+        with text.doc.transaction():
+            if self.mask is not None:
+                del text[self.mask[0] : self.mask[0] + self.mask[1]]
+            for replacement, span in sorted(zip(self.todo, self.spans), key=lambda pair: -pair[1].start):
+                if span.end > span.start:
+                    del text[span.start : span.end]
+                if replacement.lines:
+                    text.insert(span.start, "".join(replacement.lines))
+        return _derive(snap, self.new_lines, self.todo, self.spans)
+
+
+def prepare_edit(snapshot: Snapshot, new_text: str, mask: Mask | None = None) -> PreparedEdit | None:
+    """Find and check the ranges an edit replaces (None: nothing to change).
+
+    Raises ConflictError when someone changed a target range since the snapshot.
     """
-    todo = replacements(snapshot, new_text)
+    new_lines, todo = replacements(snapshot, new_text)
     if not todo:
-        return []
-    text = snapshot.log.text
-    raw = str(text).encode("utf-8")
-    clean, m_start, m_len = _without(raw, mask() if mask else None)
+        return None
+    raw = str(snapshot.log.text).encode("utf-8")
+    span_mask = mask() if mask else None
+    clean, m_start, m_len = _without(raw, span_mask)
     resolve = _Resolver(m_start, m_len)
     try:
         spans = [_locate(snapshot, r, resolve, len(clean)) for r in todo]
@@ -130,15 +158,38 @@ def apply_edit(snapshot: Snapshot, new_text: str, mask: Mask | None = None) -> l
         raise ConflictError(f"{snapshot.path} changed a lot since you read it; re-read it") from None
     for replacement, span in zip(todo, spans):
         _check(snapshot, replacement, clean, span)
-    with text.doc.transaction():
-        if m_start >= 0:
-            del text[m_start : m_start + m_len]
-        for replacement, span in sorted(zip(todo, spans), key=lambda pair: -pair[1].start):
-            if span.end > span.start:
-                del text[span.start : span.end]
-            if replacement.lines:
-                text.insert(span.start, "".join(replacement.lines))
-    return todo
+    return PreparedEdit(snapshot, new_lines, todo, spans, span_mask)
+
+
+def apply_edit(snapshot: Snapshot, new_text: str, mask: Mask | None = None) -> Snapshot:
+    """Check and apply in one go; returns the snapshot to use for the next edit."""
+    prepared = prepare_edit(snapshot, new_text, mask)
+    return snapshot if prepared is None else prepared.commit()
+
+
+def _derive(old: Snapshot, new_lines: list[str], todo: list[Replacement], spans: list[_Span]) -> Snapshot:
+    """Anchors for the text after our edit: kept for untouched lines, new for the lines we wrote."""
+    log, after, before = old.log, [], []
+    shift, next_old = 0, 0
+    for r, span in sorted(zip(todo, spans), key=lambda pair: pair[0].first):
+        after += old._after[next_old : r.first]
+        before += old._before[next_old : r.first]
+        start = span.start + shift  # where our inserted text begins after the transaction
+        sizes = [len(line.encode("utf-8")) for line in r.lines]
+        offsets = [start + sum(sizes[:t]) for t in range(len(sizes) + 1)]
+        before.append(old._before[r.first])
+        after.append(log.anchor(start, AFTER) if r.lines else old._after[r.last])
+        for offset in offsets[1:-1]:
+            after.append(log.anchor(offset, AFTER))
+            before.append(log.anchor(offset, BEFORE))
+        if r.lines:
+            after.append(old._after[r.last])
+            before.append(log.anchor(offsets[-1], BEFORE))
+        next_old = r.last + 1
+        shift += offsets[-1] - start - (span.end - span.start)
+    after += old._after[next_old:]
+    before += old._before[next_old:]
+    return Snapshot(old.path, new_lines, old.crlf, log, after, before)
 
 
 def _locate(snapshot: Snapshot, r: Replacement, resolve: _Resolver, total: int) -> _Span:
@@ -146,8 +197,8 @@ def _locate(snapshot: Snapshot, r: Replacement, resolve: _Resolver, total: int) 
     last = len(snapshot.raw_lines)
     ends_with_newline = last > 0 and snapshot.raw_lines[-1].endswith("\n")
     gap = resolve(snapshot._before[r.first])
-    if r.first == last:  # appending after the last line
-        start = gap if ends_with_newline or last == 0 else total
+    if r.first == last and last > 0:  # appending after the last line
+        start = gap if ends_with_newline else total
     else:
         start = resolve(snapshot._after[r.first])
     if r.first == r.last:

@@ -31,6 +31,8 @@ class Room:
         self.human.apply_update(self.agent.get_update(self.human.get_state()))
 
     def human_insert(self, index: int, value: str, sync: bool = True) -> None:
+        """The human types at index of the text they see (they have seen everything so far)."""
+        self.human.apply_update(self.agent.get_update(self.human.get_state()))
         self.human_text.insert(byte_offset(str(self.human_text), index), value)
         if sync:
             self.sync()
@@ -158,3 +160,65 @@ def test_new_lines_typed_anywhere_never_disturb_an_edit(target, human_lines):
     room.sync()
     expected = "".join(f"EDITED {target}\n" if line == LINES[target] else line for line in current)
     assert str(room.text) == str(room.human_text) == expected
+
+
+def test_follow_up_edits_use_the_text_the_model_believes():
+    room = Room()
+    snap = take_snapshot("ws/a.py", room.log)
+    room.human_insert(0, "import os\n")
+    first = BASE.replace("    return 1", "    return 10\n    # ten")
+    snap = apply_edit(snap, first)
+    assert snap.text == first  # what the model believes now (it never saw "import os")
+    room.sync()
+    room.human_insert(len(str(room.human_text)), "# end\n")
+    room.human_insert(len("import os\n"), "# typed\n")
+    second = first.replace("def b():", "def b(x):").replace("def a():", "def a(y):")
+    snap = apply_edit(snap, second)
+    assert snap.text == second
+    assert str(room.text) == "import os\n# typed\n" + second + "# end\n"
+    snap = apply_edit(snap, second.replace("    # ten\n", ""))  # a pure deletion of a line we wrote
+    assert str(room.text) == "import os\n# typed\n" + second.replace("    # ten\n", "") + "# end\n"
+
+
+step = st.one_of(
+    st.tuples(st.just("human"), st.integers(0, 40), st.integers(0, 9)),
+    st.tuples(st.just("replace"), st.integers(0, 40), st.integers(0, 2)),
+    st.tuples(st.just("insert"), st.integers(0, 40), st.integers(1, 2)),
+    st.tuples(st.just("delete"), st.integers(0, 40), st.integers(0, 0)),
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(steps=st.lists(step, min_size=1, max_size=10))
+def test_chained_edits_with_people_typing_match_a_line_model(steps):
+    """Model: a list of (line, seen_by_agent); people add unseen lines, the agent edits seen ones."""
+    actual = [(f"l{n}\n", True) for n in range(6)]
+    room = Room("".join(t for t, _ in actual))
+    snap = take_snapshot("ws/a.py", room.log)
+    for number, (kind, where, size) in enumerate(steps):
+        seen = [i for i, (_, vis) in enumerate(actual) if vis]
+        if kind == "human":
+            pos = where % (len(actual) + 1)
+            room.human_insert(len("".join(t for t, _ in actual[:pos])), f"h{number}\n")
+            actual.insert(pos, (f"h{number}\n", False))
+            continue
+        if not seen and kind != "insert":
+            continue
+        believed = [actual[i][0] for i in seen]
+        if kind == "insert":
+            at = where % (len(seen) + 1)
+            new = [(f"i{number}.{k}\n", True) for k in range(size)]
+            pos = seen[at] if at < len(seen) else len(actual)
+            if at == len(seen) and seen:
+                pos = seen[-1] + 1  # appended right after the last line the agent knows
+            believed[at:at] = [t for t, _ in new]
+            actual[pos:pos] = new
+        else:
+            at = where % len(seen)
+            new = [(f"r{number}.{k}\n", True) for k in range(size)] if kind == "replace" else []
+            believed[at : at + 1] = [t for t, _ in new]
+            actual[seen[at] : seen[at] + 1] = new
+        snap = apply_edit(snap, "".join(believed))
+        assert snap.text == "".join(believed)
+    room.sync()
+    assert str(room.text) == str(room.human_text) == "".join(t for t, _ in actual)
