@@ -8,8 +8,9 @@ a target range differs from what the model saw (someone edited those lines, or t
 of the first one), the edit is refused with a request to re-read; otherwise all replacements go
 into one Yjs transaction.
 
-A "mask" hides one span the agent owns (the spinner character) from the model's view and from the
-comparison; the edit transaction deletes it, and the spinner puts it back on its next frame.
+A "mask" hides spans the agent owns (spinner characters) from the model's view and from the
+comparison; the edit transaction deletes them, and each spinner puts its character back on its
+next frame.
 """
 
 from __future__ import annotations
@@ -21,7 +22,8 @@ from agent.diffing import compute_hunks
 from agent.oct.positions import AFTER, BEFORE, Anchor, PositionLog, StaleAnchor
 from agent.workspaces.base import ConflictError
 
-Mask = Callable[[], "tuple[int, int] | None"]  # (UTF-8 offset, byte length) of a span to hide
+Spans = list[tuple[int, int]]  # (UTF-8 offset, byte length) of spans to hide
+Mask = Callable[[], Spans]
 _LINE = re.compile(r"[^\n]*\n|[^\n]+")
 
 
@@ -30,11 +32,29 @@ def split_keepends(text: str) -> list[str]:
     return _LINE.findall(text)
 
 
-def _without(raw: bytes, mask: tuple[int, int] | None) -> tuple[bytes, int, int]:
-    if mask is None:
-        return raw, -1, 0
-    start, length = mask
-    return raw[:start] + raw[start + length :], start, length
+def cut_spans(raw: bytes, spans: Spans) -> bytes:
+    """raw with the masked spans cut out."""
+    out, pos = [], 0
+    for start, length in sorted(spans):
+        out.append(raw[pos:start])
+        pos = start + length
+    out.append(raw[pos:])
+    return b"".join(out)
+
+
+def _remask(pos: int, spans: Spans) -> int:
+    """The offset in the full text of offset pos in the text without the (sorted) spans."""
+    shift = 0
+    for start, length in spans:
+        if start - shift >= pos:
+            break
+        shift += length
+    return pos + shift
+
+
+def _unmask(pos: int, spans: Spans) -> int:
+    """pos in the text without the masked spans (pos itself is never inside one)."""
+    return pos - sum(length for start, length in spans if start < pos)
 
 
 @dataclass
@@ -58,15 +78,15 @@ class Snapshot:
 def take_snapshot(path: str, log: PositionLog, mask: Mask | None = None) -> Snapshot:
     """Snapshot log's text now (call without awaiting in between reading and snapshotting)."""
     raw = str(log.text).encode("utf-8")
-    clean, m_start, m_len = _without(raw, mask() if mask else None)
-    lines = split_keepends(clean.decode("utf-8"))
+    spans = sorted(mask()) if mask else []
+    lines = split_keepends(cut_spans(raw, spans).decode("utf-8"))
     boundaries = [0]
     for line in lines:
         boundaries.append(boundaries[-1] + len(line.encode("utf-8")))
     after: list[Anchor] = []
     before: list[Anchor] = []
     for boundary in boundaries:
-        pos = boundary + m_len if m_start >= 0 and boundary > m_start else boundary
+        pos = _remask(boundary, spans)
         after.append(log.anchor(pos, AFTER))
         before.append(log.anchor(pos, BEFORE))
     return Snapshot(path, lines, "\r\n" in "".join(lines), log, after, before)
@@ -106,14 +126,13 @@ class _Span:
 
 
 class _Resolver:
-    """Current UTF-8 offsets of anchors, in the text without the mask."""
+    """Current UTF-8 offsets of anchors, in the text without the masked spans."""
 
-    def __init__(self, m_start: int, m_len: int) -> None:
-        self.m_start, self.m_len = m_start, m_len
+    def __init__(self, spans: Spans) -> None:
+        self.spans = spans
 
     def __call__(self, anchor: Anchor) -> int:
-        pos = anchor.resolve()
-        return pos - self.m_len if self.m_start >= 0 and pos > self.m_start else pos
+        return _unmask(anchor.resolve(), self.spans)
 
 
 @dataclass
@@ -124,14 +143,14 @@ class PreparedEdit:
     new_lines: list[str]
     todo: list[Replacement]
     spans: list[_Span]
-    mask: tuple[int, int] | None
+    masked: Spans
 
     def commit(self) -> Snapshot:
         """Apply in one transaction; returns the snapshot of the text the model now believes."""
         snap, text = self.snapshot, self.snapshot.log.text
         with text.doc.transaction():
-            if self.mask is not None:
-                del text[self.mask[0] : self.mask[0] + self.mask[1]]
+            for start, length in sorted(self.masked, reverse=True):
+                del text[start : start + length]
             for replacement, span in sorted(zip(self.todo, self.spans), key=lambda pair: -pair[1].start):
                 if span.end > span.start:
                     del text[span.start : span.end]
@@ -149,16 +168,16 @@ def prepare_edit(snapshot: Snapshot, new_text: str, mask: Mask | None = None) ->
     if not todo:
         return None
     raw = str(snapshot.log.text).encode("utf-8")
-    span_mask = mask() if mask else None
-    clean, m_start, m_len = _without(raw, span_mask)
-    resolve = _Resolver(m_start, m_len)
+    masked = sorted(mask()) if mask else []
+    clean = cut_spans(raw, masked)
+    resolve = _Resolver(masked)
     try:
         spans = [_locate(snapshot, r, resolve, len(clean)) for r in todo]
     except StaleAnchor:
         raise ConflictError(f"{snapshot.path} changed a lot since you read it; re-read it") from None
     for replacement, span in zip(todo, spans):
         _check(snapshot, replacement, clean, span)
-    return PreparedEdit(snapshot, new_lines, todo, spans, span_mask)
+    return PreparedEdit(snapshot, new_lines, todo, spans, masked)
 
 
 def apply_edit(snapshot: Snapshot, new_text: str, mask: Mask | None = None) -> Snapshot:

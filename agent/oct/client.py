@@ -67,7 +67,8 @@ class RoomClient:
         self.chat_listeners: list[Callable[[str, str, bool], None]] = []  # (origin, text, direct)
 
     # -- status ---------------------------------------------------------------------------
-    def _emit(self, what: str, detail: Any = None) -> None:
+    def publish(self, what: str, detail: Any = None) -> None:
+        """Tell the front ends' listeners that something changed (what, detail)."""
         for listener in self.listeners:
             try:
                 listener(what, detail)
@@ -77,7 +78,7 @@ class RoomClient:
     def _phase(self, phase: RoomPhase, message: str) -> None:
         self.status.phase = phase
         self.status.message = message
-        self._emit("state", phase)
+        self.publish("state", phase)
 
     # -- joining --------------------------------------------------------------------------
     async def join(self) -> None:
@@ -98,12 +99,12 @@ class RoomClient:
 
     def _login_message(self, message: str) -> None:
         self.status.message = message
-        self._emit("state", self.status.phase)
+        self.publish("state", self.status.phase)
 
     def _web_login(self, prompt: LoginPrompt) -> None:
         self.status.login_url = prompt.url
         self.status.message = f"log in with {prompt.provider} at {prompt.url}"
-        self._emit("login_url", prompt.url)
+        self.publish("login_url", prompt.url)
         if self.options.on_web_login:
             self.options.on_web_login(prompt)
 
@@ -156,7 +157,7 @@ class RoomClient:
         self.status.name = me.name or self.status.name
         if self.docs:
             self.docs.set_identity(me.id)
-        self._emit("identity", me.id)
+        self.publish("identity", me.id)
 
     def _on_init(self, origin: str, data: Any = None, *_: Any) -> None:
         init = parse_model(InitData, data, "init data")
@@ -180,7 +181,7 @@ class RoomClient:
     def _on_joined(self, origin: str, peer: Any = None, *_: Any) -> None:
         joined = parse_model(Peer, peer, "peer")
         self._add_peer(joined)
-        self._emit("peer_joined", self.status.peers[joined.id])
+        self.publish("peer_joined", self.status.peers[joined.id])
 
     def _on_left(self, origin: str, peer: Any = None, *_: Any) -> None:
         left = parse_model(Peer, peer, "peer")
@@ -188,13 +189,13 @@ class RoomClient:
         if self.docs:
             self.docs.forget_peer(left.id)
         if gone is not None:
-            self._emit("peer_left", gone)
+            self.publish("peer_left", gone)
         if self.status.host and left.id == self.status.host.id:
             self._close("the host left the room")
 
     def _on_permissions(self, origin: str, permissions: Any = None, *_: Any) -> None:
         self.status.readonly = parse_model(Permissions, permissions, "permissions").readonly
-        self._emit("permissions", self.status.readonly)
+        self.publish("permissions", self.status.readonly)
 
     def _on_chat(self, origin: str, text: Any, direct: bool) -> None:
         if isinstance(text, str):
@@ -211,13 +212,13 @@ class RoomClient:
         host = self.status.host
         if host and host.path and host.path != self.status.followed:
             self.follow(host.path)
-        self._emit("awareness", None)
+        self.publish("awareness", None)
 
     def follow(self, path: str) -> None:
         """Make path the followed document and ask the host to share it."""
         self.status.followed = path
         self.open_document(path)
-        self._emit("followed", path)
+        self.publish("followed", path)
 
     def open_document(self, path: str) -> None:
         if self.connection and self.status.host:

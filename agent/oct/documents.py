@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import logging
 import time
+from functools import partial
 from collections.abc import Callable
 from typing import Any
 
@@ -94,7 +95,8 @@ class RoomDocuments:
 
     def _track(self, path: str, text: Text) -> None:
         self._texts[path] = text
-        self._subscriptions.append(text.observe(lambda event, p=path: self._on_text_event(p, event)))
+        # pycrdt passes as many arguments as the callback declares: a partial declares one
+        self._subscriptions.append(text.observe(partial(self._on_text_event, path)))
 
     def _discover(self) -> None:
         for name in self.doc.keys():
@@ -115,15 +117,15 @@ class RoomDocuments:
     def _on_text_event(self, path: str, event: TextEvent) -> None:
         if not self._remote or not self._listeners:
             return
-        delta = list(event.delta)
-        inserted = sum(len(op["insert"].encode()) for op in delta if isinstance(op.get("insert"), str))
-        deleted = sum(op["delete"] for op in delta if isinstance(op.get("delete"), int))
-        before = len(self._texts[path]) - inserted + deleted
-        for listener in self._listeners:
-            try:
+        try:
+            delta = list(event.delta)
+            inserted = sum(len(op["insert"].encode()) for op in delta if isinstance(op.get("insert"), str))
+            deleted = sum(op["delete"] for op in delta if isinstance(op.get("delete"), int))
+            before = len(self._texts[path]) - inserted + deleted
+            for listener in self._listeners:
                 listener(path, delta, before, self._remote_origin)
-            except Exception:
-                log.exception("text listener failed")
+        except Exception:  # an exception here would make pycrdt fail the whole update
+            log.exception("text listener failed")
 
     # -- sync -----------------------------------------------------------------------------
     def _on_doc_update(self, event: TransactionEvent) -> None:

@@ -75,7 +75,13 @@ class PositionLog:
         return self._base + len(self._changes)
 
     def _record(self, event: TextEvent) -> None:
-        self._changes.append(_ops(list(event.delta)))
+        try:
+            ops = _ops(list(event.delta))
+        except (TypeError, ValueError, KeyError):  # unreadable change: every older anchor is stale now
+            self._base += len(self._changes) + 1
+            self._changes.clear()
+            return
+        self._changes.append(ops)
         if len(self._changes) > MAX_LOG:
             drop = len(self._changes) - MAX_LOG
             del self._changes[:drop]

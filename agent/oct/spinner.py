@@ -35,6 +35,11 @@ class Spinner:
         self._right: Anchor | None = None  # our character, seen from its right
         self._task: asyncio.Task[None] | None = None
 
+    def spans(self) -> list[tuple[int, int]]:
+        """The mask for `agent.oct.anchors`: our character's span, if it is in the text."""
+        span = self.span()
+        return [span] if span else []
+
     def span(self) -> tuple[int, int] | None:
         """(UTF-8 offset, 1) of our character while it is in the text, else None."""
         if self._left is None or self._right is None:

@@ -4,11 +4,8 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, field
-from typing import Literal
 
-RoomPhase = Literal[
-    "starting", "connecting", "logging_in", "waiting_for_host", "joined", "reconnecting", "closed"
-]
+from agent.events import RoomPhase
 
 # Presence colours, chosen per peer from a stable hash (VS Code picks its own; these are ours).
 PALETTE = ("#e06c75", "#98c379", "#e5c07b", "#61afef", "#c678dd", "#56b6c2", "#d19a66", "#be5046")

@@ -109,7 +109,7 @@ def test_mask_hides_the_spinner_and_the_edit_removes_it():
     spin_at = len("# @agent do it")
     text.insert(spin_at, "|")
     left = room.log.anchor(spin_at, AFTER)
-    mask = lambda: (left.resolve(), 1)  # noqa: E731
+    mask = lambda: [(left.resolve(), 1)]  # noqa: E731
     snap = take_snapshot("ws/a.py", room.log, mask)
     assert snap.text == "# @agent do it\nx = 1\n"
     room.human_insert(0, "top\n")

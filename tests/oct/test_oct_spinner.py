@@ -69,9 +69,9 @@ async def test_gone_prompt_line_means_no_spinner():
 async def test_an_edit_removes_the_spinner_and_it_returns_on_the_next_frame():
     ytext, spinner = make()
     spinner.start()
-    snapshot = take_snapshot("ws/a.py", spinner.positions, spinner.span)
+    snapshot = take_snapshot("ws/a.py", spinner.positions, spinner.spans)
     assert "|" not in snapshot.text
-    apply_edit(snapshot, snapshot.text.replace("y = 1", "y = 2"), spinner.span)
+    apply_edit(snapshot, snapshot.text.replace("y = 1", "y = 2"), spinner.spans)
     assert str(ytext) == "x = 0\n" + PROMPT + "y = 2\n"
     spinner.step()
     assert frames(ytext) in FRAMES
@@ -87,3 +87,26 @@ async def test_non_ascii_prompt_line():
     assert str(ytext) == "😀 = 1\n# @agent fais ça 😀/\n"
     await spinner.stop()
     assert str(ytext) == "😀 = 1\n# @agent fais ça 😀\n"
+
+
+async def test_two_spinners_in_one_document_are_both_masked():
+    doc = Doc()
+    ytext = doc.get("ws/a.py", type=Text)
+    text = "# @agent one\nx = 1\n# @agent two\ny = 2\n"
+    ytext += text
+    positions = PositionLog(ytext)
+    pattern = mention_pattern("agent")
+    spinners = [Spinner(positions, positions.anchor(text.index(p), AFTER), pattern, interval=3600)
+                for p in ("# @agent one", "# @agent two")]
+    for spinner in spinners:
+        spinner.start()
+    assert str(ytext) == "# @agent one|\nx = 1\n# @agent two|\ny = 2\n"
+    mask = lambda: [span for s in spinners for span in s.spans()]  # noqa: E731
+    snapshot = take_snapshot("ws/a.py", positions, mask)
+    assert snapshot.text == text
+    snapshot = apply_edit(snapshot, text.replace("y = 2", "y = 3").replace("x = 1", "x = 0"), mask)
+    assert str(ytext) == text.replace("y = 2", "y = 3").replace("x = 1", "x = 0")
+    for spinner in spinners:
+        spinner.step()
+        await spinner.stop()
+    assert str(ytext) == text.replace("y = 2", "y = 3").replace("x = 1", "x = 0")
