@@ -64,6 +64,7 @@ class RoomClient:
         self.closed = asyncio.Event()
         self._initialised = asyncio.Event()
         self._tick_task: asyncio.Task[None] | None = None
+        self._announced: str | None = None  # the followed document last announced
         self.chat_listeners: list[Callable[[str, str, bool], None]] = []  # (origin, text, direct)
 
     # -- status ---------------------------------------------------------------------------
@@ -118,6 +119,7 @@ class RoomClient:
         self.connection = OctConnection(MessageCrypto(keys), self.transport.write)
         self.connection.add_peer(host)
         self.docs = RoomDocuments(self.connection)
+        self.docs.on_after_remote(self._check_followed)
         self._register(self.connection, self.docs)
         headers = {
             "x-oct-jwt": room_token,
@@ -218,7 +220,14 @@ class RoomClient:
         """Make path the followed document and ask the host to share it."""
         self.status.followed = path
         self.open_document(path)
-        self.publish("followed", path)
+        self._check_followed()
+
+    def _check_followed(self) -> None:
+        """Announce the followed document once its text has arrived."""
+        path = self.status.followed
+        if path and path != self._announced and self.docs is not None and self.docs.read(path):
+            self._announced = path
+            self.publish("followed", path)
 
     def open_document(self, path: str) -> None:
         if self.connection and self.status.host:

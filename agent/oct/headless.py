@@ -61,7 +61,9 @@ def room_events(client: RoomClient, emit: Any) -> None:
                          readonly=status.readonly, login_url=status.login_url)
 
     def listener(what: str, detail: Any) -> None:
-        if what in ("state", "followed", "permissions", "login_url") and status.phase != "closed":
+        if what == "followed":
+            emit(state().model_copy(update={"message": f"following {detail}"}))
+        elif what in ("state", "permissions", "login_url") and status.phase != "closed":
             emit(state())
         elif what == "state" and status.phase == "closed":
             emit(RoomClosed(reason=status.close_reason or "closed"))
