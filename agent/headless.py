@@ -125,12 +125,25 @@ def open_local_workspace(path: str) -> Any:
         raise UsageError(f"--workspace: {exc}") from None
 
 
+def resumed_root(options: Any) -> str | None:
+    """`--resume ID` without --workspace continues in the session's own folder."""
+    from agent.session import SessionError, SessionStore, summary_of
+
+    if not options.resume or options.workspace or options.resume == "last":
+        return None
+    try:
+        summary = summary_of(SessionStore().resolve(options.resume))
+    except SessionError as exc:
+        raise UsageError(f"--resume: {exc}") from None
+    return summary.root if summary else None
+
+
 async def run_headless(options: Any) -> int:
     """Run one prompt headless; returns the exit code."""
     from agent.runner import AgentSession
     from agent.session import SessionError
 
-    workspace = open_local_workspace(options.workspace or ".")
+    workspace = open_local_workspace(options.workspace or resumed_root(options) or ".")
     config = build_config(options, workspace.root)
     printer = JsonPrinter(sys.stdout) if options.json else TextPrinter(sys.stdout, sys.stderr)
     approver = StdinApprover(emit=lambda event: session.emit(event), shorthand=not options.json)

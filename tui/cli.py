@@ -68,7 +68,8 @@ def run_parser() -> argparse.ArgumentParser:
             "Exit codes: 0 completed, 1 failed or stopped, 2 usage or configuration error."),
     )
     parser.add_argument("prompt", metavar="PROMPT", help="what the agent should do")
-    parser.add_argument("--workspace", metavar="DIR", default=".", help="folder to work in (default: .)")
+    parser.add_argument("--workspace", metavar="DIR",
+                        help="folder to work in (default: the current folder, or the resumed session's)")
     _model_options(parser)
     parser.add_argument("--max-steps", type=_positive, metavar="N", help="most model turns in this run (default: 50)")
     parser.add_argument("--json", action="store_true", help="print one JSON event per line, nothing else")
