@@ -101,6 +101,11 @@ class RoomAgent:
     # -- answering ------------------------------------------------------------------------
     async def run(self) -> None:
         """Answer triggers until cancelled."""
+        # Import the model library off the event loop now, so that the first trigger's spinner
+        # is not held up by a second-long import inside the first run.
+        from agent.llm import load_litellm
+
+        await asyncio.to_thread(load_litellm)
         while True:
             job = await self.queue.get()
             status = self.client.status

@@ -15,6 +15,7 @@ from collections.abc import Awaitable, Callable
 from typing import Literal
 from urllib.parse import urlsplit, urlunsplit
 
+import aiohttp
 import socketio
 
 from agent.oct.errors import ServerUnreachable
@@ -132,8 +133,9 @@ class SocketTransport:
                 try:
                     await self._sio.send(data)
                     break
-                except socketio.exceptions.BadNamespaceError:
-                    self._up.clear()  # dropped under our feet: resend after the reconnect
+                except (socketio.exceptions.SocketIOError, aiohttp.ClientError, ConnectionError) as exc:
+                    log.info("send failed (%s); resending after the reconnect", type(exc).__name__)
+                    self._up.clear()  # dropped under our feet
             self._queue.task_done()
 
     async def drain(self, timeout: float = 2.0) -> None:

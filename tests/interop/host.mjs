@@ -9,6 +9,8 @@
 //   {"cmd":"wait","path":P,"includes":S?,"excludes":S?,"equals":S?,"timeout":ms}
 //   {"cmd":"text","path":P}   {"cmd":"chat","text":S}   {"cmd":"permissions","readonly":B}
 //   {"cmd":"close"}
+//   {"cmd":"latency","path":P,"prompt":S,"runs":N}  ms from our "\n" to the agent's spinner, per run
+//   {"cmd":"burst","path":P,"count":N}               N one-character transactions, as fast as we can
 import { webcrypto } from 'node:crypto';
 import * as readline from 'node:readline';
 import { ConnectionProvider, SocketIoTransportProvider, initializeProtocol, VERSION } from 'open-collaboration-protocol';
@@ -152,6 +154,13 @@ async function run(cmd) {
             return emit({ event: 'replaced', path: cmd.path });
         }
         case 'wait': return wait(cmd);
+        case 'latency': return latency(cmd);
+        case 'burst': {
+            const text = share(cmd.path);
+            const started = performance.now();
+            for (let i = 0; i < cmd.count; i++) text.insert(text.length, 'x');
+            return emit({ event: 'burst', ms: performance.now() - started });
+        }
         case 'text': return emit({ event: 'text', path: cmd.path, text: state.doc.getText(cmd.path).toString() });
         case 'chat': await state.connection.chat.sendMessage(cmd.text); return emit({ event: 'chat_sent' });
         case 'permissions': {
@@ -181,6 +190,30 @@ async function wait(cmd) {
         current = state.doc.getText(cmd.path).toString();
     }
     return emit({ event: 'waited', path: cmd.path, text: current });
+}
+
+async function latency(cmd) {
+    const text = share(cmd.path);
+    const results = [];
+    for (let run = 0; run < cmd.runs; run++) {
+        const prompt = `${cmd.prompt} ${run}:`;
+        text.insert(text.length, prompt);
+        await sleep(100);
+        const seen = new Promise(resolve => {
+            const check = () => {
+                const line = text.toString().split('\n').find(l => l.startsWith(prompt));
+                if (line && line.length > prompt.length) {
+                    state.doc.off('update', check);
+                    resolve(performance.now());
+                }
+            };
+            state.doc.on('update', check);
+        });
+        const started = performance.now();
+        text.insert(text.length, '\n');
+        results.push((await seen) - started);
+    }
+    return emit({ event: 'latency', ms: results });
 }
 
 const lines = readline.createInterface({ input: process.stdin });

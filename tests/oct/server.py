@@ -74,6 +74,7 @@ class OctTestServer:
         self.logins: dict[str, _Waiter] = {}
         self.joins: dict[str, _Waiter] = {}
         self.join_requests: list[dict[str, Any]] = []
+        self._locks: dict[str, asyncio.Lock] = {}
         self.runner: web.AppRunner | None = None
         self.url = ""
         self._routes()
@@ -98,11 +99,18 @@ class OctTestServer:
             await self.runner.cleanup()
 
     # -- socket.io ------------------------------------------------------------------------
+    def _lock(self, sid: str) -> asyncio.Lock:
+        """python-socketio writes a binary event as two frames with an await in between; the
+        real (Node) server writes synchronously, so sends to one socket must not interleave."""
+        return self._locks.setdefault(sid, asyncio.Lock())
+
     async def _send(self, sid: str, data: bytes) -> None:
-        await self.sio.send(data, to=sid)
+        async with self._lock(sid):
+            await self.sio.send(data, to=sid)
 
     async def _disconnect(self, sid: str) -> None:
-        await self.sio.disconnect(sid)
+        async with self._lock(sid):
+            await self.sio.disconnect(sid)
 
     async def _on_connect(self, sid: str, environ: dict[str, Any], auth: Any = None) -> None:
         jwt = environ.get("HTTP_X_OCT_JWT", "")
@@ -117,6 +125,7 @@ class OctTestServer:
 
     async def _on_disconnect(self, sid: str, *_: Any) -> None:
         self.relay.disconnected(sid)
+        self._locks.pop(sid, None)
 
     async def _on_message(self, sid: str, data: Any) -> None:
         if isinstance(data, bytes):
