@@ -2,8 +2,8 @@
 
 When the model is shown a shared text we take a `Snapshot`: the text it saw and, at every line
 boundary, two sticky positions (one bound to the first character of the line, one to the newline
-before it; see `positions` for why these are mapped through change deltas). At edit time a whole-file change is diffed against the snapshot into line-range
-replacements; each range is found again through its anchors in the current text. If the text of
+before it; see `positions` for why these are mapped through change deltas). At edit time a
+whole-file change is diffed against the snapshot into line-range replacements; each range is found again through its anchors in the current text. If the text of
 a target range differs from what the model saw (someone edited those lines, or typed at the start
 of the first one), the edit is refused with a request to re-read; otherwise all replacements go
 into one Yjs transaction.

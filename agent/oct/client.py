@@ -32,6 +32,7 @@ from agent.oct.messages import (
 )
 from agent.oct.status import PeerStatus, RoomPhase, RoomStatus, peer_colour
 from agent.oct.transport import SocketTransport, TransportState
+from agent.secrets import register
 
 log = logging.getLogger(__name__)
 
@@ -114,6 +115,7 @@ class RoomClient:
 
     async def _connect(self, room_token: str, host: Peer) -> None:
         assert self._keys is not None
+        register(room_token)
         keys = await self._keys
         self.transport = SocketTransport(self._on_bytes, self._on_transport, grace=self.options.grace)
         self.connection = OctConnection(MessageCrypto(keys), self.transport.write)
@@ -178,7 +180,8 @@ class RoomClient:
         self.status.host = PeerStatus(host.id, host.name, host.email, True, peer_colour(host.id))
 
     def _add_peer(self, peer: Peer) -> None:
-        self.status.peers[peer.id] = PeerStatus(peer.id, peer.name, peer.email, peer.host, peer_colour(peer.id))
+        colour = peer_colour(peer.id)
+        self.status.peers[peer.id] = PeerStatus(peer.id, peer.name, peer.email, peer.host, colour)
 
     def _on_joined(self, origin: str, peer: Any = None, *_: Any) -> None:
         joined = parse_model(Peer, peer, "peer")
@@ -309,6 +312,14 @@ class RoomClient:
     async def mkdir(self, path: str) -> None:
         await self._ask_host(Methods.FS_MKDIR, path)
 
-    def send_chat(self, text: str) -> None:
-        if self.connection and not self.closed.is_set():
+    def send_chat(self, text: str, to: str | None = None) -> None:
+        """A chat message to everyone, or (to = a peer id) to one peer."""
+        if self.connection is None or self.closed.is_set():
+            return
+        if to is None:
             self.connection.broadcast(Methods.CHAT_MESSAGE, text)
+        else:
+            try:
+                self.connection.notify(Methods.CHAT_DIRECT, to, text)
+            except RequestFailed as exc:
+                log.warning("cannot answer %s directly: %s", to, exc)

@@ -182,7 +182,8 @@ class OctConnection:
         self, request_id: Any, origin: str, method: str, handler: Handler | None, params: list[Any]
     ) -> None:
         if handler is None:
-            reply = Envelope("response-error", {"message": f"method {method} is not supported"}, id=request_id)
+            error = {"message": f"method {method} is not supported"}
+            reply = Envelope("response-error", error, id=request_id)
         else:
             try:
                 result = handler(origin, *params)
@@ -207,7 +208,8 @@ class OctConnection:
         self._next_id += 1
         future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         self._pending[request_id] = future
-        envelope = Envelope("request", {"method": method, "params": list(params)}, id=request_id, target=target)
+        content = {"method": method, "params": list(params)}
+        envelope = Envelope("request", content, id=request_id, target=target)
         try:
             if target != SERVER:
                 envelope = self.crypto.encrypt(envelope, [self._recipient(target)])

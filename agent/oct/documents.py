@@ -251,7 +251,8 @@ class RoomDocuments:
         return result
 
     def forget_peer(self, peer_id: str) -> None:
-        gone = [c for c, s in self.awareness.states.items() if isinstance(s, dict) and s.get("peer") == peer_id]
+        states = self.awareness.states.items()
+        gone = [c for c, s in states if isinstance(s, dict) and s.get("peer") == peer_id]
         if gone:
             self.awareness.remove_awareness_states(gone, "peer left")
 

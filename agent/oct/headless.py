@@ -36,7 +36,8 @@ class RoomPrinter(TextPrinter):
             self._line(self._paint(f"open this address to log in: {e.login_url}", "bold", "yellow"), self.err)
 
     def _on_peer_joined(self, e: Any) -> None:
-        self._line(self._paint(f"room · {e.name} joined" + (f" ({e.email})" if e.email else ""), "dim"), self.err)
+        email = f" ({e.email})" if e.email else ""
+        self._line(self._paint(f"room · {e.name} joined{email}", "dim"), self.err)
 
     def _on_peer_left(self, e: Any) -> None:
         self._line(self._paint(f"room · {e.name} left", "dim"), self.err)

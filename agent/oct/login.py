@@ -14,16 +14,16 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-import platformdirs
-
+from agent import paths
 from agent.oct.api import AuthProvider, LoginStart, OctApi
 from agent.oct.errors import LoginFailed
+from agent.secrets import register
 
 TOKEN_FILE = "oct-tokens.json"
 
 
 def default_token_path() -> Path:
-    return Path(platformdirs.user_config_dir("coder-tui")) / TOKEN_FILE
+    return paths.config_dir() / TOKEN_FILE
 
 
 @dataclass(frozen=True)
@@ -112,6 +112,7 @@ async def login(
     key = identity.cache_key(api.base)
     cached = store.get(key)
     if cached:
+        register(cached)  # tokens never reach logs, events or session files
         api.token = cached
         if await api.validate():
             report("using the saved login")
@@ -122,6 +123,7 @@ async def login(
     start = await api.login_start()
     await _run_provider(api, start, identity, on_web_login)
     token = await api.poll_login(start.poll_token)
+    register(token)
     api.token = token
     store.put(key, token)
     report("logged in")

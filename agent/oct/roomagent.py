@@ -44,6 +44,7 @@ Your final answer is sent back to the chat, so keep it short and plain (no Markd
 class _Job:
     trigger: Trigger
     spinner: Spinner | None = None
+    direct: bool = False  # a direct chat message: answer only its sender
 
 
 class RoomAgent:
@@ -70,7 +71,7 @@ class RoomAgent:
             return
         trigger = self.watcher.chat(origin, text)
         if trigger is not None:
-            self._enqueue(_Job(trigger))
+            self._enqueue(_Job(trigger, direct=direct))
 
     def _enqueue(self, job: _Job) -> None:
         self.client.status.queue.append(self._label(job.trigger))
@@ -149,7 +150,7 @@ class RoomAgent:
         complete = await self.session.run(prompt)
         if trigger.source == "chat":
             answer = complete.final_response.strip() or "(no answer)"
-            self.client.send_chat(answer)
+            self.client.send_chat(answer, to=trigger.origin if job.direct else None)
 
     def _document_view(self, trigger: Trigger) -> tuple[DocumentView, int] | None:
         """The document shown with the prompt, and the prompt's 1-based line in it."""

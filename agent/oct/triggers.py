@@ -74,6 +74,23 @@ class Trigger:
         return f"{self.path}:{self.line + 1}"
 
 
+def inserted_newlines(delta: list[dict[str, Any]]) -> list[int]:
+    """UTF-8 offsets (in the changed text) of every newline the change inserted."""
+    offsets: list[int] = []
+    index = 0
+    for op in delta:
+        if "retain" in op:
+            index += int(op["retain"])
+        elif isinstance(op.get("insert"), str):
+            chunk = op["insert"].encode("utf-8")
+            pos = chunk.find(b"\n")
+            while pos != -1:
+                offsets.append(index + pos)
+                pos = chunk.find(b"\n", pos + 1)
+            index += len(chunk)
+    return offsets
+
+
 def triggers_in_delta(
     path: str,
     delta: list[dict[str, Any]],
@@ -84,18 +101,7 @@ def triggers_in_delta(
     """Triggers in one remote change of a text (delta offsets are UTF-8 bytes)."""
     if before_len == 0:
         return []
-    newline_offsets: list[int] = []
-    index = 0
-    for op in delta:
-        if "retain" in op:
-            index += int(op["retain"])
-        elif isinstance(op.get("insert"), str):
-            chunk = op["insert"].encode("utf-8")
-            pos = chunk.find(b"\n")
-            while pos != -1:
-                newline_offsets.append(index + pos)
-                pos = chunk.find(b"\n", pos + 1)
-            index += len(chunk)
+    newline_offsets = inserted_newlines(delta)
     if not newline_offsets:
         return []
     data = current().encode("utf-8")

@@ -39,7 +39,9 @@ def number_lines(lines: list[str], first: int, total: int | None = None) -> str:
     return "\n".join(f"{n:>{width}}\t{line}" for n, line in enumerate(lines, start=first))
 
 
-def window_lines(text: str, focus: int, limit: int = WINDOW_LIMIT, side: int = WINDOW_SIDE) -> tuple[int, int]:
+def window_lines(
+    text: str, focus: int, limit: int = WINDOW_LIMIT, side: int = WINDOW_SIDE
+) -> tuple[int, int]:
     """0-based [first, last) lines to show around string index focus."""
     starts = line_starts(text)
     total = len(starts)

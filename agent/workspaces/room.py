@@ -213,13 +213,13 @@ class RoomWorkspace(Workspace):
         if change.old != snapshot.text:
             raise ConflictError(f"{change.path} changed since the edit was prepared; read it again")
         if change.new is None:
-            raise WorkspaceError(f"{change.path} is open in the host's editor; it cannot be deleted from here")
+            raise WorkspaceError(f"{change.path} is open in the host's editor; it cannot be deleted here")
         return prepare_edit(snapshot, change.new, self._mask(change.path))
 
     async def _write_remote(self, change: FileChange) -> None:
         current = await self.read_text(change.path) if await self.exists(change.path) else None
         if current != change.old:
-            raise ConflictError(f"{change.path} changed in the room while the edit was prepared; read it again")
+            raise ConflictError(f"{change.path} changed in the room while the edit was prepared; re-read it")
         if change.new is None:
             await self._fs("delete", change.path, self.client.delete)
             self.forget_read(change.path)

@@ -7,7 +7,7 @@
 //   {"cmd":"insert","path":P,"at":N|"end","text":S}            one transaction (a paste)
 //   {"cmd":"replace","path":P,"find":S,"text":S}               replace the first occurrence
 //   {"cmd":"wait","path":P,"includes":S?,"excludes":S?,"equals":S?,"timeout":ms}
-//   {"cmd":"text","path":P}   {"cmd":"chat","text":S}   {"cmd":"permissions","readonly":B}
+//   {"cmd":"text","path":P}   {"cmd":"file","path":P}   {"cmd":"chat","text":S}   {"cmd":"permissions","readonly":B}
 //   {"cmd":"close"}
 //   {"cmd":"latency","path":P,"prompt":S,"runs":N}  ms from our "\n" to the agent's spinner, per run
 //   {"cmd":"burst","path":P,"count":N}               N one-character transactions, as fast as we can
@@ -162,6 +162,7 @@ async function run(cmd) {
             return emit({ event: 'burst', ms: performance.now() - started });
         }
         case 'text': return emit({ event: 'text', path: cmd.path, text: state.doc.getText(cmd.path).toString() });
+        case 'file': return emit({ event: 'file', path: cmd.path, text: state.files[cmd.path] ?? null });
         case 'chat': await state.connection.chat.sendMessage(cmd.text); return emit({ event: 'chat_sent' });
         case 'permissions': {
             state.readonly = !!cmd.readonly;

@@ -4,6 +4,7 @@ the Python agent, and the scripted model server. Each test asserts the host's ex
 from __future__ import annotations
 
 import asyncio
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -68,8 +69,9 @@ async def rig(oct_server, node_host, make_client, fake_llm):
     made: list[Rig] = []
 
     async def make(text: str = "a = 1\n", mode: str = "allow", via: str | None = None,
-                   readonly: bool = False, decisions: list[Any] | None = None) -> Rig:
-        room = await node_host.create(oct_server.url, files={DOC: text}, readonly=readonly)
+                   readonly: bool = False, decisions: list[Any] | None = None,
+                   files: dict[str, str] | None = None) -> Rig:
+        room = await node_host.create(oct_server.url, files={DOC: text, **(files or {})}, readonly=readonly)
         node_host.send(cmd="open", path=DOC)
         client = make_client(via or oct_server.url, room)
         await client.join()
@@ -222,3 +224,22 @@ async def test_long_documents_are_windowed_in_the_prompt(rig):
     await r.settled(1)
     sent = r.llm.requests[0]["messages"][-1]["content"]
     assert "of 1502" in sent and "value_00000" not in sent and "1501\t# @agent summarise" in sent
+
+
+async def test_files_not_open_in_the_editor_go_through_the_hosts_file_system(rig):
+    r = await rig(files={"ws/lib/util.py": "def f():\n    return 1\n", "ws/lib/data.txt": "x\n"})
+    r.llm.script(
+        Reply(tool_calls=[call("list_dir", path="ws/lib")]),
+        Reply(tool_calls=[call("read_file", file_path="ws/lib/util.py")]),
+        Reply(tool_calls=[call("replace_lines", file_path="ws/lib/util.py", start_line=2, end_line=2,
+                               new_content="    return 2")]),
+        Reply(text="util.f returns 2 now."),
+    )
+    await r.type("# @agent make util.f return 2\n")
+    final = await r.settled(1)
+    assert final == "a = 1\n# @agent make util.f return 2\n"
+    r.host.send(cmd="file", path="ws/lib/util.py")
+    assert (await r.host.expect("file"))["text"] == "def f():\n    return 2\n"
+    outputs = [e.output for e in r.of("tool_result")]
+    assert "data.txt" in outputs[0] and "util.py" in outputs[0]
+    assert re.search(r"^ *2\t    return 1$", outputs[1], re.M)

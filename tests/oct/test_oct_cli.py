@@ -73,6 +73,10 @@ async def test_json_events_answer_a_prompt_and_leave_on_ctrl_c(oct_server, node_
     assert {"trigger", "tool_call", "file_changed", "complete"} <= {e["type"] for e in seen}
     assert (await node_host.expect("peer_left"))["peer"]["name"] == "agent"  # left with room/leave
     assert KEY not in json.dumps(seen) + stderr
+    recorded = "".join(p.read_text() for p in (isolated_home / "data").rglob("*") if p.is_file())
+    assert "set a to 2" in recorded  # the session file recorded the run...
+    for token in [*oct_server.users, *oct_server.claims]:  # ...but no login or room token anywhere
+        assert token not in json.dumps(seen) + stderr + recorded
 
 
 @pytest.mark.parametrize("case, expected", [
