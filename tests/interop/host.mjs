@@ -1,7 +1,8 @@
 // A host peer written with the published OCT packages (what VS Code's extension does, minus VS Code).
 // Driven by JSON commands on stdin, one per line; reports JSON events on stdout, one per line.
 //
-//   {"cmd":"create","server":URL,"name":"host","admit":true,"files":{"ws/a.py":"..."},"readonly":false}
+//   {"cmd":"create","server":URL,"name":"host","admit":true|false|"never","files":{"ws/a.py":"..."},
+//    "readonly":false}
 //   {"cmd":"open","path":"ws/a.py"}                 share a document and make it the active one
 //   {"cmd":"type","path":P,"at":N|"end","text":S,"delay":ms}   one transaction per character
 //   {"cmd":"insert","path":P,"at":N|"end","text":S}            one transaction (a paste)
@@ -32,7 +33,7 @@ function workspace() {
 }
 
 async function create(cmd) {
-    state.admit = cmd.admit !== false;
+    state.admit = cmd.admit === 'never' ? 'never' : cmd.admit !== false;
     state.readonly = !!cmd.readonly;
     state.files = cmd.files ?? {};
     const server = cmd.server;
@@ -67,6 +68,7 @@ async function create(cmd) {
 function registerHandlers(connection) {
     connection.peer.onJoinRequest(async (_, user) => {
         emit({ event: 'join_request', user });
+        if (state.admit === 'never') return new Promise(() => {});  // a host who never answers
         return state.admit ? { workspace: workspace() } : undefined;
     });
     connection.peer.onInfo((_, peer) => {

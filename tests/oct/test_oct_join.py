@@ -8,7 +8,7 @@ from urllib.parse import parse_qs, urlsplit
 import httpx
 import pytest
 
-from agent.oct.errors import IncompatibleVersion, JoinRejected, RoomNotFound, ServerUnreachable
+from agent.oct.errors import IncompatibleVersion, JoinRejected, JoinTimeout, RoomNotFound, ServerUnreachable
 from tests.oct.server import ServerConfig
 
 
@@ -89,6 +89,18 @@ async def test_rejected(oct_server, node_host, make_client):
     client = make_client(oct_server.url, room)
     with pytest.raises(JoinRejected, match="rejected"):
         await client.join()
+    await client.leave()
+
+
+@pytest.mark.parametrize("server_config", [ServerConfig(join_timeout=1.0)])
+async def test_host_that_never_answers_times_out(oct_server, node_host, make_client):
+    room = await node_host.create(oct_server.url, admit="never")
+    client = make_client(oct_server.url, room)
+    messages: list[str] = []
+    client.listeners.append(lambda what, detail: messages.append(client.status.message))
+    with pytest.raises(JoinTimeout, match="timed out"):
+        await client.join()
+    assert "Waiting for host to accept join request" in messages
     await client.leave()
 
 
