@@ -66,6 +66,8 @@ class RoomClient:
         self._initialised = asyncio.Event()
         self._tick_task: asyncio.Task[None] | None = None
         self._announced: str | None = None  # the followed document last announced
+        self._leaving = False
+        self.lost = False  # the session ended because the connection was lost
         self.chat_listeners: list[Callable[[str, str, bool], None]] = []  # (origin, text, direct)
 
     # -- status ---------------------------------------------------------------------------
@@ -241,14 +243,18 @@ class RoomClient:
 
     # -- connection state -----------------------------------------------------------------
     def _on_transport(self, state: TransportState) -> None:
+        if self._leaving or self.closed.is_set():
+            return  # the server drops our socket once we left or the room closed: not a loss
         if state == "reconnecting":
             self._phase("reconnecting", "connection lost; reconnecting")
         elif state == "reconnected":
             if self.docs:
                 self.docs.sync_all()  # the server replays what it buffered; this covers the rest
             self._phase("joined", "reconnected")
-        elif state == "lost":
-            self._close(ConnectionLost("the connection to the room was lost and did not come back").message)
+        elif state in ("lost", "kicked"):
+            self.lost = True
+            why = "was lost and did not come back" if state == "lost" else "was closed by the server"
+            self._close(ConnectionLost(f"the connection to the room {why}").message)
 
     def _close(self, reason: str) -> None:
         if self.closed.is_set():
@@ -267,6 +273,7 @@ class RoomClient:
 
     async def leave(self) -> None:
         """Leave the room (room/leave), then close the connection and the HTTP client."""
+        self._leaving = True
         if self._tick_task:
             self._tick_task.cancel()
         if self.connection and self.transport and not self.closed.is_set():

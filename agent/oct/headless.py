@@ -128,8 +128,7 @@ async def _serve(options: Any, config: Any, client: RoomClient, printer: Any) ->
         task.cancel()
     await asyncio.gather(worker, *waiters, return_exceptions=True)
     await session.close()
-    lost = client.closed.is_set() and "lost" in (client.status.close_reason or "")
-    return 1 if lost else 0
+    return 1 if client.lost else 0
 
 
 def _install_interrupt(loop: asyncio.AbstractEventLoop, interrupted: asyncio.Event, printer: Any) -> None:

@@ -26,7 +26,7 @@ GRACE_SECONDS = 30.0
 CONNECT_TIMEOUT = 30.0
 CLIENT_NAME = "coder-tui"
 
-TransportState = Literal["connected", "reconnecting", "reconnected", "lost", "closed"]
+TransportState = Literal["connected", "reconnecting", "reconnected", "lost", "kicked", "closed"]
 
 
 def socket_endpoint(server_url: str) -> tuple[str, str]:
@@ -105,6 +105,12 @@ class SocketTransport:
 
     async def _disconnected(self, reason: object = None) -> None:
         if self._closing:
+            return
+        if reason == socketio.AsyncClient.reason.SERVER_DISCONNECT:
+            # The server ended the session (it does not take us back after that): no reconnect.
+            self._closing = True
+            self._up.clear()
+            self._on_state("kicked")
             return
         log.info("room connection dropped (%s); reconnecting", reason)
         self._up.clear()

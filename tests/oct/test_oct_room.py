@@ -135,3 +135,12 @@ async def test_unencrypted_peer_messages_are_dropped_by_the_server(oct_server, n
     assert chat["text"] == "after"
     assert any("unencrypted broadcast" in reason for reason in oct_server.relay.dropped)
     await client.leave()
+
+
+async def test_server_ending_our_session_closes_it_at_once(oct_server, node_host, make_client):
+    client = await joined(node_host, make_client, oct_server.url)
+    ours = next(p for p in oct_server.relay.by_jwt.values() if p.user.get("name") == "agent")
+    await oct_server.relay.dispose(ours)
+    await asyncio.wait_for(client.closed.wait(), 5)  # no 30 s wait for a reconnect that cannot work
+    assert client.lost and "closed by the server" in client.status.close_reason
+    await client.leave()
