@@ -104,6 +104,7 @@ async def run_room(options: Any) -> int:
 async def _serve(options: Any, config: Any, client: RoomClient, printer: Any) -> int:
     from agent.oct.roomagent import RoomAgent
     from agent.runner import AgentSession
+    from agent.session import SessionError
     from agent.workspaces.room import RoomWorkspace
 
     workspace = RoomWorkspace(client)
@@ -113,9 +114,12 @@ async def _serve(options: Any, config: Any, client: RoomClient, printer: Any) ->
         approver.note_request(event)
         printer.handle(event)
 
-    session = AgentSession.open(config, workspace, approver, sink,
-                                meta={"room": options.room_id, "server": options.server})
-    agent = RoomAgent(client, workspace, session, session.emit, client.status.name or options.name)
+    try:
+        session = AgentSession.open(config, workspace, approver, sink, resume=options.resume,
+                                    meta={"room": options.room_id, "server": options.server})
+    except SessionError as exc:
+        raise UsageError(f"--resume: {exc}") from None
+    agent = RoomAgent(client, workspace, session, session.emit, options.name)
     loop = asyncio.get_running_loop()
     approver.start(loop)
     interrupted = asyncio.Event()

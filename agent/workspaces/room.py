@@ -24,6 +24,7 @@ from agent.workspaces.base import (
     SearchResult,
     Workspace,
     WorkspaceError,
+    collect_hits,
 )
 
 SKIP_DIRS = frozenset({".git", "node_modules", "__pycache__", ".venv", "venv", ".mypy_cache", ".tox"})
@@ -167,8 +168,19 @@ class RoomWorkspace(Workspace):
 
     async def search(self, pattern: re.Pattern[str], path: str = "", max_results: int = 100,
                      progress: ProgressFn | None = None) -> SearchResult:
-        result = await super().search(pattern, path, max_results, progress)
-        if len(await self.list_files(path)) >= MAX_FILES:
+        result = SearchResult()
+        files = await self.list_files(path)
+        for index, rel in enumerate(files):
+            if progress:
+                progress("search", index, len(files))
+            try:
+                text = await self.read_text(rel)
+            except WorkspaceError:
+                continue
+            result.files_searched += 1
+            if collect_hits(result, rel, text, pattern, max_results):
+                break
+        if len(files) >= MAX_FILES:
             result.notes.append(f"only the first {MAX_FILES} files of the room were searched")
         return result
 

@@ -7,7 +7,7 @@
 //   {"cmd":"type","path":P,"at":N|"end","text":S,"delay":ms}   one transaction per character
 //   {"cmd":"insert","path":P,"at":N|"end","text":S}            one transaction (a paste)
 //   {"cmd":"replace","path":P,"find":S,"text":S}               replace the first occurrence
-//   {"cmd":"wait","path":P,"includes":S?,"excludes":S?,"equals":S?,"timeout":ms}
+//   {"cmd":"wait","path":P,"includes":S?,"excludes":S?,"equals":S?,"matches":REGEX?,"timeout":ms}
 //   {"cmd":"text","path":P}   {"cmd":"file","path":P}   {"cmd":"chat","text":S}   {"cmd":"permissions","readonly":B}
 //   {"cmd":"close"}
 //   {"cmd":"latency","path":P,"prompt":S,"runs":N}  ms from our "\n" to the agent's spinner, per run
@@ -184,6 +184,7 @@ async function run(cmd) {
 async function wait(cmd) {
     const deadline = Date.now() + (cmd.timeout ?? 10_000);
     const ok = (s) => (cmd.includes === undefined || s.includes(cmd.includes))
+        && (cmd.matches === undefined || new RegExp(cmd.matches, 'm').test(s))
         && (cmd.excludes === undefined || !s.includes(cmd.excludes))
         && (cmd.equals === undefined || s === cmd.equals);
     let current = state.doc.getText(cmd.path).toString();
