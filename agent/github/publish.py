@@ -1,0 +1,199 @@
+"""Publishing the overlay: one commit on the work branch through the Git Data API.
+
+Blobs (inline in the tree for small texts), one tree on top of the parent's, one commit, then
+the ref: created when the branch is new, else moved forward without force. If the branch moved
+since the edits were made, each edited file is merged three-way onto the branch's version; when
+any merge conflicts nothing is published and the message says which files and why. Never the
+default branch, never a force-push.
+"""
+
+from __future__ import annotations
+
+import base64
+from dataclasses import dataclass, field
+from typing import Any
+
+from agent.diffing import FileChange, count_changes
+from agent.github.errors import GitHubError, NotFound, PublishConflict
+from agent.github.merge import merge3
+from agent.github.remote import RemoteRepo, StagedFile
+from agent.github.spec import ref_problem
+from agent.github.tree import REGULAR, decode_text
+
+INLINE_LIMIT = 64 * 1024  # larger texts go up as separate blobs
+ATTEMPTS = 3
+
+
+@dataclass(frozen=True)
+class PublishResult:
+    branch: str
+    commit: str
+    parent: str
+    files: list[StagedFile]
+    message: str
+    created_branch: bool
+    rebased_onto: str | None = None  # the branch head we merged onto, when it had moved
+
+
+@dataclass
+class _Plan:
+    parent: str
+    texts: dict[str, str | None] = field(default_factory=dict)  # the final content per path
+    rebased: bool = False
+
+
+class _RefMoved(Exception):
+    """The ref changed between reading and updating it; plan again."""
+
+
+async def publish(remote: RemoteRepo, title: str | None = None) -> PublishResult:
+    """Make one commit of the overlay on the work branch and clear the overlay."""
+    staged = remote.staged()
+    if not staged:
+        raise GitHubError("nothing to publish: no file has been changed")
+    remote.client.require_token(f"publishing to {remote.full_name}")
+    _check_branch(remote)
+    message = await commit_message(remote, title)
+    for _ in range(ATTEMPTS):
+        head = await remote.branch_head(remote.work_branch)
+        plan = await _plan(remote, head)
+        commit = await _write_commit(remote, plan, message)
+        try:
+            await _move_ref(remote, head, commit)
+        except _RefMoved:
+            continue
+        remote.published_head = commit
+        remote.overlay = {}
+        await remote.load_tree(commit)
+        return PublishResult(remote.work_branch, commit, plan.parent, staged, message,
+                             created_branch=head is None, rebased_onto=head if plan.rebased else None)
+    raise GitHubError(f"branch {remote.work_branch} kept moving while publishing; nothing was published, try again")
+
+
+def _check_branch(remote: RemoteRepo) -> None:
+    branch = remote.work_branch
+    problem = ref_problem(branch)
+    if problem:
+        raise GitHubError(f"work branch name {branch!r} is not valid: {problem}")
+    protected = {remote.default_branch} | ({remote.ref} if remote.ref_is_branch else set())
+    if branch in protected:
+        raise GitHubError(f"refusing to publish to {branch}: coder-tui commits only to its own work branch, "
+                          "never to the default or base branch")
+
+
+async def _plan(remote: RemoteRepo, head: str | None) -> _Plan:
+    if head is None or head == remote.base_commit:
+        return _Plan(head or remote.base_commit, dict(remote.overlay))
+    plan = _Plan(head, rebased=True)
+    conflicts: list[str] = []
+    for path, ours in remote.overlay.items():
+        theirs = await _text_at(remote, head, path)
+        clean, merged = merge3(await remote.committed_text(path), ours, theirs)
+        if not clean:
+            conflicts.append(path)
+        elif merged != theirs:
+            plan.texts[path] = merged
+    if conflicts:
+        raise PublishConflict(
+            f"branch {remote.work_branch} moved to {head[:7]} since these edits were made, and its "
+            f"changes overlap them in {', '.join(sorted(conflicts))}. Nothing was published; the edits "
+            "are kept. Publish to a new branch, or re-read those files on the branch and redo the edits."
+        )
+    if not plan.texts:
+        raise GitHubError(f"branch {remote.work_branch} already contains these changes; nothing to publish")
+    return plan
+
+
+async def _text_at(remote: RemoteRepo, commit: str, path: str) -> str | None:
+    """path's text at commit via the contents API (blobs for files too large for it)."""
+    try:
+        content: Any = await remote.client.call(
+            f"reading {path} at {commit[:7]}", lambda: remote.api.get_contents(path, ref=commit)
+        )
+    except NotFound:
+        return None
+    if isinstance(content, list) or content.type != "file":
+        raise PublishConflict(f"{path} is no longer a regular file on {remote.work_branch}; nothing was published")
+    if content.encoding == "base64":
+        data = base64.b64decode(content.content)
+    else:  # GitHub leaves content empty above 1 MB: read the blob instead
+        data = await remote.blob(content.sha)
+    text = decode_text(data)
+    if text is None:
+        raise PublishConflict(f"{path} became a binary file on {remote.work_branch}; nothing was published")
+    return text
+
+
+async def _write_commit(remote: RemoteRepo, plan: _Plan, message: str) -> str:
+    from github import InputGitTreeElement
+
+    call = remote.client.call
+    parent = await call("reading the parent commit", lambda: remote.api.get_git_commit(plan.parent))
+    elements = []
+    for path, text in sorted(plan.texts.items()):
+        item = remote.index.get(path)
+        mode = item.mode if item is not None and item.is_regular else REGULAR
+        if text is None:
+            elements.append(InputGitTreeElement(path, mode, "blob", sha=None))
+        elif len(text) <= INLINE_LIMIT:
+            elements.append(InputGitTreeElement(path, mode, "blob", content=text))
+        else:
+            encoded = base64.b64encode(text.encode("utf-8")).decode()
+            blob = await call(f"uploading {path}", lambda e=encoded: remote.api.create_git_blob(e, "base64"), write=True)
+            elements.append(InputGitTreeElement(path, mode, "blob", sha=blob.sha))
+    tree = await call("writing the tree", lambda: remote.api.create_git_tree(elements, parent.tree), write=True)
+    commit = await call("writing the commit", lambda: remote.api.create_git_commit(message, tree, [parent]), write=True)
+    return commit.sha
+
+
+async def _move_ref(remote: RemoteRepo, head: str | None, commit: str) -> None:
+    branch = remote.work_branch
+    action = f"updating branch {branch}"
+    try:
+        if head is None:
+            await remote.client.call(
+                f"creating branch {branch}",
+                lambda: remote.api.create_git_ref(f"refs/heads/{branch}", commit), write=True,
+            )
+            return
+        ref = await remote.client.call(action, lambda: remote.api.get_git_ref(f"heads/{branch}"))
+        if ref.object.sha != head:
+            raise _RefMoved
+        await remote.client.call(action, lambda: ref.edit(commit, force=False), write=True)
+    except GitHubError as exc:
+        text = str(exc)
+        if "already exists" in text or "not a fast forward" in text:
+            raise _RefMoved from None
+        raise
+
+
+async def commit_message(remote: RemoteRepo, title: str | None = None) -> str:
+    """A subject naming the change and a body listing each file with its line counts."""
+    staged = remote.staged()
+    lines = []
+    for item in staged:
+        old = None if item.status == "added" else await _old_text(remote, item.path)
+        change = FileChange(item.path, old, remote.overlay[item.path])
+        added, removed = count_changes(change)
+        lines.append(f"- {item.status}: {item.path} (+{added} -{removed})")
+    subject = (title or "").strip().splitlines()[0] if (title or "").strip() else _subject(staged)
+    return f"{subject}\n\n" + "\n".join(lines) + "\n\nPublished by coder-tui.\n"
+
+
+async def _old_text(remote: RemoteRepo, path: str) -> str | None:
+    try:
+        return await remote.committed_text(path)
+    except GitHubError:
+        return None
+
+
+def _subject(staged: list[StagedFile]) -> str:
+    verbs = {"added": "Add", "modified": "Update", "deleted": "Delete"}
+    kinds = {item.status for item in staged}
+    verb = verbs[kinds.pop()] if len(kinds) == 1 else "Change"
+    names = [item.path for item in staged]
+    if len(names) == 1:
+        return f"{verb} {names[0]}"
+    if len(names) == 2:
+        return f"{verb} {names[0]} and {names[1]}"
+    return f"{verb} {len(names)} files"
