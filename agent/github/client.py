@@ -231,6 +231,8 @@ def _build_github(settings: ClientSettings) -> Github:
         status_forcelist=(500, 502, 503, 504),
         allowed_methods=frozenset({"GET"}),
         raise_on_status=False,
+        # a Retry-After (rate limits) is ours to honour, not urllib3's sleeping in the thread
+        respect_retry_after_header=False,
     )
     secret = settings.token.token
     return Github(

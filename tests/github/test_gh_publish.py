@@ -187,3 +187,19 @@ async def test_published_history_is_readable_by_git(tmp_path, make_client, repo)
     clone = git.Repo.clone_from(str(repo.store.path), tmp_path / "clone", branch=remote.work_branch)
     assert (tmp_path / "clone" / "src" / "app.py").read_text() == "print('rewritten')\n"
     assert clone.head.commit.hexsha == result.commit
+
+
+async def test_rebase_reads_files_too_large_for_the_contents_api_from_blobs(gh_server, make_client, repo):
+    gh_server.contents_max = 16
+    remote = await open_remote(make_client)
+    await remote.stage("README.md", "# One\n\nA small project.\n")
+    await publish(remote)
+    theirs = FILES["src/app.py"].replace("'hi'", "'hey'")
+    repo.store.commit_files(remote.work_branch, {"src/app.py": theirs}, "theirs")
+    await remote.stage("src/app.py", FILES["src/app.py"] + "# end\n")
+    blobs_before = len(gh_server.calls("GET", r"/git/blobs/"))
+    result = await publish(remote)
+    assert result.rebased_onto is not None
+    assert len(gh_server.calls("GET", r"/contents/src/app.py")) == 1
+    assert len(gh_server.calls("GET", r"/git/blobs/")) == blobs_before + 1
+    assert repo.store.file_at(result.commit, "src/app.py").decode() == theirs + "# end\n"

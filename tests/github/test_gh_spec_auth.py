@@ -1,0 +1,119 @@
+"""Repository specs, the API address and token discovery."""
+
+from __future__ import annotations
+
+import os
+import socket
+import stat
+from pathlib import Path
+
+import pytest
+
+from agent.github.auth import discover_token, redact
+from agent.github.client import DEFAULT_API_URL, resolve_api_url
+from agent.github.errors import GitHubError, InvalidRepoSpec
+from agent.github.spec import RepoSpec, parse_repo_spec
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("octo/hello", RepoSpec("octo", "hello")),
+        ("octo/hello@main", RepoSpec("octo", "hello", "main")),
+        ("octo/hello@feature/x-1", RepoSpec("octo", "hello", "feature/x-1")),
+        ("octo/hello.js@v1.2.3", RepoSpec("octo", "hello.js", "v1.2.3")),
+        ("https://github.com/octo/hello", RepoSpec("octo", "hello")),
+        ("https://github.com/octo/hello.git", RepoSpec("octo", "hello")),
+        ("https://github.com/octo/hello/", RepoSpec("octo", "hello")),
+        ("https://github.com/octo/hello/tree/release/2.0", RepoSpec("octo", "hello", "release/2.0")),
+        ("github.com/octo/hello", RepoSpec("octo", "hello")),
+        ("http://www.github.com/octo/hello", RepoSpec("octo", "hello")),
+        ("git@github.com:octo/hello.git", RepoSpec("octo", "hello")),
+        ("  octo/hello  ", RepoSpec("octo", "hello")),
+    ],
+)
+def test_accepted_forms(text, expected):
+    assert parse_repo_spec(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("", "no repository given"),
+        ("hello", "is not a repository; use OWNER/REPO"),
+        ("a/b/c", "is not a repository"),
+        ("-octo/hello", "is not a GitHub owner name"),
+        ("octo/he llo", "is not a repository name"),
+        ("octo/..", "is not a repository name"),
+        ("octo/hello@", "is not valid: it is empty"),
+        ("octo/hello@a..b", "contains '..'"),
+        ("octo/hello@bad ref", "contains a space"),
+        ("https://gitlab.com/octo/hello", "is not a github.com address"),
+        ("https://github.com/octo", "names no repository"),
+        ("https://github.com/octo/hello/blob/main/README.md", "points inside the repository"),
+        ("ftp://github.com/octo/hello", "is not a github.com address"),
+    ],
+)
+def test_rejected_forms_say_why(text, message):
+    with pytest.raises(InvalidRepoSpec, match=message.replace(".", r"\.").replace("(", r"\(")):
+        parse_repo_spec(text)
+
+
+def test_spec_text_round_trips():
+    assert str(parse_repo_spec("octo/hello@dev")) == "octo/hello@dev"
+    assert str(parse_repo_spec("octo/hello")) == "octo/hello"
+
+
+def test_api_url_order_and_validation():
+    assert resolve_api_url(None, {}) == DEFAULT_API_URL
+    assert resolve_api_url(None, {"GITHUB_API_URL": "https://ghe.example/api/v3/"}) == "https://ghe.example/api/v3"
+    env = {"GITHUB_API_URL": "https://ghe.example/api/v3", "CODER_TUI_GITHUB_API_URL": "http://127.0.0.1:1"}
+    assert resolve_api_url(None, env) == "http://127.0.0.1:1"
+    assert resolve_api_url("http://127.0.0.1:2", env) == "http://127.0.0.1:2"
+    with pytest.raises(GitHubError, match="not an http"):
+        resolve_api_url("ftp://x", {})
+
+
+def test_under_test_nothing_resolves_to_github():
+    # the conftest points the API at a closed loopback port and blocks public names
+    assert resolve_api_url() == "http://127.0.0.1:9"
+    for host in ("api.github.com", "github.com"):
+        with pytest.raises(OSError, match="only loopback"):
+            socket.getaddrinfo(host, 443)
+
+
+def fake_gh(tmp_path: Path, body: str) -> str:
+    script = tmp_path / "gh"
+    script.write_text(f"#!/bin/sh\n{body}\n")
+    script.chmod(script.stat().st_mode | stat.S_IEXEC)
+    return str(script)
+
+
+def test_token_order(tmp_path):
+    gh = fake_gh(tmp_path, 'if [ "$1 $2 $3 $4" = "auth token --hostname github.com" ]; then echo gho_fromgh; fi')
+    both = {"GITHUB_TOKEN": "ghp_one", "GH_TOKEN": "ghp_two"}
+    assert discover_token(both, "cfg", gh).source == "GITHUB_TOKEN"
+    assert discover_token({"GH_TOKEN": "ghp_two"}, "cfg", gh).source == "GH_TOKEN"
+    found = discover_token({}, "cfg", gh)
+    assert found.source == "gh auth token" and found.token.get_secret_value() == "gho_fromgh"
+    missing_gh = str(tmp_path / "nowhere" / "gh")
+    assert discover_token({}, "ghp_cfg", missing_gh).source == "config"
+    assert discover_token({"GITHUB_TOKEN": "  "}, None, missing_gh).source == "none"
+
+
+def test_logged_out_or_broken_gh_is_skipped(tmp_path):
+    logged_out = fake_gh(tmp_path, "echo 'not logged in' >&2; exit 1")
+    assert discover_token({}, "ghp_cfg", logged_out).source == "config"
+
+
+def test_token_never_shows_in_repr_or_text():
+    found = discover_token({"GITHUB_TOKEN": "ghp_secretvalue123"}, None, "/nonexistent/gh")
+    for text in (repr(found), str(found), found.describe(), f"{found.token}"):
+        assert "ghp_secretvalue123" not in text
+    assert redact("header ghp_secretvalue123 here", found) == "header *** here"
+
+
+def test_environment_is_not_modified():
+    before = dict(os.environ)
+    discover_token(None, None, "/nonexistent/gh")
+    assert dict(os.environ) == before
