@@ -1,0 +1,188 @@
+"""Runs one tool call: validate, gate by mode, ask for approval, checkpoint, execute, report.
+
+Every outcome becomes text for the model; only `StopRun` and cancellation leave this module.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import uuid
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+from agent.approval import ApprovalGate, ApprovalRequest, Decision, StopRun, narrow_changes
+from agent.diffing import FileChange, count_changes
+from agent.events import ApprovalResolved, CheckpointEvent, FileChanged, ToolCallEvent, ToolResultEvent
+from agent.llm import ToolCallRequest
+from agent.secrets import redact
+from agent.tools.base import Proposal, Tool, ToolArgs, ToolContext, ToolError
+from agent.tools.registry import ArgumentError, ToolRegistry
+from agent.tools.textutil import number, to_lines
+from agent.workspaces.base import WorkspaceError
+
+OUTPUT_CAP = 30_000
+CheckpointHook = Callable[[str], Awaitable[Any]]  # label -> CheckpointInfo
+
+
+@dataclass
+class Outcome:
+    content: str  # what the model reads
+    malformed: bool = False  # unknown tool or unusable arguments
+
+
+class Denied(Exception):
+    """The user said no; the message is for the model."""
+
+
+def cap_output(text: str) -> str:
+    if len(text) <= OUTPUT_CAP:
+        return text
+    head, tail = text[: OUTPUT_CAP * 3 // 4], text[-OUTPUT_CAP // 4 :]
+    cut = len(text) - len(head) - len(tail)
+    return f"{head}\n[… output truncated: {cut} characters not shown …]\n{tail}"
+
+
+class Executor:
+    def __init__(self, registry: ToolRegistry, ctx: ToolContext, gate: ApprovalGate,
+                 checkpoint: CheckpointHook | None = None) -> None:
+        self.registry = registry
+        self.ctx = ctx
+        self.gate = gate
+        self.checkpoint = checkpoint
+        self._checkpointed = False
+        self.step_label = ""
+
+    def new_turn(self, label: str) -> None:
+        """A new model turn: the next change takes a fresh checkpoint first."""
+        self._checkpointed = False
+        self.step_label = label
+
+    async def execute(self, call: ToolCallRequest) -> Outcome:
+        tool = self.registry.get(call.name)
+        if tool is None or not tool.available(self.ctx.workspace):
+            return self._malformed(call, self._unknown(call.name, tool))
+        try:
+            args = self.registry.parse(tool, call.arguments)
+        except ArgumentError as exc:
+            return self._malformed(call, str(exc))
+        shown = args.model_dump(mode="json")
+        self.ctx.emit(ToolCallEvent(call_id=call.id, tool=tool.name, args=shown))
+        started = time.perf_counter()
+        try:
+            output = await self._run(tool, args, call.id)
+        except (ToolError, WorkspaceError, Denied) as exc:
+            return self._finish(call, tool, started, error=str(exc))
+        except StopRun:
+            self._finish(call, tool, started, error="stopped by the user")
+            raise
+        except asyncio.CancelledError:
+            self._finish(call, tool, started, error="cancelled")
+            raise
+        return self._finish(call, tool, started, output=output)
+
+    def _unknown(self, name: str, tool: Tool | None) -> str:
+        offered = ", ".join(t.name for t in self.registry.offered(self.ctx.workspace))
+        if tool is not None:
+            why = self.ctx.workspace.exec_unavailable_reason if tool.kind == "exec" else "not available here"
+            return f"tool {name!r} is not available in this workspace ({why}). Available tools: {offered}"
+        return f"unknown tool {name!r}. Available tools: {offered}"
+
+    def _malformed(self, call: ToolCallRequest, message: str) -> Outcome:
+        self.ctx.emit(ToolCallEvent(call_id=call.id, tool=call.name, args={"_raw": call.arguments[:2000]}))
+        self.ctx.emit(ToolResultEvent(call_id=call.id, tool=call.name, ok=False, error=redact(message)))
+        return Outcome(f"Error: {message}", malformed=True)
+
+    def _finish(self, call: ToolCallRequest, tool: Tool, started: float,
+                output: str | None = None, error: str | None = None) -> Outcome:
+        duration = round(time.perf_counter() - started, 4)
+        if error is not None:
+            error = redact(cap_output(error))
+            self.ctx.emit(ToolResultEvent(call_id=call.id, tool=tool.name, ok=False, error=error, duration=duration))
+            return Outcome(f"Error: {error}")
+        text = redact(cap_output(output or ""))
+        self.ctx.emit(ToolResultEvent(call_id=call.id, tool=tool.name, ok=True, output=text, duration=duration))
+        return Outcome(text)
+
+    async def _run(self, tool: Tool, args: ToolArgs, call_id: str) -> str:
+        if tool.kind == "read":
+            return await tool.run(args, self.ctx)
+        if tool.kind == "edit" and (why := self.ctx.workspace.readonly_reason()):
+            raise ToolError(f"{tool.name} cannot run: {why}")
+        if self.gate.mode == "plan":
+            raise ToolError(
+                f"{tool.name} is blocked in plan mode, which only reads. Describe the change instead; "
+                "the user can switch to ask or allow mode to let you make it."
+            )
+        proposal = await tool.prepare(args, self.ctx)
+        if tool.kind == "edit":
+            return await self._edit(tool, args, call_id, proposal)
+        if self.gate.needs_approval(tool.name):
+            await self._ask(tool, args, call_id, proposal)
+        await self._checkpoint_once(tool, args)
+        return await tool.run(args, self.ctx)
+
+    async def _edit(self, tool: Tool, args: ToolArgs, call_id: str, proposal: Proposal) -> str:
+        changes = [c for c in proposal.changes if c.old != c.new]
+        if not changes:
+            return "No change: the file(s) already have this content."
+        notes: list[str] = []
+        if self.gate.needs_approval(tool.name):
+            decision = await self._ask(tool, args, call_id, Proposal(proposal.summary, changes))
+            changes, notes = narrow_changes(changes, decision)
+            if not changes:
+                return "Nothing was applied: " + "; ".join(notes)
+        await self._checkpoint_once(tool, args)
+        await self.ctx.workspace.apply(changes)
+        for change in changes:
+            start, end = change.changed_lines()
+            self.ctx.emit(FileChanged(path=change.path, diff=change.unified_diff(), line_start=start,
+                                      line_end=end, reason=change.reason or tool.name))
+        return "\n".join([*(_describe(c) for c in changes), *notes])
+
+    async def _ask(self, tool: Tool, args: ToolArgs, call_id: str, proposal: Proposal) -> Decision:
+        request = ApprovalRequest(
+            approval_id=f"ap_{uuid.uuid4().hex[:10]}", call_id=call_id, tool=tool.name,
+            args=args.model_dump(mode="json"), kind=tool.kind,  # type: ignore[arg-type]
+            summary=proposal.summary, changes=proposal.changes, command=proposal.command,
+            cwd=proposal.cwd, timeout=proposal.timeout, url=proposal.url,
+        )
+        self.ctx.emit(request.to_event())
+        decision = await self.gate.ask(request)
+        self.ctx.emit(ApprovalResolved(
+            approval_id=request.approval_id, decision=decision.decision, feedback=decision.feedback,
+            rejected_hunks=decision.rejected_hunks, edited_files=sorted(decision.edited),
+        ))
+        if decision.decision == "stop":
+            raise StopRun()
+        if decision.decision == "deny":
+            feedback = f" Their feedback: {decision.feedback}" if decision.feedback else ""
+            raise Denied(f"The user denied this {tool.name} call.{feedback}")
+        return decision
+
+    async def _checkpoint_once(self, tool: Tool, args: ToolArgs) -> None:
+        if self._checkpointed or self.checkpoint is None:
+            return
+        self._checkpointed = True
+        key = tool.key_argument(args.model_dump())
+        label = f"{self.step_label}: before {tool.name} {key}".strip()
+        info = await self.checkpoint(label[:160])
+        if info is not None:
+            self.ctx.emit(CheckpointEvent(id=info.id, label=info.label))
+
+
+def _describe(change: FileChange) -> str:
+    """What an applied change did, with the changed region re-numbered for follow-up edits."""
+    added, removed = count_changes(change)
+    if change.old is None:
+        head = f"Created {change.path} ({len(to_lines(change.new or '')[0])} lines)."
+    else:
+        head = f"Edited {change.path}: +{added} -{removed} lines."
+    lines, _ = to_lines(change.new or "")
+    start, end = change.changed_lines()
+    if not lines or start == 0:
+        return head + f" The file now has {len(lines)} lines."
+    lo, hi = max(1, start - 2), min(len(lines), end + 2, start + 40)
+    region = number(lines[lo - 1 : hi], lo)
+    return f"{head} The file now has {len(lines)} lines; lines {lo}-{hi} now read:\n{region}"

@@ -1,0 +1,178 @@
+"""`coder-tui run`: the agent without a UI. Readable streaming output, or one JSON event per line.
+
+Approvals (ask mode) are answered on stdin with JSON decision lines (or, in readable mode, the
+shorthands y / a / n [feedback] / s). When stdin closes, pending and later approvals are denied
+with a message saying why. Exit codes: 0 completed, 1 the run failed or was stopped, 2 usage or
+configuration errors.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import sys
+import threading
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from agent.approval import Decision, QueueApprover
+from agent.events import ApprovalRequired, DecisionKind, ErrorEvent
+from agent.printer import JsonPrinter, TextPrinter
+
+SHORTHAND: dict[str, DecisionKind] = {"y": "allow_once", "a": "allow_all", "n": "deny", "s": "stop"}
+
+
+class UsageError(Exception):
+    """Bad flags or configuration: exit code 2 with a one-line message."""
+
+
+class DecisionLine(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    type: Literal["decision"]
+    approval_id: str
+    decision: DecisionKind
+    feedback: str | None = None
+    rejected_hunks: dict[str, list[int]] = {}
+    edited: dict[str, str] = {}
+
+
+class StdinApprover(QueueApprover):
+    """A QueueApprover fed by lines from stdin (read in a thread: pipes, files and TTYs alike)."""
+
+    def __init__(self, emit: Any, shorthand: bool) -> None:
+        super().__init__()
+        self.emit = emit
+        self.shorthand = shorthand
+        self.waiting: list[str] = []  # approval ids in the order they were asked
+
+    def note_request(self, event: Any) -> None:
+        if isinstance(event, ApprovalRequired):
+            self.waiting.append(event.approval_id)
+
+    def start(self, loop: asyncio.AbstractEventLoop) -> None:
+        threading.Thread(target=self._read, args=(loop,), name="stdin-decisions", daemon=True).start()
+
+    def _read(self, loop: asyncio.AbstractEventLoop) -> None:
+        reason = "stdin is closed, so nobody can answer approvals; answer on stdin or use --mode allow"
+        try:
+            stream = sys.stdin
+            if stream is None:
+                raise OSError("no stdin")
+            for line in stream:
+                loop.call_soon_threadsafe(self.handle_line, line)
+        except (OSError, ValueError) as exc:
+            reason = f"stdin is not readable ({exc}); approvals are denied"
+        loop.call_soon_threadsafe(self.close, reason)
+
+    def handle_line(self, line: str) -> None:
+        text = line.strip()
+        if not text:
+            return
+        try:
+            approval_id, decision = self._parse(text)
+        except ValueError as exc:
+            self.emit(ErrorEvent(message=f"ignored stdin line: {exc}", recoverable=True))
+            return
+        if not self.resolve(approval_id, decision):
+            self.emit(ErrorEvent(message=f"ignored decision: no pending approval {approval_id!r}",
+                                 recoverable=True))
+            return
+        if approval_id in self.waiting:
+            self.waiting.remove(approval_id)
+
+    def _parse(self, text: str) -> tuple[str, Decision]:
+        if not text.startswith("{"):
+            word, _, feedback = text.partition(" ")
+            if self.shorthand and word.lower() in SHORTHAND:
+                if not self.waiting:
+                    raise ValueError(f"{text[:60]!r}: no approval is waiting for an answer")
+                return self.waiting[0], Decision(SHORTHAND[word.lower()], feedback=feedback.strip() or None)
+            raise ValueError(f"expected a JSON decision object, got {text[:60]!r}")
+        try:
+            parsed = DecisionLine.model_validate_json(text)
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            where = ".".join(str(p) for p in first["loc"]) or "line"
+            raise ValueError(f"invalid decision ({where}: {first['msg']})") from None
+        return parsed.approval_id, Decision(parsed.decision, parsed.feedback,
+                                            parsed.rejected_hunks, parsed.edited)
+
+
+def build_config(options: Any, workspace_root: Path | None) -> Any:
+    from agent.config import ConfigError, load_config
+
+    flags = {"model": options.model, "api_base": options.api_base, "api_key": options.api_key,
+             "mode": options.mode, "max_steps": options.max_steps}
+    try:
+        config = load_config(workspace_root, flags)
+        config.require_model()
+    except ConfigError as exc:
+        raise UsageError(str(exc)) from None
+    return config
+
+
+def open_local_workspace(path: str) -> Any:
+    from agent.workspaces.base import WorkspaceError
+    from agent.workspaces.local import LocalWorkspace
+
+    try:
+        return LocalWorkspace(path)
+    except WorkspaceError as exc:
+        raise UsageError(f"--workspace: {exc}") from None
+
+
+async def run_headless(options: Any) -> int:
+    """Run one prompt headless; returns the exit code."""
+    from agent.runner import AgentSession
+    from agent.session import SessionError
+
+    workspace = open_local_workspace(options.workspace or ".")
+    config = build_config(options, workspace.root)
+    printer = JsonPrinter(sys.stdout) if options.json else TextPrinter(sys.stdout, sys.stderr)
+    approver = StdinApprover(emit=lambda event: session.emit(event), shorthand=not options.json)
+
+    def sink(event: Any) -> None:
+        approver.note_request(event)
+        printer.handle(event)
+
+    try:
+        session = AgentSession.open(config, workspace, approver, sink, resume=options.resume)
+    except SessionError as exc:
+        raise UsageError(f"--resume: {exc}") from None
+    loop = asyncio.get_running_loop()
+    approver.start(loop)
+    _install_interrupt(loop, session, printer)
+    try:
+        complete = await session.run(options.prompt)
+    finally:
+        await session.close()
+    printer.summary(complete, session.totals, session.session_id)
+    return 0 if complete.success else 1
+
+
+def _install_interrupt(loop: asyncio.AbstractEventLoop, session: Any, printer: Any) -> None:
+    presses = {"count": 0}
+
+    def on_interrupt() -> None:
+        presses["count"] += 1
+        if presses["count"] == 1 and session.stop():
+            printer.notice("stopping… (press Ctrl+C again to quit at once)")
+            return
+        os._exit(130)
+
+    try:
+        loop.add_signal_handler(signal.SIGINT, on_interrupt)
+    except (NotImplementedError, RuntimeError):  # not the main thread, or no signals here
+        pass
+
+
+def main(options: Any) -> int:
+    try:
+        return asyncio.run(run_headless(options))
+    except UsageError as exc:
+        print(f"coder-tui: error: {exc}", file=sys.stderr)
+        return 2

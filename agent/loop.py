@@ -1,0 +1,184 @@
+"""The agent loop: query the model, run the tool calls it makes, feed results back, repeat.
+
+A run ends on an answer without tool calls, a completion marker, the step limit, a stop
+decision, or a fatal error. Non-local exits are exceptions carrying what to tell the user.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from agent.approval import StopRun
+from agent.events import Complete, ErrorEvent, Retrying, StepStarted, TextDelta, Usage
+from agent.executor import Executor
+from agent.llm import LLM, LLMError, ModelReply
+
+MARKER_RE = re.compile(
+    r"complete_task_and_submit_final_output|<!--\s*task complete\s*-->|<task_complete>|task_complete",
+    re.IGNORECASE,
+)
+MARKERS = ["complete_task_and_submit_final_output", "<!-- task complete -->", "<task_complete>", "task_complete"]
+MAX_MALFORMED = 3
+
+
+class MaxStepsReached(Exception):
+    pass
+
+
+class FatalLoopError(Exception):
+    pass
+
+
+def strip_markers(text: str) -> str:
+    return MARKER_RE.sub("", text).strip()
+
+
+class MarkerFilter:
+    """Removes completion markers from streamed text, even when split across chunks."""
+
+    def __init__(self, out: Callable[[str], None]) -> None:
+        self.out = out
+        self.buffer = ""
+
+    def feed(self, text: str) -> None:
+        self.buffer = MARKER_RE.sub("", self.buffer + text)
+        keep = _partial_marker_length(self.buffer)
+        ready, self.buffer = self.buffer[: len(self.buffer) - keep], self.buffer[len(self.buffer) - keep :]
+        if ready:
+            self.out(ready)
+
+    def flush(self) -> None:
+        if self.buffer:
+            self.out(self.buffer)
+            self.buffer = ""
+
+
+def _partial_marker_length(text: str) -> int:
+    tail = text[-len(MARKERS[0]) :].lower()
+    for size in range(len(tail), 0, -1):
+        piece = tail[-size:]
+        if any(marker.startswith(piece) for marker in MARKERS):
+            return size
+    return 0
+
+
+@dataclass
+class Totals:
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost: float | None = None
+
+    def add(self, reply: ModelReply) -> Usage:
+        self.prompt_tokens += reply.prompt_tokens
+        self.completion_tokens += reply.completion_tokens
+        if reply.cost is not None:
+            self.cost = (self.cost or 0.0) + reply.cost
+        return Usage(prompt_tokens=reply.prompt_tokens, completion_tokens=reply.completion_tokens,
+                     cost=reply.cost, total_prompt_tokens=self.prompt_tokens,
+                     total_completion_tokens=self.completion_tokens, total_cost=self.cost)
+
+
+@dataclass
+class Run:
+    """One user turn of a conversation."""
+
+    llm: LLM
+    executor: Executor
+    messages: list[dict[str, Any]]  # the conversation; this run appends to it
+    tools: list[dict[str, Any]]
+    emit: Callable[[Any], None]
+    record: Callable[[dict[str, Any]], None]  # persists each message appended
+    totals: Totals
+    max_steps: int = 50
+    iterations: int = 0
+    last_text: str = ""
+    _malformed: int = field(default=0, init=False)
+
+    async def execute(self) -> Complete:
+        try:
+            answer = await self._steps()
+            return self._complete(True, answer, "answered")
+        except MaxStepsReached:
+            note = f"Stopped after {self.max_steps} steps (the step limit; raise it with --max-steps)."
+            return self._complete(False, self._with(note), "max_steps")
+        except StopRun:
+            return self._complete(False, self._with("Stopped by the user."), "stopped")
+        except (LLMError, FatalLoopError) as exc:
+            self.emit(ErrorEvent(message=str(exc), recoverable=False))
+            return self._complete(False, str(exc), "error")
+
+    def _with(self, note: str) -> str:
+        text = strip_markers(self.last_text)
+        return f"{text}\n\n{note}" if text else note
+
+    def _complete(self, success: bool, text: str, reason: str) -> Complete:
+        event = Complete(success=success, iterations=self.iterations, final_response=text,
+                         completion_reason=reason)  # type: ignore[arg-type]
+        self.emit(event)
+        return event
+
+    def _append(self, message: dict[str, Any]) -> None:
+        self.messages.append(message)
+        self.record(message)
+
+    async def _steps(self) -> str:
+        while True:
+            if self.iterations >= self.max_steps:
+                raise MaxStepsReached()
+            self.iterations += 1
+            self.emit(StepStarted(iteration=self.iterations))
+            self.executor.new_turn(f"step {self.iterations}")
+            reply = await self._query()
+            self._append(_assistant_message(reply))
+            if reply.text.strip():
+                self.last_text = reply.text
+            if not reply.tool_calls:
+                return strip_markers(reply.text)
+            await self._run_calls(reply)
+            if MARKER_RE.search(reply.text):
+                return strip_markers(reply.text)
+
+    async def _query(self) -> ModelReply:
+        stream = MarkerFilter(lambda text: self.emit(TextDelta(text=text)))
+
+        def on_retry(why: str, attempt: int, delay: float) -> None:
+            self.emit(Retrying(why=why, attempt=attempt, delay=round(delay, 2)))
+
+        try:
+            reply = await self.llm.complete(self.messages, self.tools, stream.feed, on_retry)
+        finally:
+            stream.flush()
+        self.emit(self.totals.add(reply))
+        return reply
+
+    async def _run_calls(self, reply: ModelReply) -> None:
+        answered: set[str] = set()
+        try:
+            for call in reply.tool_calls:
+                outcome = await self.executor.execute(call)
+                self._append({"role": "tool", "tool_call_id": call.id, "content": outcome.content})
+                answered.add(call.id)
+                self._malformed = self._malformed + 1 if outcome.malformed else 0
+                if self._malformed >= MAX_MALFORMED:
+                    raise FatalLoopError(
+                        f"the model made {MAX_MALFORMED} malformed tool calls in a row; the last: "
+                        f"{outcome.content.removeprefix('Error: ')}"
+                    )
+        finally:
+            for call in reply.tool_calls:
+                if call.id not in answered:
+                    self._append({"role": "tool", "tool_call_id": call.id,
+                                  "content": "Not completed: the run was stopped before this call finished."})
+
+
+def _assistant_message(reply: ModelReply) -> dict[str, Any]:
+    message: dict[str, Any] = {"role": "assistant", "content": reply.text or None}
+    if reply.tool_calls:
+        message["tool_calls"] = [
+            {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments or "{}"}}
+            for c in reply.tool_calls
+        ]
+    return message

@@ -1,0 +1,230 @@
+"""AgentSession: a conversation bound to a config, a workspace and an approver.
+
+Front ends create one, call `run(prompt)` for each user turn (in a task they own), `stop()` to
+end a run cleanly, and receive every event through their sink. The session records itself to a
+JSONL file and can be resumed from it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import uuid
+from collections.abc import Callable
+from importlib import resources
+from typing import Any
+
+from agent import __version__
+from agent.approval import ApprovalGate, Approver
+from agent.checkpoints import CheckpointError, CheckpointInfo, Checkpoints
+from agent.config import Config
+from agent.events import Complete, ErrorEvent, Mode, RunStarted, TodoItem, parse_event
+from agent.executor import Executor
+from agent.llm import LLM
+from agent.loop import Run, Totals
+from agent.secrets import contains_secret, redact, register
+from agent.session import SessionData, SessionStore, SessionWriter
+from agent.tools import default_tools
+from agent.tools.base import ToolContext
+from agent.tools.registry import ToolRegistry
+from agent.tools.shell import ShellManager
+from agent.workspaces.base import Workspace, WorkspaceError
+
+AGENTS_FILE = "AGENTS.md"
+AGENTS_CAP = 20_000
+Sink = Callable[[Any], None]
+
+
+def _prompt_file(name: str) -> str:
+    return resources.files("agent.prompts").joinpath(name).read_text("utf-8")
+
+
+def _mode_notes() -> dict[str, str]:
+    notes: dict[str, str] = {}
+    current = ""
+    for line in _prompt_file("modes.md").splitlines():
+        if line.startswith("[") and line.endswith("]"):
+            current = line[1:-1]
+            notes[current] = ""
+        elif current:
+            notes[current] += line + "\n"
+    return {k: v.strip() for k, v in notes.items()}
+
+
+class AgentSession:
+    def __init__(self, config: Config, workspace: Workspace, approver: Approver, sink: Sink,
+                 writer: SessionWriter, data: SessionData | None = None,
+                 registry: ToolRegistry | None = None) -> None:
+        self.config = config
+        self.workspace = workspace
+        self.sink = sink
+        self.writer = writer
+        self.registry = registry or ToolRegistry(default_tools())
+        self.gate = ApprovalGate(config.mode, approver)
+        self.ctx = ToolContext(workspace=workspace, emit=self.emit)
+        self.checkpoints = Checkpoints(workspace.root) if workspace.can_checkpoint and workspace.root else None
+        self.executor = Executor(self.registry, self.ctx, self.gate,
+                                 self._checkpoint if self.checkpoints else None)
+        self.messages: list[dict[str, Any]] = [{"role": "system", "content": ""}]
+        self.totals = Totals()
+        self._llm: LLM | None = None
+        self._task: asyncio.Task[Any] | None = None
+        self._stop_requested = False
+        self.state: dict[str, Any] = {}  # named values restored from the session file
+        self.resumed = data is not None
+        if config.api_key is not None:
+            register(config.api_key.get_secret_value())
+        if data is not None:
+            self._restore(data)
+
+    # -- construction ---------------------------------------------------------------------
+    @classmethod
+    def open(cls, config: Config, workspace: Workspace, approver: Approver, sink: Sink, *,
+             resume: str | None = None, store: SessionStore | None = None,
+             registry: ToolRegistry | None = None, meta: dict[str, Any] | None = None) -> AgentSession:
+        """A new session, or (resume = id, prefix or `last`) the continuation of a recorded one."""
+        store = store or SessionStore()
+        if resume:
+            path = store.resolve(resume, workspace=workspace.label)
+            writer, data = store.reopen(path)
+            return cls(config, workspace, approver, sink, writer, data, registry)
+        writer = store.create({"workspace": workspace.label, "workspace_kind": workspace.kind,
+                               "model": config.model, "mode": config.mode, "version": __version__,
+                               **(meta or {})})
+        return cls(config, workspace, approver, sink, writer, None, registry)
+
+    def _restore(self, data: SessionData) -> None:
+        self.messages.extend(m for m in data.messages if m.get("role") != "system")
+        self.ctx.todos[:] = [TodoItem.model_validate(t) for t in data.todos]
+        for event in data.events:
+            if event.get("type") == "usage":
+                self.totals.prompt_tokens = event.get("total_prompt_tokens", 0)
+                self.totals.completion_tokens = event.get("total_completion_tokens", 0)
+                self.totals.cost = event.get("total_cost")
+        self.state = dict(data.state)
+
+    # -- properties -----------------------------------------------------------------------
+    @property
+    def session_id(self) -> str:
+        return self.writer.session_id
+
+    @property
+    def mode(self) -> Mode:
+        return self.gate.mode
+
+    @mode.setter
+    def mode(self, value: Mode) -> None:
+        self.gate.mode = value
+
+    @property
+    def model(self) -> str | None:
+        return self.config.model
+
+    @model.setter
+    def model(self, value: str) -> None:
+        self.config.model = value
+        self._llm = None
+
+    @property
+    def running(self) -> bool:
+        return self._task is not None
+
+    @property
+    def todos(self) -> list[TodoItem]:
+        return list(self.ctx.todos)
+
+    def emit(self, event: Any) -> None:
+        text = event.text if event.type == "text_delta" else event.model_dump_json()
+        if contains_secret(text):
+            event = parse_event(redact(event.model_dump_json()))
+        self.writer.event(event)
+        self.sink(event)
+
+    def record_state(self, key: str, value: Any) -> None:
+        """Persist a named value in the session file (restored on resume as `state`)."""
+        self.writer.state(key, value)
+
+    # -- running --------------------------------------------------------------------------
+    def llm(self) -> LLM:
+        if self._llm is None:
+            c = self.config
+            self._llm = LLM(c.require_model(), c.api_base, c.api_key.get_secret_value() if c.api_key else None,
+                            c.timeout, c.max_retries, c.retry_base_delay, c.key_variable())
+        return self._llm
+
+    async def run(self, prompt: str) -> Complete:
+        """One user turn. Cancelling the calling task through `stop()` ends it as `stopped`."""
+        if self._task is not None:
+            raise RuntimeError("a run is already active in this session")
+        llm = self.llm()
+        self._task, self._stop_requested = asyncio.current_task(), False
+        self.emit(RunStarted(run_id=uuid.uuid4().hex[:12], session_id=self.session_id, mode=self.mode,
+                             model=llm.model, workspace=self.workspace.label, prompt=prompt))
+        self.messages[0] = {"role": "system", "content": await self.system_prompt()}
+        user = {"role": "user", "content": prompt}
+        self.messages.append(user)
+        self.writer.message(user)
+        run = Run(llm, self.executor, self.messages, self.registry.schemas(self.workspace), self.emit,
+                  self.writer.message, self.totals, self.config.max_steps)
+        try:
+            return await run.execute()
+        except asyncio.CancelledError:
+            if not self._stop_requested or self._task is None:
+                raise
+            self._task.uncancel()
+            return run._complete(False, run._with("Stopped by the user."), "stopped")
+        finally:
+            self._task = None
+
+    def stop(self) -> bool:
+        """Stop the active run promptly (the model stream and any running tool are cancelled)."""
+        if self._task is None or self._task.done():
+            return False
+        self._stop_requested = True
+        self._task.cancel()
+        return True
+
+    async def _checkpoint(self, label: str) -> CheckpointInfo | None:
+        assert self.checkpoints is not None
+        try:
+            return await self.checkpoints.create(label)
+        except (CheckpointError, OSError) as exc:
+            self.emit(ErrorEvent(message=f"checkpoint failed ({exc}); undo will not cover this step",
+                                 recoverable=True))
+            return None
+
+    async def undo(self, ref: str | None = None) -> tuple[CheckpointInfo, CheckpointInfo]:
+        if self.checkpoints is None:
+            raise CheckpointError(f"checkpoints are not available for {self.workspace.kind} workspaces")
+        # Reads stay remembered: edits based on views from before the restore are refused.
+        return await self.checkpoints.restore(ref)
+
+    async def system_prompt(self) -> str:
+        facts = "\n".join(f"- {k}: {v}" for k, v in self.workspace.facts().items())
+        facts += f"\n- date: {time.strftime('%Y-%m-%d')}"
+        capabilities = "" if self.workspace.can_exec else (
+            f"Shell commands are not available: {self.workspace.exec_unavailable_reason}.")
+        text = _prompt_file("system.md").format(
+            mode=self.mode.upper(), mode_note=_mode_notes()[self.mode], facts=facts,
+            capabilities=capabilities,
+        )
+        agents = await self._agents_md()
+        if agents:
+            text += f"\n## Project instructions ({AGENTS_FILE})\n{agents}\n"
+        return text
+
+    async def _agents_md(self) -> str:
+        try:
+            if not await self.workspace.exists(AGENTS_FILE):
+                return ""
+            text = await self.workspace.read_text(AGENTS_FILE)
+        except WorkspaceError:
+            return ""
+        return text if len(text) <= AGENTS_CAP else text[:AGENTS_CAP] + "\n[AGENTS.md cut at 20,000 characters]"
+
+    async def close(self) -> None:
+        manager = self.ctx.extras.get("shells")
+        if isinstance(manager, ShellManager):
+            await manager.close_all()
+        self.writer.close()
+        await self.workspace.close()

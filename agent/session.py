@@ -1,0 +1,200 @@
+"""Sessions: every run recorded as JSONL under the data dir, each line flushed and fsynced.
+
+Line kinds: `meta` (first line), `message` (the conversation, OpenAI format), `event` (the event
+stream, without per-token text deltas), `state` (named values a workspace needs to survive a
+restart, e.g. a GitHub overlay). A file cut off mid-line by a crash loads with its complete
+lines; appending to it first drops the partial tail.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from agent import paths
+from agent.secrets import redact
+
+SKIPPED_EVENTS = {"text_delta"}
+
+
+class SessionError(Exception):
+    pass
+
+
+@dataclass
+class SessionSummary:
+    id: str
+    created: float
+    workspace: str
+    first_prompt: str
+    path: Path
+
+
+@dataclass
+class SessionData:
+    meta: dict[str, Any] = field(default_factory=dict)
+    messages: list[dict[str, Any]] = field(default_factory=list)
+    events: list[dict[str, Any]] = field(default_factory=list)
+    state: dict[str, Any] = field(default_factory=dict)
+    damaged_lines: int = 0
+
+    @property
+    def todos(self) -> list[dict[str, Any]]:
+        for event in reversed(self.events):
+            if event.get("type") == "plan_updated":
+                return list(event.get("todos", []))
+        return []
+
+
+class SessionWriter:
+    def __init__(self, path: Path, session_id: str) -> None:
+        self.path = path
+        self.session_id = session_id
+        _drop_partial_tail(path)
+        self._handle = open(path, "a", encoding="utf-8")  # noqa: SIM115 - kept open for the session
+
+    def _write(self, kind: str, data: Any) -> None:
+        line = json.dumps({"t": round(time.time(), 3), "kind": kind, "data": data}, ensure_ascii=False)
+        self._handle.write(redact(line) + "\n")
+        self._handle.flush()
+        os.fsync(self._handle.fileno())
+
+    def meta(self, data: dict[str, Any]) -> None:
+        self._write("meta", data)
+
+    def message(self, message: dict[str, Any]) -> None:
+        self._write("message", message)
+
+    def event(self, event: Any) -> None:
+        if event.type in SKIPPED_EVENTS:
+            return
+        self._write("event", event.model_dump(mode="json"))
+
+    def state(self, key: str, value: Any) -> None:
+        self._write("state", {"key": key, "value": value})
+
+    def close(self) -> None:
+        if not self._handle.closed:
+            self._handle.close()
+
+
+def _drop_partial_tail(path: Path) -> None:
+    if not path.exists() or path.stat().st_size == 0:
+        return
+    with open(path, "rb+") as handle:
+        data = handle.read()
+        if data.endswith(b"\n"):
+            return
+        handle.truncate(data.rfind(b"\n") + 1)
+
+
+def load(path: Path) -> SessionData:
+    data = SessionData()
+    with open(path, encoding="utf-8", errors="replace") as handle:
+        for line in handle:
+            try:
+                record = json.loads(line)
+                kind, payload = record["kind"], record["data"]
+            except (json.JSONDecodeError, KeyError, TypeError):
+                data.damaged_lines += 1
+                continue
+            if kind == "meta":
+                data.meta.update(payload)
+            elif kind == "message":
+                data.messages.append(payload)
+            elif kind == "event":
+                data.events.append(payload)
+            elif kind == "state":
+                data.state[payload["key"]] = payload["value"]
+    data.messages = repair_messages(data.messages)
+    return data
+
+
+def repair_messages(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Give every tool call a result, so a conversation cut off mid-step can continue."""
+    repaired: list[dict[str, Any]] = []
+    pending: list[str] = []
+    for message in messages:
+        if message.get("role") != "tool" and pending:
+            repaired.extend(_interrupted(pending))
+            pending = []
+        if message.get("role") == "tool" and message.get("tool_call_id") in pending:
+            pending.remove(message["tool_call_id"])
+        repaired.append(message)
+        if message.get("role") == "assistant":
+            pending = [c["id"] for c in message.get("tool_calls") or []]
+    repaired.extend(_interrupted(pending))
+    return repaired
+
+
+def _interrupted(call_ids: list[str]) -> list[dict[str, Any]]:
+    return [{"role": "tool", "tool_call_id": cid,
+             "content": "Not completed: the session ended before this call finished."} for cid in call_ids]
+
+
+class SessionStore:
+    def __init__(self, directory: Path | None = None) -> None:
+        self.directory = directory or paths.sessions_dir()
+
+    def create(self, meta: dict[str, Any]) -> SessionWriter:
+        self.directory.mkdir(parents=True, exist_ok=True)
+        session_id = time.strftime("%Y%m%d-%H%M%S-") + uuid.uuid4().hex[:6]
+        writer = SessionWriter(self.directory / f"{session_id}.jsonl", session_id)
+        writer.meta({"session_id": session_id, "created": time.time(), **meta})
+        return writer
+
+    def resolve(self, ref: str, workspace: str | None = None) -> Path:
+        """A session file from an id, a unique id prefix, or `last` (newest, for this workspace)."""
+        sessions = self.list()
+        if ref == "last":
+            mine = [s for s in sessions if workspace is None or s.workspace == workspace]
+            if not mine:
+                where = f" for {workspace}" if workspace else ""
+                raise SessionError(f"no session to resume{where} (see `coder-tui sessions`)")
+            return mine[0].path
+        matches = [s for s in sessions if s.id == ref] or [s for s in sessions if s.id.startswith(ref)]
+        if not matches:
+            raise SessionError(f"no session {ref!r} (see `coder-tui sessions`)")
+        if len(matches) > 1:
+            raise SessionError(f"session id {ref!r} is ambiguous; give more characters")
+        return matches[0].path
+
+    def reopen(self, path: Path) -> tuple[SessionWriter, SessionData]:
+        data = load(path)
+        session_id = data.meta.get("session_id") or path.stem
+        return SessionWriter(path, session_id), data
+
+    def list(self) -> list[SessionSummary]:
+        """Newest first (by last write)."""
+        if not self.directory.exists():
+            return []
+        files = sorted(self.directory.glob("*.jsonl"), key=lambda p: p.stat().st_mtime, reverse=True)
+        return [summary for path in files if (summary := _summarize(path)) is not None]
+
+
+def _summarize(path: Path) -> SessionSummary | None:
+    meta: dict[str, Any] = {}
+    prompt = ""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as handle:
+            for line in handle:
+                try:
+                    record = json.loads(line)
+                except json.JSONDecodeError:
+                    continue
+                if record.get("kind") == "meta":
+                    meta.update(record.get("data", {}))
+                elif record.get("kind") == "message" and record["data"].get("role") == "user":
+                    prompt = str(record["data"].get("content", ""))
+                    break
+    except OSError:
+        return None
+    return SessionSummary(
+        id=meta.get("session_id", path.stem), created=float(meta.get("created", path.stat().st_mtime)),
+        workspace=meta.get("workspace", "?"), first_prompt=prompt, path=path,
+    )

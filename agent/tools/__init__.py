@@ -1,0 +1,17 @@
+"""Built-in tools. `default_tools()` returns one instance of each."""
+
+from __future__ import annotations
+
+from agent.tools.base import Tool
+
+
+def default_tools() -> list[Tool]:
+    from agent.tools.files import FILE_TOOLS
+    from agent.tools.lines import LINE_TOOLS
+    from agent.tools.planning import PLANNING_TOOLS
+    from agent.tools.search import SEARCH_TOOLS
+    from agent.tools.shell import SHELL_TOOLS
+    from agent.tools.web import WebFetch
+
+    classes = [*FILE_TOOLS, *LINE_TOOLS, *SEARCH_TOOLS, *PLANNING_TOOLS, *SHELL_TOOLS, WebFetch]
+    return [cls() for cls in classes]

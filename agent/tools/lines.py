@@ -1,0 +1,130 @@
+"""Line tools (seed 000): get_line_range, replace_lines, insert_at_line, delete_lines.
+
+Line numbers are 1-based and inclusive. Content is lines of text, with or without a final
+newline. A file keeps whether it ends with a newline.
+"""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from agent.diffing import FileChange
+from agent.tools.base import EditTool, Tool, ToolArgs, ToolContext, ToolError
+from agent.tools.textutil import content_lines, from_lines, number, to_lines, window
+
+
+class LineRangeArgs(ToolArgs):
+    file_path: str = Field(description="Path of the file.")
+    start_line: int = Field(ge=1, description="First line (1-based).")
+    end_line: int = Field(ge=1, description="Last line (inclusive).")
+
+
+def _check_range(path: str, count: int, start: int, end: int) -> None:
+    if end < start:
+        raise ToolError(f"end_line {end} is before start_line {start}")
+    if start > count:
+        raise ToolError(f"start_line {start} is past the end of {path} ({count} lines)")
+    if end > count:
+        raise ToolError(f"end_line {end} is past the end of {path} ({count} lines)")
+
+
+class GetLineRange(Tool):
+    name = "get_line_range"
+    description = "Show lines start_line..end_line of a file with their numbers."
+    Args = LineRangeArgs
+
+    async def run(self, args: LineRangeArgs, ctx: ToolContext) -> str:
+        ws = ctx.workspace
+        path = ws.normalize(args.file_path)
+        text = await ws.read_text(path)
+        ws.note_read(path, text)
+        lines, _ = to_lines(text)
+        if args.start_line > len(lines):
+            raise ToolError(f"start_line {args.start_line} is past the end of {path} ({len(lines)} lines)")
+        if args.end_line < args.start_line:
+            raise ToolError(f"end_line {args.end_line} is before start_line {args.start_line}")
+        start, end, note = window(lines, args.start_line, args.end_line)
+        parts = [number(lines[start - 1 : end], start)]
+        if args.end_line > len(lines):
+            parts.append(f"[{path} ends at line {len(lines)}]")
+        if note:
+            parts.append(note)
+        return "\n".join(parts)
+
+
+async def _load(ctx: ToolContext, file_path: str) -> tuple[str, str, list[str], bool]:
+    ws = ctx.workspace
+    path = ws.normalize(file_path)
+    old = await ws.load_for_edit(path)
+    if old is None:
+        raise ToolError(f"{path} does not exist; use write_file to create it")
+    lines, trailing = to_lines(old)
+    return path, old, lines, trailing
+
+
+class ReplaceLinesArgs(ToolArgs):
+    file_path: str = Field(description="Path of the file.")
+    start_line: int = Field(ge=1, description="First line to replace (1-based).")
+    end_line: int = Field(ge=1, description="Last line to replace (inclusive).")
+    new_content: str = Field(description="The lines that take their place ('' removes them).")
+
+
+class ReplaceLines(EditTool):
+    name = "replace_lines"
+    description = "Replace lines start_line..end_line (inclusive) with new_content."
+    Args = ReplaceLinesArgs
+
+    async def plan(self, args: ReplaceLinesArgs, ctx: ToolContext) -> list[FileChange]:
+        path, old, lines, trailing = await _load(ctx, args.file_path)
+        _check_range(path, len(lines), args.start_line, args.end_line)
+        lines[args.start_line - 1 : args.end_line] = content_lines(args.new_content)
+        reason = f"replace lines {args.start_line}-{args.end_line}"
+        return [FileChange(path, old, from_lines(lines, trailing), reason)]
+
+
+class InsertAtLineArgs(ToolArgs):
+    file_path: str = Field(description="Path of the file.")
+    line: int = Field(ge=1, description="Insert before this line; the line count + 1 appends.")
+    content: str = Field(description="The lines to insert.")
+
+
+class InsertAtLine(EditTool):
+    name = "insert_at_line"
+    description = "Insert content before the given line (line = number of lines + 1 appends at the end)."
+    Args = InsertAtLineArgs
+
+    async def plan(self, args: InsertAtLineArgs, ctx: ToolContext) -> list[FileChange]:
+        path, old, lines, trailing = await _load(ctx, args.file_path)
+        if args.content == "":
+            raise ToolError("content is empty: nothing to insert")
+        if args.line > len(lines) + 1:
+            raise ToolError(
+                f"line {args.line} is past the end of {path} ({len(lines)} lines; "
+                f"use line={len(lines) + 1} to append)"
+            )
+        lines[args.line - 1 : args.line - 1] = content_lines(args.content)
+        if not old:
+            trailing = True
+        return [FileChange(path, old, from_lines(lines, trailing), f"insert at line {args.line}")]
+
+
+class DeleteLinesArgs(ToolArgs):
+    file_path: str = Field(description="Path of the file.")
+    start_line: int = Field(ge=1, description="First line to delete (1-based).")
+    end_line: int = Field(ge=1, description="Last line to delete (inclusive).")
+
+
+class DeleteLines(EditTool):
+    name = "delete_lines"
+    description = "Delete lines start_line..end_line (inclusive)."
+    Args = DeleteLinesArgs
+
+    async def plan(self, args: DeleteLinesArgs, ctx: ToolContext) -> list[FileChange]:
+        path, old, lines, trailing = await _load(ctx, args.file_path)
+        _check_range(path, len(lines), args.start_line, args.end_line)
+        del lines[args.start_line - 1 : args.end_line]
+        reason = f"delete lines {args.start_line}-{args.end_line}"
+        return [FileChange(path, old, from_lines(lines, trailing), reason)]
+
+
+LINE_TOOLS: list[type[Tool]] = [GetLineRange, ReplaceLines, InsertAtLine, DeleteLines]

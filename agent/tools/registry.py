@@ -1,0 +1,112 @@
+"""The tool registry: which tools exist, which a workspace offers, their schemas, argument parsing."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from pydantic import ValidationError
+
+from agent.tools.base import Tool, ToolArgs
+from agent.workspaces.base import Workspace
+
+
+class ArgumentError(Exception):
+    """The model's arguments do not fit the tool; the message says what is expected."""
+
+
+def _inline_refs(schema: dict[str, Any]) -> dict[str, Any]:
+    """Resolve $ref/$defs and drop titles: some providers reject references in tool schemas."""
+    defs = schema.get("$defs", {})
+
+    def walk(node: Any) -> Any:
+        if isinstance(node, dict):
+            if "$ref" in node:
+                return walk(defs[node["$ref"].split("/")[-1]])
+            return {k: walk(v) for k, v in node.items() if k not in ("$defs", "title")}
+        if isinstance(node, list):
+            return [walk(item) for item in node]
+        return node
+
+    return walk(schema)
+
+
+def parameters_schema(args_model: type[ToolArgs]) -> dict[str, Any]:
+    schema = _inline_refs(args_model.model_json_schema())
+    schema.setdefault("properties", {})
+    schema["additionalProperties"] = False
+    return schema
+
+
+def describe_parameters(args_model: type[ToolArgs]) -> str:
+    schema = parameters_schema(args_model)
+    required = set(schema.get("required", []))
+    parts = []
+    for name, prop in schema["properties"].items():
+        kind = prop.get("type") or "/".join(p.get("type", "?") for p in prop.get("anyOf", []))
+        parts.append(f"{name} ({kind}{', required' if name in required else ''})")
+    return ", ".join(parts) or "no parameters"
+
+
+class ToolRegistry:
+    def __init__(self, tools: list[Tool]) -> None:
+        self._tools: dict[str, Tool] = {}
+        for tool in tools:
+            self.register(tool)
+
+    def register(self, tool: Tool) -> None:
+        if tool.name in self._tools:
+            raise ValueError(f"tool {tool.name} registered twice")
+        self._tools[tool.name] = tool
+
+    def get(self, name: str) -> Tool | None:
+        return self._tools.get(name)
+
+    @property
+    def names(self) -> list[str]:
+        return list(self._tools)
+
+    def offered(self, workspace: Workspace) -> list[Tool]:
+        return [tool for tool in self._tools.values() if tool.available(workspace)]
+
+    def schemas(self, workspace: Workspace) -> list[dict[str, Any]]:
+        return [
+            {
+                "type": "function",
+                "function": {
+                    "name": tool.name,
+                    "description": tool.description,
+                    "parameters": parameters_schema(tool.Args),
+                },
+            }
+            for tool in self.offered(workspace)
+        ]
+
+    @staticmethod
+    def parse(tool: Tool, raw: str) -> ToolArgs:
+        expected = f"{tool.name} expects: {describe_parameters(tool.Args)}"
+        text = raw.strip() or "{}"
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise ArgumentError(
+                f"the arguments are not valid JSON ({exc.msg} at character {exc.pos}); {expected}"
+            ) from None
+        if not isinstance(data, dict):
+            raise ArgumentError(f"the arguments must be a JSON object, got {type(data).__name__}; {expected}")
+        try:
+            return tool.Args.model_validate(data)
+        except ValidationError as exc:
+            problems = "; ".join(_problem(err) for err in exc.errors()[:5])
+            raise ArgumentError(f"invalid arguments: {problems}. {expected}") from None
+
+
+def _problem(err: Any) -> str:
+    where = ".".join(str(p) for p in err["loc"]) or "arguments"
+    if err["type"] == "missing":
+        return f"`{where}` is required"
+    if err["type"] == "extra_forbidden":
+        return f"`{where}` is not a parameter of this tool"
+    got = err.get("input")
+    shown = json.dumps(got)[:80] if got is not None else "null"
+    return f"`{where}`: {err['msg']} (got {shown})"

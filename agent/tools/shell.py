@@ -1,0 +1,296 @@
+"""Exec tools: bash_exec (one command) and persistent shells (shell_open/exec/close).
+
+Commands run in the workspace folder, in their own process group (killed as a whole on timeout
+or cancellation), with variables that look like secrets removed from their environment.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+import shutil
+import signal
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic import Field
+
+from agent.tools.base import Proposal, Tool, ToolArgs, ToolContext, ToolError
+from agent.workspaces.base import Workspace
+
+SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD", re.IGNORECASE)
+STREAM_CAP = 30_000
+MAX_SHELLS = 5
+KILL_GRACE = 2.0
+
+
+def child_env() -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not SECRET_NAME.search(k)}
+    env.setdefault("TERM", "dumb")
+    env["PAGER"] = "cat"
+    env["GIT_PAGER"] = "cat"
+    return env
+
+
+def default_shell() -> str:
+    return shutil.which("bash") or "/bin/sh"
+
+
+def cap(text: str, limit: int = STREAM_CAP) -> str:
+    if len(text) <= limit:
+        return text
+    head, tail = text[: limit * 2 // 3], text[-limit // 3 :]
+    return f"{head}\n[… {len(text) - len(head) - len(tail)} characters cut …]\n{tail}"
+
+
+async def kill_group(proc: asyncio.subprocess.Process) -> None:
+    """SIGTERM the process group, then SIGKILL whatever is left after a grace period."""
+    for sig, wait in ((signal.SIGTERM, KILL_GRACE), (signal.SIGKILL, KILL_GRACE)):
+        try:
+            os.killpg(proc.pid, sig)
+        except (ProcessLookupError, PermissionError):
+            return
+        try:
+            async with asyncio.timeout(wait):
+                await asyncio.shield(proc.wait())
+            if sig == signal.SIGKILL:
+                return
+        except TimeoutError:
+            continue
+
+
+async def _drain(stream: asyncio.StreamReader | None, sink: bytearray) -> None:
+    if stream is None:
+        return
+    while chunk := await stream.read(65536):
+        if len(sink) < STREAM_CAP * 8:
+            sink.extend(chunk)
+
+
+def _exec_available(workspace: Workspace) -> bool:
+    return workspace.can_exec and workspace.root is not None
+
+
+class BashExecArgs(ToolArgs):
+    command: str = Field(description="The bash command line to run in the workspace folder.")
+    timeout: int = Field(default=60, ge=1, le=600, description="Seconds before the command is killed.")
+
+
+class BashExec(Tool):
+    name = "bash_exec"
+    description = (
+        "Run one bash command in the workspace folder and return its exit code, stdout and stderr "
+        "(each capped). The command has no terminal and no stdin; it is killed after `timeout` seconds."
+    )
+    Args = BashExecArgs
+    kind = "exec"
+
+    def available(self, workspace: Workspace) -> bool:
+        return _exec_available(workspace)
+
+    async def prepare(self, args: BashExecArgs, ctx: ToolContext) -> Proposal:
+        root = str(ctx.workspace.root)
+        return Proposal(summary=args.command, command=args.command, cwd=root, timeout=args.timeout)
+
+    async def run(self, args: BashExecArgs, ctx: ToolContext) -> str:
+        proc = await asyncio.create_subprocess_exec(
+            default_shell(), "-c", args.command, cwd=str(ctx.workspace.root), env=child_env(),
+            stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE, start_new_session=True,
+        )
+        out, err = bytearray(), bytearray()
+        readers = asyncio.gather(_drain(proc.stdout, out), _drain(proc.stderr, err))
+        timed_out = False
+        try:
+            async with asyncio.timeout(args.timeout):
+                await proc.wait()
+        except TimeoutError:
+            timed_out = True
+            await kill_group(proc)
+        except asyncio.CancelledError:
+            await kill_group(proc)
+            readers.cancel()
+            raise
+        try:
+            async with asyncio.timeout(5):  # grandchildren may hold the pipes open
+                await readers
+        except TimeoutError:
+            readers.cancel()
+        status = (f"timed out after {args.timeout} s; the command's process group was killed"
+                  if timed_out else f"exit code: {proc.returncode}")
+        return _format(status, out, err)
+
+
+def _format(status: str, out: bytes, err: bytes) -> str:
+    parts = [status]
+    for label, data in (("stdout", out), ("stderr", err)):
+        text = data.decode("utf-8", errors="replace").removesuffix("\n")
+        if text:
+            parts.append(f"--- {label} ---\n{cap(text)}")
+    if len(parts) == 1:
+        parts.append("(no output)")
+    return "\n".join(parts)
+
+
+@dataclass
+class ShellSession:
+    id: str
+    program: str
+    proc: asyncio.subprocess.Process
+    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+
+    async def run(self, command: str, timeout: int) -> tuple[str, int | None]:
+        """Run a command in the shell; (output, exit code); exit code None on timeout."""
+        marker = f"__coder_tui_{uuid.uuid4().hex}__"
+        script = f"{{ {command}\n}} < /dev/null 2>&1\nprintf '\\n{marker} %s\\n' \"$?\"\n"
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        self.proc.stdin.write(script.encode())
+        await self.proc.stdin.drain()
+        output = bytearray()
+        deadline = asyncio.get_running_loop().time() + timeout
+        while True:
+            async with asyncio.timeout_at(deadline):
+                line = await self.proc.stdout.readline()
+            if not line:
+                raise ToolError(f"shell {self.id} exited; open a new one with shell_open")
+            if line.startswith(marker.encode()):
+                code = int(line.split()[1])
+                text = output.decode("utf-8", errors="replace")
+                return text[:-1] if text.endswith("\n") else text, code
+            if len(output) < STREAM_CAP * 8:
+                output.extend(line)
+
+    async def close(self) -> None:
+        if self.proc.returncode is None:
+            await kill_group(self.proc)
+
+
+class ShellManager:
+    def __init__(self) -> None:
+        self.sessions: dict[str, ShellSession] = {}
+        self._counter = 0
+
+    async def open(self, program: str, cwd: Path) -> ShellSession:
+        if len(self.sessions) >= MAX_SHELLS:
+            raise ToolError(f"{MAX_SHELLS} shells are open already; close one with shell_close")
+        argv = [program] + (["--noprofile", "--norc"] if Path(program).name == "bash" else [])
+        try:
+            proc = await asyncio.create_subprocess_exec(
+                *argv, cwd=str(cwd), env=child_env(), stdin=asyncio.subprocess.PIPE,
+                stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT, start_new_session=True,
+            )
+        except OSError as exc:
+            raise ToolError(f"cannot start {program}: {exc.strerror}") from None
+        self._counter += 1
+        session = ShellSession(f"sh{self._counter}", program, proc)
+        self.sessions[session.id] = session
+        return session
+
+    def get(self, session_id: str) -> ShellSession:
+        if session_id not in self.sessions:
+            known = ", ".join(self.sessions) or "none open"
+            raise ToolError(f"no shell {session_id!r} (open shells: {known}); use shell_open first")
+        return self.sessions[session_id]
+
+    async def close(self, session_id: str) -> None:
+        await self.get(session_id).close()
+        del self.sessions[session_id]
+
+    async def close_all(self) -> None:
+        for session_id in list(self.sessions):
+            await self.close(session_id)
+
+
+def shells(ctx: ToolContext) -> ShellManager:
+    manager: Any = ctx.extras.get("shells")
+    if manager is None:
+        manager = ctx.extras["shells"] = ShellManager()
+    return manager
+
+
+class ShellOpenArgs(ToolArgs):
+    command: str | None = Field(default=None, description="Shell program to start (default: bash).")
+
+
+class ShellOpen(Tool):
+    name = "shell_open"
+    description = (
+        "Open a persistent shell in the workspace folder; later shell_exec calls keep its current "
+        "folder and variables. Returns the session_id."
+    )
+    Args = ShellOpenArgs
+    kind = "exec"
+
+    def available(self, workspace: Workspace) -> bool:
+        return _exec_available(workspace)
+
+    async def prepare(self, args: ShellOpenArgs, ctx: ToolContext) -> Proposal:
+        program = args.command or default_shell()
+        return Proposal(summary=f"open a shell: {program}", command=program, cwd=str(ctx.workspace.root))
+
+    async def run(self, args: ShellOpenArgs, ctx: ToolContext) -> str:
+        program = shutil.which(args.command) if args.command else default_shell()
+        if not program:
+            raise ToolError(f"shell program {args.command!r} was not found")
+        session = await shells(ctx).open(program, ctx.workspace.root)  # type: ignore[arg-type]
+        return f"session_id: {session.id} ({session.program}, in {ctx.workspace.root})"
+
+
+class ShellExecArgs(ToolArgs):
+    session_id: str = Field(description="A session_id returned by shell_open.")
+    command: str = Field(description="Command line to run in that shell.")
+    timeout: int = Field(default=60, ge=1, le=600, description="Seconds before the shell is killed.")
+
+
+class ShellExec(Tool):
+    name = "shell_exec"
+    description = "Run a command in a persistent shell opened with shell_open; returns output and exit code."
+    Args = ShellExecArgs
+    kind = "exec"
+
+    def available(self, workspace: Workspace) -> bool:
+        return _exec_available(workspace)
+
+    async def prepare(self, args: ShellExecArgs, ctx: ToolContext) -> Proposal:
+        return Proposal(summary=f"[{args.session_id}] {args.command}", command=args.command,
+                        cwd=f"shell {args.session_id}", timeout=args.timeout)
+
+    async def run(self, args: ShellExecArgs, ctx: ToolContext) -> str:
+        manager = shells(ctx)
+        session = manager.get(args.session_id)
+        async with session.lock:
+            try:
+                output, code = await session.run(args.command, args.timeout)
+            except TimeoutError:
+                await manager.close(args.session_id)
+                raise ToolError(f"timed out after {args.timeout} s; shell {args.session_id} was killed "
+                                "(open a new one with shell_open)") from None
+            except asyncio.CancelledError:
+                await manager.close(args.session_id)
+                raise
+        return f"exit code: {code}\n{cap(output) if output else '(no output)'}"
+
+
+class ShellCloseArgs(ToolArgs):
+    session_id: str = Field(description="The shell to close.")
+
+
+class ShellClose(Tool):
+    """Always allowed: it only stops a shell the agent itself opened."""
+
+    name = "shell_close"
+    description = "Close a persistent shell opened with shell_open."
+    Args = ShellCloseArgs
+
+    def available(self, workspace: Workspace) -> bool:
+        return _exec_available(workspace)
+
+    async def run(self, args: ShellCloseArgs, ctx: ToolContext) -> str:
+        await shells(ctx).close(args.session_id)
+        return f"shell {args.session_id} closed"
+
+
+SHELL_TOOLS: list[type[Tool]] = [BashExec, ShellOpen, ShellExec, ShellClose]

@@ -1,0 +1,91 @@
+"""Line bookkeeping shared by the file and line tools (1-based, inclusive line numbers)."""
+
+from __future__ import annotations
+
+import difflib
+
+MAX_LINES_SHOWN = 2000
+MAX_CHARS_SHOWN = 60_000
+MAX_LINE_CHARS = 2000
+
+
+def to_lines(text: str) -> tuple[list[str], bool]:
+    """The lines of a text and whether it ends with a newline."""
+    if text == "":
+        return [], False
+    trailing = text.endswith("\n")
+    return (text[:-1] if trailing else text).split("\n"), trailing
+
+
+def from_lines(lines: list[str], trailing: bool) -> str:
+    if not lines:
+        return ""
+    return "\n".join(lines) + ("\n" if trailing else "")
+
+
+def content_lines(content: str) -> list[str]:
+    """Lines of tool-supplied content, given with or without a final newline."""
+    if content == "":
+        return []
+    return (content[:-1] if content.endswith("\n") else content).split("\n")
+
+
+def number(lines: list[str], first: int) -> str:
+    """Lines prefixed with their numbers, as the model sees them everywhere."""
+    out = []
+    for offset, line in enumerate(lines):
+        if len(line) > MAX_LINE_CHARS:
+            line = line[:MAX_LINE_CHARS] + f" … [line cut: {len(line)} characters]"
+        out.append(f"{first + offset:>6}\t{line}")
+    return "\n".join(out)
+
+
+def window(lines: list[str], start: int, end: int | None) -> tuple[int, int, str | None]:
+    """Clamp a requested range for display; returns (start, end, note about paging)."""
+    count = len(lines)
+    end = count if end is None else min(end, count)
+    shown_end, size = start - 1, 0
+    while shown_end < end and shown_end - (start - 1) < MAX_LINES_SHOWN:
+        size += len(lines[shown_end]) + 8
+        if size > MAX_CHARS_SHOWN and shown_end > start - 1:
+            break
+        shown_end += 1
+    note = None
+    if shown_end < end:
+        note = (f"[showing lines {start}-{shown_end} of {count}; call again with "
+                f"start_line={shown_end + 1} to continue]")
+    return start, shown_end, note
+
+
+def closest_lines(text: str, wanted: str, limit: int = 12) -> str:
+    """The stretch of text most similar to `wanted`, with line numbers, for error messages."""
+    lines, _ = to_lines(text)
+    target = content_lines(wanted)
+    if not lines or not target:
+        return "(the file is empty)" if not lines else ""
+    size = len(target)
+    probe = target[0].strip()
+    candidates = [i for i, line in enumerate(lines) if probe and probe[:20] in line] or range(len(lines))
+    best, best_ratio = 0, -1.0
+    joined_target = "\n".join(target)
+    for i in list(candidates)[:2000]:
+        ratio = difflib.SequenceMatcher(None, "\n".join(lines[i : i + size]), joined_target).quick_ratio()
+        if ratio > best_ratio:
+            best, best_ratio = i, ratio
+    shown = lines[best : best + min(size, limit)]
+    return number(shown, best + 1)
+
+
+def occurrences(text: str, needle: str) -> list[int]:
+    """Character offsets of every (non-overlapping) occurrence."""
+    found, start = [], 0
+    while True:
+        index = text.find(needle, start)
+        if index < 0:
+            return found
+        found.append(index)
+        start = index + max(1, len(needle))
+
+
+def line_of(text: str, offset: int) -> int:
+    return text.count("\n", 0, offset) + 1

@@ -1,0 +1,112 @@
+"""Shared fixtures: isolated user folders, the scripted model server, and a session harness."""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pydantic import SecretStr
+
+from tests.fakellm import FakeLLM, Reply
+
+ROOT = Path(__file__).resolve().parent.parent
+TEST_KEY = "sk-test-0123456789abcdefSECRET"
+PROVIDER_VARS = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY", "OPENROUTER_API_KEY",
+                 "CODER_TUI_MODEL", "CODER_TUI_API_BASE", "CODER_TUI_API_KEY", "CODER_TUI_MODE",
+                 "GITHUB_TOKEN", "GH_TOKEN")
+
+
+@pytest.fixture(autouse=True)
+def isolated_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Every test gets its own config/data/cache folders and no provider keys."""
+    home = tmp_path_factory.mktemp("home")
+    for var, sub in (("XDG_CONFIG_HOME", "config"), ("XDG_DATA_HOME", "data"), ("XDG_CACHE_HOME", "cache")):
+        monkeypatch.setenv(var, str(home / sub))
+    for var in PROVIDER_VARS:
+        monkeypatch.delenv(var, raising=False)
+    return home
+
+
+@pytest.fixture
+def fake_llm() -> Iterator[FakeLLM]:
+    with FakeLLM() as server:
+        yield server
+
+
+def cli_env(home: Path, **extra: str) -> dict[str, str]:
+    """Environment for a `coder-tui` subprocess: isolated folders, the repo on the path."""
+    env = {k: v for k, v in os.environ.items() if k not in PROVIDER_VARS}
+    env.update(XDG_CONFIG_HOME=str(home / "config"), XDG_DATA_HOME=str(home / "data"),
+               XDG_CACHE_HOME=str(home / "cache"), PYTHONPATH=str(ROOT), NO_COLOR="1")
+    env.update(extra)
+    return env
+
+
+def cli(*args: str) -> list[str]:
+    return [sys.executable, "-m", "tui.cli", *args]
+
+
+@dataclass
+class Harness:
+    """An AgentSession on a temp folder, talking to the scripted model server."""
+
+    llm: FakeLLM
+    root: Path
+    session: Any
+    approver: Any
+    events: list[Any] = field(default_factory=list)
+
+    def script(self, *replies: Reply) -> None:
+        self.llm.script(*replies)
+
+    async def run(self, prompt: str = "do it") -> Any:
+        return await self.session.run(prompt)
+
+    def types(self) -> list[str]:
+        return [e.type for e in self.events]
+
+    def of(self, kind: str) -> list[Any]:
+        return [e for e in self.events if e.type == kind]
+
+    def read(self, name: str) -> str:
+        return (self.root / name).read_text()
+
+    def last_tool_message(self) -> str:
+        return [m for m in self.session.messages if m["role"] == "tool"][-1]["content"]
+
+
+@pytest.fixture
+async def make_harness(fake_llm: FakeLLM, tmp_path: Path) -> Any:
+    from agent.approval import ScriptedApprover
+    from agent.config import Config
+    from agent.runner import AgentSession
+    from agent.workspaces.local import LocalWorkspace
+
+    created: list[Harness] = []
+
+    def make(mode: str = "allow", decisions: list[Any] | None = None, files: dict[str, str] | None = None,
+             approver: Any = None, max_steps: int = 50, timeout: float = 10.0, resume: str | None = None,
+             root: Path | None = None) -> Harness:
+        root = root or tmp_path / "ws"
+        root.mkdir(exist_ok=True)
+        for name, text in (files or {}).items():
+            (root / name).parent.mkdir(parents=True, exist_ok=True)
+            (root / name).write_text(text)
+        config = Config(model=fake_llm.model, api_base=fake_llm.url, api_key=SecretStr(TEST_KEY),
+                        mode=mode, max_steps=max_steps, timeout=timeout, max_retries=2,
+                        retry_base_delay=0.01)  # type: ignore[arg-type]
+        approver = approver or ScriptedApprover(decisions or [])
+        harness = Harness(fake_llm, root, None, approver)
+        harness.session = AgentSession.open(config, LocalWorkspace(root), approver, harness.events.append,
+                                            resume=resume)
+        created.append(harness)
+        return harness
+
+    yield make
+    for harness in created:
+        await harness.session.close()

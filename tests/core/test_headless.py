@@ -1,0 +1,134 @@
+"""`coder-tui run` as users run it: a subprocess talking to the scripted model server."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import cli, cli_env
+from tests.fakellm import FakeLLM, Reply, call
+
+
+@pytest.fixture
+def ws(tmp_path: Path) -> Path:
+    root = tmp_path / "ws"
+    root.mkdir()
+    (root / "a.py").write_text("def f():\n    return 1\n")
+    return root
+
+
+def run_args(llm: FakeLLM, ws: Path, *extra: str, prompt: str = "make f return 2") -> list[str]:
+    return cli("run", prompt, "--workspace", str(ws), "--model", llm.model, "--api-base", llm.url,
+               "--api-key", "sk-test-headless-secret-000", *extra)
+
+
+EDIT = Reply(tool_calls=[call("replace_lines", file_path="a.py", start_line=2, end_line=2, new_content="    return 2")])
+
+
+def test_json_mode_prints_only_events_and_exits_0(fake_llm: FakeLLM, ws: Path, isolated_home: Path) -> None:
+    fake_llm.script(EDIT, Reply(text="Done."))
+    done = subprocess.run(run_args(fake_llm, ws, "--mode", "allow", "--json"), env=cli_env(isolated_home),
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    events = [json.loads(line) for line in done.stdout.splitlines()]
+    assert [e["type"] for e in events][0] == "run_started" and events[-1]["type"] == "complete"
+    assert {"tool_call", "tool_result", "file_changed", "checkpoint", "usage"} <= {e["type"] for e in events}
+    assert (ws / "a.py").read_text() == "def f():\n    return 2\n"
+    assert "sk-test-headless-secret-000" not in done.stdout + done.stderr
+
+
+def _read_until(proc: subprocess.Popen[str], kind: str) -> dict[str, Any]:
+    assert proc.stdout is not None
+    for line in proc.stdout:
+        event = json.loads(line)
+        if event["type"] == kind:
+            return event
+    raise AssertionError(f"no {kind} event")
+
+
+def test_ask_mode_takes_decisions_on_stdin(fake_llm: FakeLLM, ws: Path, isolated_home: Path) -> None:
+    fake_llm.script(EDIT, Reply(text="Done."))
+    proc = subprocess.Popen(run_args(fake_llm, ws, "--json"), env=cli_env(isolated_home), text=True,
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert proc.stdin is not None
+    approval = _read_until(proc, "approval_required")
+    assert approval["kind"] == "edit" and "+    return 2" in approval["files"][0]["diff"]
+    assert (ws / "a.py").read_text().endswith("return 1\n")  # nothing written before the decision
+    proc.stdin.write("this is not json\n")
+    proc.stdin.write('{"type": "decision", "approval_id": "nope", "decision": "allow_once"}\n')
+    proc.stdin.write(json.dumps({"type": "decision", "approval_id": approval["approval_id"],
+                                 "decision": "allow_once"}) + "\n")
+    proc.stdin.flush()
+    errors = [_read_until(proc, "error"), _read_until(proc, "error")]
+    assert "expected a JSON decision object" in errors[0]["message"]
+    assert "no pending approval 'nope'" in errors[1]["message"]
+    assert _read_until(proc, "approval_resolved")["decision"] == "allow_once"
+    proc.stdin.close()
+    assert proc.wait(60) == 0
+    assert (ws / "a.py").read_text().endswith("return 2\n")
+
+
+def test_closed_stdin_denies_with_a_reason(fake_llm: FakeLLM, ws: Path, isolated_home: Path) -> None:
+    fake_llm.script(EDIT, Reply(text="Could not edit."))
+    done = subprocess.run(run_args(fake_llm, ws, "--json"), env=cli_env(isolated_home), stdin=subprocess.DEVNULL,
+                          capture_output=True, text=True, timeout=60)
+    resolved = [json.loads(x) for x in done.stdout.splitlines() if '"approval_resolved"' in x][0]
+    assert resolved["decision"] == "deny" and "stdin is closed" in resolved["feedback"]
+    assert done.returncode == 0 and (ws / "a.py").read_text().endswith("return 1\n")
+
+
+def test_readable_mode_streams_text_tools_diffs_and_a_summary(fake_llm: FakeLLM, ws: Path, isolated_home: Path) -> None:
+    fake_llm.script(Reply(text="Editing now.", tool_calls=EDIT.tool_calls), Reply(text="All done."))
+    done = subprocess.run(run_args(fake_llm, ws, "--mode", "allow"), env=cli_env(isolated_home),
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0
+    assert "Editing now.\n→ replace_lines a.py\n" in done.stdout
+    assert "-    return 1\n+    return 2\n" in done.stdout and "All done." in done.stdout
+    assert "✓ answered · 2 steps ·" in done.stderr and "prompt +" in done.stderr
+
+
+@pytest.mark.parametrize("args, message", [
+    ([], "no model configured: pass --model, set CODER_TUI_MODEL"),
+    (["--workspace", "/definitely/not/here"], "--workspace: workspace folder /definitely/not/here does not exist"),
+    (["--resume", "no-such-session"], "--resume: no session 'no-such-session'"),
+    (["--mode", "yolo"], "argument --mode: invalid choice: 'yolo'"),
+    (["--max-steps", "0"], "argument --max-steps: must be at least 1"),
+])
+def test_usage_errors_exit_2_with_one_line(ws: Path, isolated_home: Path, args: list[str], message: str) -> None:
+    base = ["run", "hi", "--workspace", str(ws)] + (["--model", "openai/x"] if args else [])
+    done = subprocess.run(cli(*base, *args), env=cli_env(isolated_home),
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2 and message in done.stderr and "Traceback" not in done.stderr
+
+
+def test_bad_config_file_names_the_file_and_key(ws: Path, isolated_home: Path) -> None:
+    (ws / ".coder-tui.toml").write_text('model = "openai/x"\nmax_step = 3\n')
+    done = subprocess.run(cli("run", "hi", "--workspace", str(ws)), env=cli_env(isolated_home),
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2 and ".coder-tui.toml: key `max_step`: Extra inputs are not permitted" in done.stderr
+
+
+def test_provider_failure_exits_1(fake_llm: FakeLLM, ws: Path, isolated_home: Path) -> None:
+    fake_llm.script(Reply(status=401, error_message="bad key"))
+    done = subprocess.run(run_args(fake_llm, ws), env=cli_env(isolated_home), capture_output=True, text=True, timeout=60)
+    assert done.returncode == 1 and "authentication failed" in done.stderr
+
+
+def test_ctrl_c_stops_the_run_cleanly(fake_llm: FakeLLM, ws: Path, isolated_home: Path) -> None:
+    fake_llm.script(Reply(text="slow " * 2000, chunk_size=5, chunk_delay=0.01))
+    proc = subprocess.Popen(run_args(fake_llm, ws, "--json"), env=cli_env(isolated_home), text=True,
+                            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    _read_until(proc, "text_delta")
+    started = time.monotonic()
+    proc.send_signal(signal.SIGINT)
+    complete = _read_until(proc, "complete")
+    assert proc.wait(30) == 1 and time.monotonic() - started < 5
+    assert complete["completion_reason"] == "stopped"
+    session_file = next((isolated_home / "data" / "coder-tui" / "sessions").glob("*.jsonl"))
+    assert '"completion_reason": "stopped"' in session_file.read_text()

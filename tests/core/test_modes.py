@@ -1,0 +1,147 @@
+"""Every registered tool through every mode: plan never changes anything, ask changes nothing
+before approval (and nothing on deny), allow runs without asking."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+from aiohttp import web
+
+from agent.approval import Decision
+from agent.tools import default_tools
+from tests.fakellm import Reply, ToolCallSpec, call
+from tests.threaded import ThreadedApp
+
+FILES = {"f.txt": "one\ntwo\nthree\n", "g.txt": "gee\n"}
+
+
+@dataclass
+class Case:
+    args: dict[str, Any]
+    effect: Callable[[Any], bool] | None = None  # True once the tool has had its effect
+    setup: list[ToolCallSpec] = field(default_factory=list)  # calls that must run first (allow)
+
+
+@pytest.fixture
+def web_server() -> Any:
+    hits: list[str] = []
+
+    async def page(request: web.Request) -> web.Response:
+        hits.append(request.path)
+        return web.Response(text="<html><body><h1>Title</h1><p>Body text</p></body></html>",
+                            content_type="text/html")
+
+    def build() -> web.Application:
+        app = web.Application()
+        app.router.add_get("/page", page)
+        return app
+
+    server = ThreadedApp(build).start()
+    server.hits = hits  # type: ignore[attr-defined]
+    yield server
+    server.stop()
+
+
+def cases(server: Any) -> dict[str, Case]:
+    changed = lambda h: h.read("f.txt") != FILES["f.txt"]  # noqa: E731
+    return {
+        "read_file": Case({"file_path": "f.txt"}),
+        "get_line_range": Case({"file_path": "f.txt", "start_line": 1, "end_line": 2}),
+        "list_dir": Case({"path": ""}),
+        "search_code": Case({"pattern": "two"}),
+        "get_project_info": Case({}),
+        "todo_read": Case({}),
+        "todo_write": Case({"todos": [{"id": "1", "content": "x"}]}),
+        "write_file": Case({"file_path": "new.txt", "content": "x\n"}, lambda h: (h.root / "new.txt").exists()),
+        "patch_file": Case({"file_path": "f.txt", "patches": [{"old_text": "two", "new_text": "2"}]}, changed),
+        "multi_edit": Case({"edits": [{"file_path": "g.txt", "patches": [{"old_text": "gee", "new_text": "G"}]}]},
+                           lambda h: h.read("g.txt") != "gee\n"),
+        "replace_lines": Case({"file_path": "f.txt", "start_line": 1, "end_line": 1, "new_content": "1"}, changed),
+        "insert_at_line": Case({"file_path": "f.txt", "line": 1, "content": "0"}, changed),
+        "delete_lines": Case({"file_path": "f.txt", "start_line": 1, "end_line": 1}, changed),
+        "bash_exec": Case({"command": "touch ran.txt"}, lambda h: (h.root / "ran.txt").exists()),
+        "shell_open": Case({}, lambda h: bool(h.session.ctx.extras.get("shells") and
+                                               h.session.ctx.extras["shells"].sessions)),
+        "shell_exec": Case({"session_id": "sh1", "command": "touch ran2.txt"},
+                           lambda h: (h.root / "ran2.txt").exists(), [call("shell_open")]),
+        "shell_close": Case({"session_id": "sh1"}, None, [call("shell_open")]),
+        "web_fetch": Case({"url": f"{server.base_url}/page"}, lambda h: bool(server.hits)),
+    }
+
+
+def test_the_table_covers_every_registered_tool(web_server: Any) -> None:
+    assert sorted(cases(web_server)) == sorted(tool.name for tool in default_tools())
+
+
+async def _run_one(make_harness: Any, mode: str, name: str, case: Case, decisions: list[Decision]) -> Any:
+    h = make_harness(mode=mode, files=FILES, decisions=decisions)
+    setup = case.setup if mode == "allow" else []
+    h.script(Reply(tool_calls=[*setup, call(name, **case.args)]), Reply(text="done"))
+    await h.run(f"call {name}")
+    return h
+
+
+@pytest.mark.parametrize("name", [t.name for t in default_tools()])
+async def test_plan_mode_blocks_every_change(make_harness: Any, web_server: Any, name: str) -> None:
+    tool = next(t for t in default_tools() if t.name == name)
+    case = cases(web_server)[name]
+    h = await _run_one(make_harness, "plan", name, case, [])
+    assert not h.of("approval_required")
+    result = h.of("tool_result")[-1]
+    if tool.kind == "read":
+        assert "blocked" not in (result.error or "")
+    else:
+        assert not result.ok and "blocked in plan mode" in result.error
+    assert case.effect is None or not case.effect(h)
+    assert h.read("f.txt") == FILES["f.txt"] and not h.of("file_changed")
+
+
+@pytest.mark.parametrize("name", [t.name for t in default_tools() if t.kind != "read"])
+async def test_ask_mode_changes_nothing_on_deny(make_harness: Any, web_server: Any, name: str) -> None:
+    case = cases(web_server)[name]
+    h = await _run_one(make_harness, "ask", name, case, [Decision("deny", feedback="not now")])
+    assert len(h.of("approval_required")) == 1
+    assert h.of("approval_resolved")[0].decision == "deny"
+    result = h.of("tool_result")[-1]
+    assert not result.ok and "not now" in result.error
+    assert case.effect is not None and not case.effect(h)
+
+
+@pytest.mark.parametrize("name", [t.name for t in default_tools() if t.kind != "read"])
+async def test_ask_mode_acts_only_after_approval(make_harness: Any, web_server: Any, name: str) -> None:
+    case = cases(web_server)[name]
+    seen_before: list[bool] = []
+
+    class Watching:
+        async def decide(self, request: Any) -> Decision:
+            seen_before.append(case.effect(h))  # type: ignore[misc]
+            return Decision("allow_once")
+
+    h = make_harness(mode="ask", files=FILES, approver=Watching())
+    h.script(Reply(tool_calls=[*case.setup, call(name, **case.args)]), Reply(text="done"))
+    await h.run(f"call {name}")
+    assert seen_before and not any(seen_before[-1:])
+    assert case.effect is not None and case.effect(h)
+
+
+@pytest.mark.parametrize("name", [t.name for t in default_tools()])
+async def test_allow_mode_runs_without_asking(make_harness: Any, web_server: Any, name: str) -> None:
+    case = cases(web_server)[name]
+    h = await _run_one(make_harness, "allow", name, case, [])
+    assert not h.of("approval_required")
+    assert h.of("tool_result")[-1].ok, h.of("tool_result")[-1]
+    assert case.effect is None or case.effect(h)
+
+
+async def test_allow_all_lasts_for_that_tool_only(make_harness: Any) -> None:
+    h = make_harness(mode="ask", files=FILES, decisions=[Decision("allow_all"), Decision("deny")])
+    h.script(Reply(tool_calls=[call("insert_at_line", file_path="f.txt", line=1, content="a"),
+                               call("insert_at_line", file_path="f.txt", line=1, content="b"),
+                               call("write_file", file_path="w.txt", content="w")]),
+             Reply(text="done"))
+    await h.run()
+    assert [e.tool for e in h.of("approval_required")] == ["insert_at_line", "write_file"]
+    assert h.read("f.txt").startswith("b\na\n") and not (h.root / "w.txt").exists()

@@ -1,0 +1,1 @@
+"""coder-tui front ends: the command line and the Textual app."""

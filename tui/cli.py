@@ -1,0 +1,150 @@
+"""The `coder-tui` command line. Parses arguments only; heavy modules load after dispatch.
+
+    coder-tui [DIR] [options]          open the app on a folder
+    coder-tui run PROMPT [options]     run the agent headless
+    coder-tui undo [CHECKPOINT]        restore a checkpoint
+    coder-tui sessions                 list recorded sessions
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable
+
+from agent import __version__
+
+MODES = ("plan", "ask", "allow")
+COMMANDS_HELP = """commands:
+  coder-tui [DIR]              open the app on a folder (default: the current folder)
+  coder-tui run PROMPT         run the agent without the UI (see `coder-tui run --help`)
+  coder-tui undo [CHECKPOINT]  restore the workspace to a checkpoint (`--list` shows them)
+  coder-tui sessions           list recorded sessions (resume one with --resume ID)
+
+modes:
+  plan   the agent only reads and proposes
+  ask    every edit, command and web request is shown for approval first (default)
+  allow  edits, commands and web requests run without asking
+
+model configuration (first found wins):
+  --model / --api-base / --api-key flags
+  environment: CODER_TUI_MODEL, CODER_TUI_API_BASE, CODER_TUI_API_KEY, and the provider's own
+               variables (OPENAI_API_KEY, ANTHROPIC_API_KEY, ...)
+  .coder-tui.toml in the workspace, then config.toml in the user config folder
+  The model is a litellm model string, e.g. openai/gpt-4.1, anthropic/claude-sonnet-4-5, or
+  ollama_chat/qwen2.5-coder with --api-base http://localhost:11434.
+"""
+
+
+def _model_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--mode", choices=MODES, help="approval mode (default: ask, or the config's)")
+    parser.add_argument("--model", metavar="MODEL", help="litellm model string, e.g. openai/gpt-4.1")
+    parser.add_argument("--api-base", metavar="URL", help="OpenAI-compatible server address (proxy, Ollama, ...)")
+    parser.add_argument("--api-key", metavar="KEY", help="API key (prefer the provider's environment variable)")
+    parser.add_argument("--resume", metavar="ID|last", help="continue a recorded session")
+
+
+def launch_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="coder-tui", description="A terminal coding agent that shows every edit as a diff and asks first.",
+        epilog=COMMANDS_HELP, formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("workspace", nargs="?", default=".", metavar="DIR", help="folder to work in")
+    _model_options(parser)
+    parser.add_argument("--theme", metavar="NAME", help="colour theme (dark, light, high-contrast, or a user theme)")
+    parser.add_argument("--version", action="version", version=f"coder-tui {__version__}")
+    return parser
+
+
+def run_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="coder-tui run", description=(
+            "Run the agent on PROMPT without the UI. Output streams as readable text, or with --json as "
+            "one JSON event per line. In ask mode, answer approvals on stdin: a JSON line "
+            '{"type": "decision", "approval_id": ..., "decision": "allow_once"|"allow_all"|"deny"|"stop", '
+            '"feedback": "..."} (readable mode also takes y / a / n [feedback] / s). '
+            "Exit codes: 0 completed, 1 failed or stopped, 2 usage or configuration error."),
+    )
+    parser.add_argument("prompt", metavar="PROMPT", help="what the agent should do")
+    parser.add_argument("--workspace", metavar="DIR", default=".", help="folder to work in (default: .)")
+    _model_options(parser)
+    parser.add_argument("--max-steps", type=_positive, metavar="N", help="most model turns in this run (default: 50)")
+    parser.add_argument("--json", action="store_true", help="print one JSON event per line, nothing else")
+    return parser
+
+
+def undo_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="coder-tui undo",
+        description="Restore the workspace to a checkpoint (default: the newest one that differs from "
+                    "the files now). The state before the restore is saved as a checkpoint too.",
+    )
+    parser.add_argument("checkpoint", nargs="?", metavar="CHECKPOINT", help="checkpoint id (or a unique prefix)")
+    parser.add_argument("--list", action="store_true", help="list checkpoints, newest first")
+    parser.add_argument("--workspace", metavar="DIR", default=".", help="folder (default: .)")
+    return parser
+
+
+def sessions_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="coder-tui sessions", description="List recorded sessions, newest first.")
+    parser.add_argument("--limit", type=_positive, default=30, metavar="N", help="show at most N (default: 30)")
+    return parser
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def _cmd_run(argv: list[str]) -> int:
+    options = run_parser().parse_args(argv)
+    from agent.headless import main as headless_main
+
+    return headless_main(options)
+
+
+def _cmd_undo(argv: list[str]) -> int:
+    options = undo_parser().parse_args(argv)
+    from agent.commands import undo
+
+    return undo(options)
+
+
+def _cmd_sessions(argv: list[str]) -> int:
+    options = sessions_parser().parse_args(argv)
+    from agent.commands import list_sessions
+
+    return list_sessions(options)
+
+
+def _cmd_launch(argv: list[str]) -> int:
+    options = launch_parser().parse_args(argv)
+    try:
+        from tui.app import run_app
+    except ImportError as exc:  # the app module ships with the Textual front end
+        print(f"coder-tui: the app is not available ({exc}); use `coder-tui run`", file=sys.stderr)
+        return 2
+    return run_app(options)
+
+
+COMMANDS: dict[str, Callable[[list[str]], int]] = {
+    "run": _cmd_run, "undo": _cmd_undo, "sessions": _cmd_sessions,
+}
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    command = COMMANDS.get(args[0]) if args else None
+    try:
+        return command(args[1:]) if command else _cmd_launch(args)
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())
