@@ -1,7 +1,7 @@
 """A fake GitHub REST API on loopback, backed by real bare git repositories.
 
-It runs aiohttp in a background thread with its own event loop, so async tests, sync tests and
-subprocesses (through its URL) all talk to it over a real socket. It implements the endpoints
+It runs aiohttp in a background thread (`tests.threaded.ThreadedApp`), so async tests, sync
+tests and subprocesses (through its URL) all talk to it over a real socket. It implements the endpoints
 PyGithub calls for coder-tui: repository, branches and refs, git trees/blobs/commits, commits,
 contents, issues and comments, pulls, rate_limit and user. Every answer carries rate-limit
 headers; tests can exhaust the limit, inject failures per route, and read back the requests,
@@ -10,7 +10,6 @@ pull requests and comments it recorded.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import re
 import threading
@@ -22,6 +21,7 @@ from typing import Any
 from aiohttp import web
 
 from tests.github.fake_git import BareStore
+from tests.threaded import ThreadedApp
 
 Handler = Any
 
@@ -105,50 +105,25 @@ class FakeGitHub:
         self._window_reset = int(time.time()) + 3600
         self._exhausted_until = 0.0
         self._lock = threading.RLock()
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._runner: web.AppRunner | None = None
-        self._thread: threading.Thread | None = None
+        self._server = ThreadedApp(self._build_app)
         self.url = ""
 
     # -- lifecycle --------------------------------------------------------------------------
     def start(self) -> FakeGitHub:
-        ready = threading.Event()
-        self._loop = asyncio.new_event_loop()
-        self._thread = threading.Thread(target=self._serve, args=(ready,), daemon=True)
-        self._thread.start()
-        if not ready.wait(10):
-            raise RuntimeError("fake GitHub server did not start")
+        self._server.start()
+        self.url = self._server.base_url
         return self
 
-    def _serve(self, ready: threading.Event) -> None:
-        assert self._loop is not None
-        asyncio.set_event_loop(self._loop)
-        self._loop.run_until_complete(self._start_site())
-        ready.set()
-        self._loop.run_forever()
-
-    async def _start_site(self) -> None:
+    def _build_app(self) -> web.Application:
         from tests.github import fake_routes_git, fake_routes_issues
 
         app = web.Application(middlewares=[self._middleware], client_max_size=200 * 1024 * 1024)
         fake_routes_git.register(app, self)
         fake_routes_issues.register(app, self)
-        self._runner = web.AppRunner(app, access_log=None)
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", 0)
-        await site.start()
-        host, port = self._runner.addresses[0][:2]
-        self.url = f"http://{host}:{port}"
+        return app
 
     def stop(self) -> None:
-        if self._loop is None or self._runner is None:
-            return
-        asyncio.run_coroutine_threadsafe(self._runner.cleanup(), self._loop).result(10)
-        self._loop.call_soon_threadsafe(self._loop.stop)
-        assert self._thread is not None
-        self._thread.join(10)
-        self._loop.close()
-        self._loop = None
+        self._server.stop()
 
     def __enter__(self) -> FakeGitHub:
         return self.start()
