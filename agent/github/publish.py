@@ -14,11 +14,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agent.diffing import FileChange, count_changes
-from agent.github.errors import GitHubError, NotFound, PublishConflict
+from agent.github.errors import BinaryFile, GitHubError, NotFound, PublishConflict
 from agent.github.merge import merge3
 from agent.github.remote import RemoteRepo, StagedFile
 from agent.github.spec import ref_problem
-from agent.github.tree import REGULAR, decode_text
+from agent.github.state import OverlayFile
+from agent.github.tree import REGULAR
+from agent.workspaces import textio
 
 INLINE_LIMIT = 64 * 1024  # larger texts go up as separate blobs
 ATTEMPTS = 3
@@ -38,7 +40,7 @@ class PublishResult:
 @dataclass
 class _Plan:
     parent: str
-    texts: dict[str, str | None] = field(default_factory=dict)  # the final content per path
+    contents: dict[str, bytes | None] = field(default_factory=dict)  # final bytes per path, None deletes
     rebased: bool = False
 
 
@@ -83,29 +85,45 @@ def _check_branch(remote: RemoteRepo) -> None:
 
 async def _plan(remote: RemoteRepo, head: str | None) -> _Plan:
     if head is None or head == remote.base_commit:
-        return _Plan(head or remote.base_commit, dict(remote.overlay))
+        return _Plan(head or remote.base_commit, {p: _encode(e) for p, e in remote.overlay.items()})
     plan = _Plan(head, rebased=True)
     conflicts: list[str] = []
     for path, ours in remote.overlay.items():
         theirs = await _text_at(remote, head, path)
-        clean, merged = merge3(await remote.committed_text(path), ours, theirs)
+        base = await _base_text(remote, path)
+        clean, merged = merge3(base[0] if base else None, ours.text, theirs[0] if theirs else None)
         if not clean:
             conflicts.append(path)
-        elif merged != theirs:
-            plan.texts[path] = merged
+            continue
+        # keep their encoding and line ends unless our edit changed them
+        fmt = theirs[1] if theirs and (base is None or base[1] == ours.format) else ours.format
+        content = None if merged is None else textio.encode(merged, fmt)
+        if content != (theirs[2] if theirs else None):
+            plan.contents[path] = content
     if conflicts:
         raise PublishConflict(
             f"branch {remote.work_branch} moved to {head[:7]} since these edits were made, and its "
             f"changes overlap them in {', '.join(sorted(conflicts))}. Nothing was published; the edits "
             "are kept. Publish to a new branch, or re-read those files on the branch and redo the edits."
         )
-    if not plan.texts:
+    if not plan.contents:
         raise GitHubError(f"branch {remote.work_branch} already contains these changes; nothing to publish")
     return plan
 
 
-async def _text_at(remote: RemoteRepo, commit: str, path: str) -> str | None:
-    """path's text at commit via the contents API (blobs for files too large for it)."""
+def _encode(entry: OverlayFile) -> bytes | None:
+    return None if entry.text is None else textio.encode(entry.text, entry.format)
+
+
+async def _base_text(remote: RemoteRepo, path: str) -> tuple[str, textio.TextFormat] | None:
+    try:
+        return await remote.committed(path)
+    except BinaryFile:
+        return None  # a binary file we only delete: merge3 sees it as absent on our side's base
+
+
+async def _text_at(remote: RemoteRepo, commit: str, path: str) -> tuple[str, textio.TextFormat, bytes] | None:
+    """path's text, format and bytes at commit via the contents API (blobs when too large for it)."""
     try:
         content: Any = await remote.client.call(
             f"reading {path} at {commit[:7]}", lambda: remote.api.get_contents(path, ref=commit)
@@ -118,10 +136,11 @@ async def _text_at(remote: RemoteRepo, commit: str, path: str) -> str | None:
         data = base64.b64decode(content.content)
     else:  # GitHub leaves content empty above 1 MB: read the blob instead
         data = await remote.blob(content.sha)
-    text = decode_text(data)
-    if text is None:
-        raise PublishConflict(f"{path} became a binary file on {remote.work_branch}; nothing was published")
-    return text
+    try:
+        text, fmt = textio.decode(data)
+    except textio.BinaryFileError:
+        raise PublishConflict(f"{path} is a binary file on {remote.work_branch}; nothing was published") from None
+    return text, fmt, data
 
 
 async def _write_commit(remote: RemoteRepo, plan: _Plan, message: str) -> str:
@@ -130,20 +149,31 @@ async def _write_commit(remote: RemoteRepo, plan: _Plan, message: str) -> str:
     call = remote.client.call
     parent = await call("reading the parent commit", lambda: remote.api.get_git_commit(plan.parent))
     elements = []
-    for path, text in sorted(plan.texts.items()):
+    for path, data in sorted(plan.contents.items()):
         item = remote.index.get(path)
         mode = item.mode if item is not None and item.is_regular else REGULAR
-        if text is None:
+        inline = _inline_text(data)
+        if data is None:
             elements.append(InputGitTreeElement(path, mode, "blob", sha=None))
-        elif len(text) <= INLINE_LIMIT:
-            elements.append(InputGitTreeElement(path, mode, "blob", content=text))
+        elif inline is not None:
+            elements.append(InputGitTreeElement(path, mode, "blob", content=inline))
         else:
-            encoded = base64.b64encode(text.encode("utf-8")).decode()
+            encoded = base64.b64encode(data).decode()
             blob = await call(f"uploading {path}", lambda e=encoded: remote.api.create_git_blob(e, "base64"), write=True)
             elements.append(InputGitTreeElement(path, mode, "blob", sha=blob.sha))
     tree = await call("writing the tree", lambda: remote.api.create_git_tree(elements, parent.tree), write=True)
     commit = await call("writing the commit", lambda: remote.api.create_git_commit(message, tree, [parent]), write=True)
     return commit.sha
+
+
+def _inline_text(data: bytes | None) -> str | None:
+    """Small UTF-8 content goes inside the tree request (one write less per file)."""
+    if data is None or len(data) > INLINE_LIMIT:
+        return None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
 
 
 async def _move_ref(remote: RemoteRepo, head: str | None, commit: str) -> None:
@@ -172,19 +202,12 @@ async def commit_message(remote: RemoteRepo, title: str | None = None) -> str:
     staged = remote.staged()
     lines = []
     for item in staged:
-        old = None if item.status == "added" else await _old_text(remote, item.path)
-        change = FileChange(item.path, old, remote.overlay[item.path])
+        base = None if item.status == "added" else await _base_text(remote, item.path)
+        change = FileChange(item.path, base[0] if base else None, remote.overlay[item.path].text)
         added, removed = count_changes(change)
         lines.append(f"- {item.status}: {item.path} (+{added} -{removed})")
     subject = (title or "").strip().splitlines()[0] if (title or "").strip() else _subject(staged)
     return f"{subject}\n\n" + "\n".join(lines) + "\n\nPublished by coder-tui.\n"
-
-
-async def _old_text(remote: RemoteRepo, path: str) -> str | None:
-    try:
-        return await remote.committed_text(path)
-    except GitHubError:
-        return None
 
 
 def _subject(staged: list[StagedFile]) -> str:

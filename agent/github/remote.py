@@ -1,8 +1,9 @@
 """One GitHub repository at one commit, plus an in-memory overlay of unpublished edits.
 
-Opening costs four requests: the repository, the ref, its commit and one recursive tree. Blobs
-are fetched when first read and cached by sha. Edits never touch GitHub: they go into the
-overlay (full texts by path, None for a deletion) until `publish` makes one commit of them.
+Opening costs five requests: the repository, the ref, its commit, one recursive tree, and a
+check that the work branch name is free. Blobs are fetched when first read and cached by sha.
+Edits never touch GitHub: they go into the overlay (text and encoding by path, or a deletion)
+until `publish` makes one commit of them.
 """
 
 from __future__ import annotations
@@ -18,25 +19,16 @@ from typing import TYPE_CHECKING, Any, Literal
 from agent.github.client import TOKEN_HINT, GitHubClient, RateInfo
 from agent.github.errors import BinaryFile, GitHubError, NotFound, RepoNotFound
 from agent.github.spec import RepoSpec
-from agent.github.state import GitHubState
-from agent.github.tree import (
-    SUBMODULE,
-    SYMLINK,
-    BlobCache,
-    TreeIndex,
-    TreeItem,
-    decode_text,
-    parent_dirs,
-    restore_eol,
-    to_lf,
-    uses_crlf,
-)
+from agent.github.state import GitHubState, OverlayFile, RepoPointer
+from agent.github.tree import SUBMODULE, SYMLINK, BlobCache, TreeIndex, TreeItem, parent_dirs
+from agent.workspaces import textio
 from agent.workspaces.base import ProgressFn, WorkspaceError
 
 if TYPE_CHECKING:
     from github.Repository import Repository
 
 FETCH_CONCURRENCY = 8
+MAX_READ_BYTES = 20 * 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -70,7 +62,7 @@ class RemoteRepo:
         self.base_tree = ""
         self.index = TreeIndex([])
         self.blobs = BlobCache()
-        self.overlay: dict[str, str | None] = {}
+        self.overlay: dict[str, OverlayFile] = {}
         self.work_branch = ""
         self.published_head: str | None = None
         self.pull_request: int | None = None
@@ -83,7 +75,7 @@ class RemoteRepo:
     async def open(cls, client: GitHubClient, spec: RepoSpec, task: str = "") -> RemoteRepo:
         """Resolve the ref, load the tree, and pick a free work branch named after the task."""
         remote = cls(client, spec)
-        await remote._load_repository()
+        await remote.connect()
         remote.base_commit, remote.ref_is_branch = await remote._resolve_ref(remote.ref)
         await remote.load_tree(remote.base_commit)
         remote.work_branch = await remote._free_branch(work_branch_name(task))
@@ -94,31 +86,34 @@ class RemoteRepo:
         """Reopen a saved session: same base commit, same work branch, overlay intact."""
         owner, name = state.repository.split("/")
         remote = cls(client, RepoSpec(owner, name, state.ref))
-        await remote._load_repository()
+        await remote.connect()
         remote.ref, remote.ref_is_branch = state.ref, state.ref_is_branch
         await remote.load_tree(state.base_commit)
         remote.work_branch = state.work_branch
         remote.published_head = state.published_head
+        remote.pull_request = state.pull_request
         remote.overlay = dict(state.overlay)
         remote._live = None
-        remote.pull_request = state.pull_request
         return remote
 
-    def state(self) -> GitHubState:
-        return GitHubState(
+    def pointer(self) -> RepoPointer:
+        return RepoPointer(
             repository=self.full_name, api_url=self.client.settings.api_url, ref=self.ref,
             ref_is_branch=self.ref_is_branch, default_branch=self.default_branch,
             base_commit=self.base_commit, work_branch=self.work_branch,
-            published_head=self.published_head, overlay=dict(self.overlay),
-            pull_request=self.pull_request,
+            published_head=self.published_head, pull_request=self.pull_request,
         )
+
+    def state(self) -> GitHubState:
+        return GitHubState(**self.pointer().model_dump(), overlay=dict(self.overlay))
 
     @property
     def api(self) -> Repository:
-        assert self._api is not None, "RemoteRepo used before open()"
+        assert self._api is not None, "RemoteRepo used before connect()"
         return self._api
 
-    async def _load_repository(self) -> None:
+    async def connect(self) -> None:
+        """Read the repository itself: its name, default branch and our permissions."""
         private = "" if self.client.has_token else f" (if it is private, a token is needed: {TOKEN_HINT})"
         missing = RepoNotFound(f"repository {self.full_name} not found on GitHub{private}")
         self._api = await self.client.repository(self.full_name, missing)
@@ -130,11 +125,9 @@ class RemoteRepo:
 
     async def _resolve_ref(self, ref: str) -> tuple[str, bool]:
         """(commit sha, is_branch) for a branch, tag or commit name."""
-        try:
-            git_ref = await self.client.call(f"reading branch {ref}", lambda: self.api.get_git_ref(f"heads/{ref}"))
-            return git_ref.object.sha, True
-        except NotFound:
-            pass
+        head = await self.branch_head(ref)
+        if head is not None:
+            return head, True
         missing = NotFound(f"{ref!r} is not a branch, tag or commit of {self.full_name}")
         try:
             commit = await self.client.call(f"resolving {ref}", lambda: self.api.get_commit(ref), missing=missing)
@@ -146,7 +139,8 @@ class RemoteRepo:
 
     async def load_tree(self, commit_sha: str) -> None:
         """One recursive tree fetch for the commit (more only when GitHub truncates it)."""
-        commit = await self.client.call(f"reading commit {commit_sha[:7]}", lambda: self.api.get_git_commit(commit_sha))
+        commit = await self.client.call(f"reading commit {commit_sha[:7]}",
+                                        lambda: self.api.get_git_commit(commit_sha))
         self.base_commit, self.base_tree = commit_sha, commit.tree.sha
         items, dirs = await self._fetch_tree(self.base_tree, "")
         self.index = TreeIndex(items, dirs)
@@ -186,8 +180,8 @@ class RemoteRepo:
         """(files, folders) of the commit seen through the overlay, cached until either changes."""
         if self._live is None:
             paths = {p for p, item in self.index.files.items() if item.mode != SUBMODULE}
-            paths |= {p for p, text in self.overlay.items() if text is not None}
-            paths -= {p for p, text in self.overlay.items() if text is None}
+            paths |= {p for p, entry in self.overlay.items() if not entry.deleted}
+            paths -= {p for p, entry in self.overlay.items() if entry.deleted}
             dirs = {d for p in paths for d in parent_dirs(p)}
             dirs |= {p for p, i in self.index.files.items() if i.mode == SUBMODULE}
             self._live = (sorted(paths), dirs)
@@ -196,51 +190,53 @@ class RemoteRepo:
     def file_paths(self) -> list[str]:
         return self._view()[0]
 
-    def dir_paths(self) -> set[str]:
-        return self._view()[1]
-
     def exists(self, path: str) -> bool:
         if path in self.overlay:
-            return self.overlay[path] is not None
+            return not self.overlay[path].deleted
         return path in self.index.files or self.is_dir(path)
 
     def is_dir(self, path: str) -> bool:
-        return path == "" or path in self.dir_paths()
+        return path == "" or path in self._view()[1]
 
     def size(self, path: str) -> int:
-        text = self.overlay.get(path)
-        if text is not None:
-            return len(text.encode("utf-8"))
+        entry = self.overlay.get(path)
+        if entry is not None:
+            return len(textio.encode(entry.text or "", entry.format))
         item = self.index.get(path)
         return item.size if item else 0
 
-    async def read_bytes(self, path: str) -> bytes:
-        if path in self.overlay:
-            text = self.overlay[path]
-            if text is None:
+    async def read_text(self, path: str) -> str:
+        """The file's text with "\\n" line ends (WorkspaceError when missing, binary or special)."""
+        entry = self.overlay.get(path)
+        if entry is not None:
+            if entry.text is None:
                 raise WorkspaceError(f"{path} was deleted (not yet published)")
-            return text.encode("utf-8")
+            return entry.text
+        return (await self._committed(path, missing_ok=False))[0]  # type: ignore[index]
+
+    async def committed(self, path: str) -> tuple[str, textio.TextFormat] | None:
+        """path's text and format at the base commit, ignoring the overlay (None: not there)."""
+        return await self._committed(path, missing_ok=True)
+
+    async def _committed(self, path: str, missing_ok: bool) -> tuple[str, textio.TextFormat] | None:
         item = self.index.get(path)
         if item is None:
+            if missing_ok:
+                return None
             what = "a folder" if self.is_dir(path) else "not a file"
             raise WorkspaceError(f"{path} is {what} in {self.full_name}@{self.ref}")
         if item.mode == SUBMODULE:
             raise WorkspaceError(f"{path} is a submodule (commit {item.sha[:7]}); its files live in another repository")
+        if item.size > MAX_READ_BYTES:
+            raise WorkspaceError(f"{path} is {item.size // 1024 // 1024} MB; files over 20 MB are not read")
         data = await self.blob(item.sha)
         if item.mode == SYMLINK:
             raise WorkspaceError(f"{path} is a symbolic link to {data.decode(errors='replace')}; read the target")
-        return data
-
-    async def read_raw_text(self, path: str) -> str:
-        """The file's text in its own line-end style (BinaryFile for non-text content)."""
-        data = await self.read_bytes(path)
-        text = decode_text(data)
-        if text is None:
-            raise BinaryFile(f"{path} is a binary file ({len(data)} bytes); it cannot be read or edited as text")
-        return text
-
-    async def read_text(self, path: str) -> str:
-        return to_lf(await self.read_raw_text(path))
+        try:
+            return textio.decode(data)
+        except textio.BinaryFileError:
+            raise BinaryFile(f"{path} is a binary file ({len(data)} bytes); the text tools do not read "
+                             "or edit it") from None
 
     async def blob(self, sha: str) -> bytes:
         cached = self.blobs.get(sha)
@@ -253,57 +249,45 @@ class RemoteRepo:
 
     async def prefetch(self, paths: Iterable[str], progress: ProgressFn | None = None) -> None:
         """Fetch the blobs of many files concurrently (search), reporting progress."""
-        wanted = [p for p in paths if p not in self.overlay and (item := self.index.get(p))
-                  and item.is_regular and item.sha not in self.blobs]
+        shas = {item.sha for p in paths if p not in self.overlay and (item := self.index.get(p))
+                and item.is_regular and item.sha not in self.blobs}
         gate = asyncio.Semaphore(FETCH_CONCURRENCY)
         done = 0
 
-        async def one(path: str) -> None:
+        async def one(sha: str) -> None:
             nonlocal done
             async with gate:
-                await self.blob(self.index.files[path].sha)
+                await self.blob(sha)
             done += 1
             if progress:
-                progress("fetching files", done, len(wanted))
+                progress("fetching files", done, len(shas))
 
-        await asyncio.gather(*(one(p) for p in wanted))
+        await asyncio.gather(*(one(sha) for sha in sorted(shas)))
 
     # -- writing (the overlay) --------------------------------------------------------------------
-    async def stage(self, path: str, text: str | None) -> None:
-        """Record the new text ("\n" line ends) of path, or None to delete it."""
+    async def stage(self, path: str, text: str | None) -> OverlayFile | None:
+        """Record path's new text ("\\n" line ends), or None to delete it; returns the overlay entry."""
         item = self.index.get(path)
         if item is not None and not item.is_regular:
             raise WorkspaceError(f"{path} is a symbolic link or submodule; coder-tui edits regular files only")
         self._live = None
         if text is None:
-            if item is None:
-                self.overlay.pop(path, None)
-            else:
-                self.overlay[path] = None
-            return
-        original = await self.committed_text(path) if item is not None else None
-        current = self.overlay.get(path) or original
-        new = restore_eol(text, uses_crlf(current) if current else False)
-        if new == original:
-            self.overlay.pop(path, None)  # back to what the commit has: nothing to publish
+            entry = OverlayFile.of(None) if item is not None else None
         else:
-            self.overlay[path] = new
-
-    async def committed_text(self, path: str) -> str | None:
-        """The text of path at the base commit, ignoring the overlay (None: not there)."""
-        item = self.index.get(path)
-        if item is None:
-            return None
-        data = await self.blob(item.sha)
-        text = decode_text(data)
-        if text is None:
-            raise BinaryFile(f"{path} is a binary file ({len(data)} bytes); it cannot be edited as text")
-        return text
+            base = await self.committed(path) if item is not None else None
+            previous = self.overlay.get(path)
+            fmt = previous.format if previous and not previous.deleted else (base[1] if base else None)
+            entry = None if base is not None and base == (text, fmt) else OverlayFile.of(text, fmt)
+        if entry is None:
+            self.overlay.pop(path, None)  # what the commit has: nothing to publish
+        else:
+            self.overlay[path] = entry
+        return entry
 
     def staged(self) -> list[StagedFile]:
         result = []
-        for path in sorted(self.overlay):
-            if self.overlay[path] is None:
+        for path, entry in sorted(self.overlay.items()):
+            if entry.deleted:
                 result.append(StagedFile(path, "deleted"))
             else:
                 result.append(StagedFile(path, "modified" if path in self.index.files else "added"))

@@ -10,8 +10,35 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from agent.workspaces.textio import TextFormat
 
-class GitHubState(BaseModel):
+
+class OverlayFile(BaseModel):
+    """One unpublished file: its text ("\\n" line ends) and how to encode it; text None deletes it."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    text: str | None
+    encoding: str = "utf-8"
+    newline: str = "\n"
+
+    @property
+    def deleted(self) -> bool:
+        return self.text is None
+
+    @property
+    def format(self) -> TextFormat:
+        return TextFormat(self.encoding, self.newline)
+
+    @classmethod
+    def of(cls, text: str | None, fmt: TextFormat | None = None) -> OverlayFile:
+        fmt = fmt or TextFormat()
+        return cls(text=text, encoding=fmt.encoding, newline=fmt.newline)
+
+
+class RepoPointer(BaseModel):
+    """Where the session stands: everything but the overlay."""
+
     model_config = ConfigDict(extra="forbid")
 
     version: Literal[1] = 1
@@ -23,6 +50,8 @@ class GitHubState(BaseModel):
     base_commit: str  # the commit the overlay's edits were made against
     work_branch: str
     published_head: str | None = None  # the last commit we published on the work branch
-    # path -> full text in the file's own line-end style; None deletes the path
-    overlay: dict[str, str | None] = Field(default_factory=dict)
     pull_request: int | None = None
+
+
+class GitHubState(RepoPointer):
+    overlay: dict[str, OverlayFile] = Field(default_factory=dict)

@@ -1,4 +1,4 @@
-"""The file index of one commit (from the recursive tree) and what text a blob holds."""
+"""The file index of one commit (from the recursive tree), and a byte-bounded blob cache."""
 
 from __future__ import annotations
 
@@ -60,29 +60,6 @@ def children(paths: list[str], dirs: set[str], sizes: dict[str, int], base: str)
             name = path[len(prefix):]
             found[name] = DirEntry(name, False, sizes.get(path, 0))
     return sorted(found.values(), key=lambda e: (not e.is_dir, e.name))
-
-
-def decode_text(data: bytes) -> str | None:
-    """UTF-8 text, or None for binary content (NUL bytes or invalid UTF-8)."""
-    if b"\0" in data[:8192]:
-        return None
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError:
-        return None
-
-
-def uses_crlf(text: str) -> bool:
-    return "\r\n" in text
-
-
-def to_lf(text: str) -> str:
-    return text.replace("\r\n", "\n")
-
-
-def restore_eol(text: str, crlf: bool) -> str:
-    """Text with "\n" line ends written back in the file's own style."""
-    return text.replace("\r\n", "\n").replace("\n", "\r\n") if crlf else text
 
 
 class BlobCache:

@@ -43,7 +43,8 @@ async def test_crlf_files_read_as_lf_and_keep_their_style_when_staged(make_clien
     remote = await RemoteRepo.open(make_client(), RepoSpec("octo", "hello"))
     assert await remote.read_text("docs/guide.txt") == "line one\nline two\n"
     await remote.stage("docs/guide.txt", "line one\nline 2\n")
-    assert remote.overlay["docs/guide.txt"] == "line one\r\nline 2\r\n"
+    entry = remote.overlay["docs/guide.txt"]
+    assert entry.text == "line one\nline 2\n" and entry.newline == "\r\n"
     assert await remote.read_text("docs/guide.txt") == "line one\nline 2\n"
 
 
