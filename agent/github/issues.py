@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from agent.github.errors import GitHubError, NotFound
-from agent.github.publish import PublishResult, publish
+from agent.github.publish import Publisher, PublishResult
 from agent.github.remote import RemoteRepo
 
 IssueState = Literal["open", "closed", "all"]
@@ -93,19 +93,20 @@ async def add_issue_comment(remote: RemoteRepo, number: int, body: str) -> Issue
     return await remote.client.call(f"commenting on issue #{number}", post, write=True, missing=missing)
 
 
-async def open_pull_request(remote: RemoteRepo, title: str, body: str = "", draft: bool = False) -> PullRequestInfo:
-    """Publish any staged edits, then open a pull request from the work branch (or find the open one)."""
+async def open_pull_request(remote: RemoteRepo, publisher: Publisher, title: str, body: str = "",
+                            draft: bool = False) -> PullRequestInfo:
+    """Publish any unpublished work, then open a pull request from the work branch (or find the open one)."""
     if not title.strip():
         raise GitHubError("a pull request needs a title")
     remote.client.require_token(f"opening a pull request on {remote.full_name}")
-    published = await publish(remote, title) if remote.staged() else None
-    if remote.published_head is None:
+    published = await publisher.publish(title) if publisher.has_unpublished() else None
+    if not publisher.has_published():
         raise GitHubError("nothing to propose: no change has been made or published yet")
-    head, base = remote.work_branch, remote.pr_base
+    head, base = publisher.branch, remote.pr_base
+    owner = remote.full_name.split("/")[0]
 
     def find_or_create() -> tuple[Any, bool]:
         api = remote.api
-        owner = remote.full_name.split("/")[0]
         existing = list(itertools.islice(api.get_pulls(state="open", head=f"{owner}:{head}", base=base), 1))
         if existing:
             return existing[0], False

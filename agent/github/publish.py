@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import base64
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from agent.diffing import FileChange, count_changes
 from agent.github.errors import BinaryFile, GitHubError, NotFound, PublishConflict
@@ -42,6 +42,39 @@ class _Plan:
     parent: str
     contents: dict[str, bytes | None] = field(default_factory=dict)  # final bytes per path, None deletes
     rebased: bool = False
+
+
+class Publisher(Protocol):
+    """Turns unpublished work into a commit on the work branch (API overlay or a clone's push)."""
+
+    @property
+    def branch(self) -> str: ...
+
+    def has_unpublished(self) -> bool: ...
+
+    def has_published(self) -> bool: ...
+
+    async def publish(self, title: str | None = None) -> PublishResult: ...
+
+
+class ApiPublisher:
+    """Publishing a RemoteRepo's overlay through the Git Data API."""
+
+    def __init__(self, remote: RemoteRepo) -> None:
+        self.remote = remote
+
+    @property
+    def branch(self) -> str:
+        return self.remote.work_branch
+
+    def has_unpublished(self) -> bool:
+        return bool(self.remote.overlay)
+
+    def has_published(self) -> bool:
+        return self.remote.published_head is not None
+
+    async def publish(self, title: str | None = None) -> PublishResult:
+        return await publish(self.remote, title)
 
 
 class _RefMoved(Exception):
@@ -206,11 +239,12 @@ async def commit_message(remote: RemoteRepo, title: str | None = None) -> str:
         change = FileChange(item.path, base[0] if base else None, remote.overlay[item.path].text)
         added, removed = count_changes(change)
         lines.append(f"- {item.status}: {item.path} (+{added} -{removed})")
-    subject = (title or "").strip().splitlines()[0] if (title or "").strip() else _subject(staged)
+    subject = (title or "").strip().splitlines()[0] if (title or "").strip() else subject_line(staged)
     return f"{subject}\n\n" + "\n".join(lines) + "\n\nPublished by coder-tui.\n"
 
 
-def _subject(staged: list[StagedFile]) -> str:
+def subject_line(staged: list[StagedFile]) -> str:
+    """'Update a.py', 'Add a.py and b.py', 'Change 3 files'."""
     verbs = {"added": "Add", "modified": "Update", "deleted": "Delete"}
     kinds = {item.status for item in staged}
     verb = verbs[kinds.pop()] if len(kinds) == 1 else "Change"

@@ -73,12 +73,10 @@ class RemoteRepo:
     # -- opening ------------------------------------------------------------------------------
     @classmethod
     async def open(cls, client: GitHubClient, spec: RepoSpec, task: str = "") -> RemoteRepo:
-        """Resolve the ref, load the tree, and pick a free work branch named after the task."""
+        """Connect, resolve the ref, load the tree, and pick a free work branch named after the task."""
         remote = cls(client, spec)
         await remote.connect()
-        remote.base_commit, remote.ref_is_branch = await remote._resolve_ref(remote.ref)
-        await remote.load_tree(remote.base_commit)
-        remote.work_branch = await remote._free_branch(work_branch_name(task))
+        await remote.start(task)
         return remote
 
     @classmethod
@@ -87,14 +85,24 @@ class RemoteRepo:
         owner, name = state.repository.split("/")
         remote = cls(client, RepoSpec(owner, name, state.ref))
         await remote.connect()
-        remote.ref, remote.ref_is_branch = state.ref, state.ref_is_branch
-        await remote.load_tree(state.base_commit)
-        remote.work_branch = state.work_branch
-        remote.published_head = state.published_head
-        remote.pull_request = state.pull_request
-        remote.overlay = dict(state.overlay)
-        remote._live = None
+        await remote.resume(state)
         return remote
+
+    async def start(self, task: str = "") -> None:
+        """After connect(): resolve the ref, load its tree, choose the work branch."""
+        self.base_commit, self.ref_is_branch = await self._resolve_ref(self.ref)
+        await self.load_tree(self.base_commit)
+        self.work_branch = await self.free_branch(work_branch_name(task))
+
+    async def resume(self, state: GitHubState) -> None:
+        """After connect(): take up a saved state (the tree of its base commit and its overlay)."""
+        self.ref, self.ref_is_branch = state.ref, state.ref_is_branch
+        await self.load_tree(state.base_commit)
+        self.work_branch = state.work_branch
+        self.published_head = state.published_head
+        self.pull_request = state.pull_request
+        self.overlay = dict(state.overlay)
+        self._live = None
 
     def pointer(self) -> RepoPointer:
         return RepoPointer(
@@ -161,7 +169,7 @@ class RemoteRepo:
             dirs |= sub_dirs | {path}
         return items, dirs
 
-    async def _free_branch(self, name: str) -> str:
+    async def free_branch(self, name: str) -> str:
         """name, or name-2, name-3... whichever does not exist yet."""
         for candidate in [name] + [f"{name}-{n}" for n in range(2, 10)]:
             if await self.branch_head(candidate) is None:
@@ -189,6 +197,9 @@ class RemoteRepo:
 
     def file_paths(self) -> list[str]:
         return self._view()[0]
+
+    def dir_paths(self) -> set[str]:
+        return self._view()[1]
 
     def exists(self, path: str) -> bool:
         if path in self.overlay:

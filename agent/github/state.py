@@ -55,3 +55,20 @@ class RepoPointer(BaseModel):
 
 class GitHubState(RepoPointer):
     overlay: dict[str, OverlayFile] = Field(default_factory=dict)
+
+
+class ClonePointer(BaseModel):
+    """Where a `--clone` session stands: its worktree and work branch (the files are on disk)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    version: Literal[1] = 1
+    repository: str
+    api_url: str
+    clone_url: str
+    ref: str
+    default_branch: str
+    worktree: str
+    work_branch: str
+    start_commit: str
+    pull_request: int | None = None

@@ -5,7 +5,9 @@ from __future__ import annotations
 import pytest
 
 from agent.github.errors import GitHubError, NotFound, TokenRequired
-from agent.github.issues import add_issue_comment, get_issue, issue_task, list_issues, open_pull_request
+from agent.github.issues import add_issue_comment, get_issue, issue_task, list_issues
+from agent.github.issues import open_pull_request as open_pr
+from agent.github.publish import ApiPublisher
 from agent.github.remote import RemoteRepo
 from agent.github.spec import RepoSpec
 
@@ -18,6 +20,10 @@ def repo(gh_server):
     gh_server.add_issue("octo/hello", "Add dark mode", "Please", labels=("enhancement",))
     gh_server.add_issue("octo/hello", "Old bug", "gone", labels=("bug",), state="closed")
     return fake
+
+
+async def open_pull_request(remote: RemoteRepo, title: str, body: str = "", draft: bool = False):
+    return await open_pr(remote, ApiPublisher(remote), title, body, draft)
 
 
 async def open_remote(make_client, **kwargs) -> RemoteRepo:
