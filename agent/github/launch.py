@@ -58,15 +58,19 @@ class OpenedGitHub:
 
 
 async def open_github(request: GitHubRequest, config: Any, notify: Notify | None = None,
-                      progress: ProgressFn | None = None, store: Any = None) -> OpenedGitHub:
-    """Open the workspace a GitHub launch asks for (GitHubError or SessionError on failure)."""
+                      progress: ProgressFn | None = None, store: Any = None,
+                      settings: dict[str, Any] | None = None) -> OpenedGitHub:
+    """Open the workspace a GitHub launch asks for (GitHubError or SessionError on failure).
+
+    `settings` overrides ClientSettings fields (e.g. write_interval in tests).
+    """
     spec = parse_repo_spec(request.spec)
     secret = config.github_token.get_secret_value() if getattr(config, "github_token", None) else None
     token = discover_token(config_token=secret)
     if token.token is not None:
         register(token.token.get_secret_value())
-    settings = ClientSettings(api_url=resolve_api_url(getattr(config, "github_api_url", None)), token=token)
-    client = GitHubClient(settings, notify)
+    api_url = resolve_api_url(getattr(config, "github_api_url", None))
+    client = GitHubClient(ClientSettings(api_url=api_url, token=token, **(settings or {})), notify)
     remote = RemoteRepo(client, spec)
     await remote.connect()
     saved = _saved_state(request, remote.full_name, store)

@@ -43,6 +43,9 @@ class BareStore:
     def __init__(self, path: Path) -> None:
         self.path = path
         self.repo = git.Repo.init(path, bare=True, initial_branch="main")
+        with self.repo.config_writer() as config:  # serve blobless (--filter=blob:none) clones
+            config.set_value("uploadpack", "allowFilter", "true")
+            config.set_value("uploadpack", "allowAnySHA1InWant", "true")
         self.lock = threading.RLock()
 
     # -- objects ------------------------------------------------------------------------

@@ -74,7 +74,7 @@ class Routes:
             "owner": self.s.user_json(repo.owner), "private": repo.private, "fork": False,
             "visibility": "private" if repo.private else "public", "description": "",
             "default_branch": repo.default_branch, "url": self.s.api(repo),
-            "html_url": self.s.html(repo), "clone_url": f"{self.s.url}/{repo.full_name}.git",
+            "html_url": self.s.html(repo), "clone_url": repo.store.path.as_uri(),  # a file:// remote: --clone talks real git to it
             "permissions": {"admin": False, "maintain": False, "push": push,
                             "triage": token is not None, "pull": True},
         })
