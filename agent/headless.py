@@ -125,19 +125,26 @@ def open_local_workspace(path: str) -> Any:
         raise UsageError(f"--workspace: {exc}") from None
 
 
+def resumed_root(options: Any) -> str | None:
+    """`--resume ID` without --workspace continues in the session's own folder."""
+    from agent.session import SessionError, SessionStore, summary_of
+
+    if not options.resume or options.workspace or options.resume == "last":
+        return None
+    try:
+        summary = summary_of(SessionStore().resolve(options.resume))
+    except SessionError as exc:
+        raise UsageError(f"--resume: {exc}") from None
+    return summary.root if summary else None
+
+
 async def run_headless(options: Any) -> int:
     """Run one prompt headless; returns the exit code."""
     from agent.runner import AgentSession
     from agent.session import SessionError
 
     printer = JsonPrinter(sys.stdout) if options.json else TextPrinter(sys.stdout, sys.stderr)
-    github = await _open_github(options, printer) if getattr(options, "github", None) else None
-    if github is None:
-        if getattr(options, "clone", False) or getattr(options, "issue", None):
-            raise UsageError("--clone and --issue need --github OWNER/REPO")
-        workspace = open_local_workspace(options.workspace or ".")
-    else:
-        workspace = github.workspace
+    workspace, github = await _choose_workspace(options, printer)
     if not (github.prompt if github else options.prompt.strip()):
         raise UsageError("PROMPT is required (or --issue N with --github)")
     config = build_config(options, workspace.root)
@@ -163,6 +170,16 @@ async def run_headless(options: Any) -> int:
         await session.close()
     printer.summary(complete, session.totals, session.session_id)
     return 0 if complete.success else 1
+
+
+async def _choose_workspace(options: Any, printer: Any) -> tuple[Any, Any]:
+    """The workspace to run in, and the opened GitHub launch (None for a local folder)."""
+    if getattr(options, "github", None):
+        github = await _open_github(options, printer)
+        return github.workspace, github
+    if getattr(options, "clone", False) or getattr(options, "issue", None):
+        raise UsageError("--clone and --issue need --github OWNER/REPO")
+    return open_local_workspace(options.workspace or resumed_root(options) or "."), None
 
 
 async def _open_github(options: Any, printer: Any) -> Any:

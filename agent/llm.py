@@ -30,6 +30,8 @@ def load_litellm() -> Any:
     litellm.suppress_debug_info = True
     litellm.drop_params = True
     litellm.telemetry = False
+    # We register no litellm loggers or caches; skip its per-stream logging thread work.
+    litellm.disable_streaming_logging = True
     return litellm
 
 

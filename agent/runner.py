@@ -88,7 +88,8 @@ class AgentSession:
             path = store.resolve(resume, workspace=workspace.label)
             writer, data = store.reopen(path)
             return cls(config, workspace, approver, sink, writer, data, registry)
-        writer = store.create({"workspace": workspace.label, "workspace_kind": workspace.kind,
+        root = str(workspace.root) if workspace.root else None
+        writer = store.create({"workspace": workspace.label, "workspace_kind": workspace.kind, "root": root,
                                "model": config.model, "mode": config.mode, "version": __version__,
                                **(meta or {})})
         return cls(config, workspace, approver, sink, writer, None, registry)

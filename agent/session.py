@@ -33,6 +33,7 @@ class SessionSummary:
     workspace: str
     first_prompt: str
     path: Path
+    root: str | None = None  # the folder on disk, for local workspaces
 
 
 @dataclass
@@ -196,5 +197,9 @@ def _summarize(path: Path) -> SessionSummary | None:
         return None
     return SessionSummary(
         id=meta.get("session_id", path.stem), created=float(meta.get("created", path.stat().st_mtime)),
-        workspace=meta.get("workspace", "?"), first_prompt=prompt, path=path,
+        workspace=meta.get("workspace", "?"), first_prompt=prompt, path=path, root=meta.get("root"),
     )
+
+
+def summary_of(path: Path) -> SessionSummary | None:
+    return _summarize(path)

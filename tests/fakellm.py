@@ -205,3 +205,23 @@ class FakeLLM:
         await response.write(b"data: [DONE]\n\n")
         await response.write_eof()
         return response
+
+
+def _tool_loop_responder(steps: int) -> Callable[[dict[str, Any]], Reply]:
+    """Answers with a read_file call `steps` times per conversation, then with text."""
+
+    def respond(body: dict[str, Any]) -> Reply:
+        done = sum(1 for m in body.get("messages", []) if m.get("role") == "tool")
+        if done >= steps:
+            return Reply(text="done", usage=(100, 1))
+        return Reply(tool_calls=[call("read_file", file_path="a.py")], usage=(100, 10))
+
+    return respond
+
+
+if __name__ == "__main__":  # a separate server process for benchmarks: prints its URL, serves until killed
+    import sys
+
+    server = FakeLLM(responder=_tool_loop_responder(int(sys.argv[1]) if len(sys.argv) > 1 else 200)).start()
+    print(server.url, flush=True)
+    threading.Event().wait()

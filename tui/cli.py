@@ -81,7 +81,8 @@ def run_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("prompt", metavar="PROMPT", nargs="?", default="",
                         help="what the agent should do (optional with --issue)")
-    parser.add_argument("--workspace", metavar="DIR", default=".", help="folder to work in (default: .)")
+    parser.add_argument("--workspace", metavar="DIR",
+                        help="folder to work in (default: the current folder, or the resumed session's)")
     _model_options(parser)
     parser.add_argument("--max-steps", type=_positive, metavar="N", help="most model turns in this run (default: 50)")
     parser.add_argument("--json", action="store_true", help="print one JSON event per line, nothing else")

@@ -6,7 +6,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from agent.diffing import FileChange
 from agent.tools.base import EditTool, Tool, ToolArgs, ToolContext, ToolError
-from agent.tools.textutil import closest_lines, line_of, number, occurrences, to_lines, window
+from agent.tools.lines import numbered_view
+from agent.tools.textutil import closest_lines, line_of, occurrences
 from agent.workspaces.base import Workspace, WorkspaceError
 
 MAX_DIR_ENTRIES = 500
@@ -27,22 +28,8 @@ class ReadFile(Tool):
     Args = ReadFileArgs
 
     async def run(self, args: ReadFileArgs, ctx: ToolContext) -> str:
-        ws = ctx.workspace
-        path = ws.normalize(args.file_path)
-        text = await ws.read_text(path)
-        ws.note_read(path, text)
-        lines, _ = to_lines(text)
-        if not lines:
-            return f"{path} is empty."
-        start = args.start_line or 1
-        if start > len(lines):
-            raise ToolError(f"start_line {start} is past the end of {path} ({len(lines)} lines)")
-        if args.end_line is not None and args.end_line < start:
-            raise ToolError(f"end_line {args.end_line} is before start_line {start}")
-        start, end, note = window(lines, start, args.end_line)
-        header = f"{path} ({len(lines)} lines)"
-        body = number(lines[start - 1 : end], start)
-        return "\n".join(part for part in (header, body, note) if part)
+        path, view, count = await numbered_view(ctx, args.file_path, args.start_line, args.end_line)
+        return f"{path} ({count} lines)\n{view}" if count else view
 
 
 class ListDirArgs(ToolArgs):

@@ -28,28 +28,37 @@ def _check_range(path: str, count: int, start: int, end: int) -> None:
         raise ToolError(f"end_line {end} is past the end of {path} ({count} lines)")
 
 
+async def numbered_view(ctx: ToolContext, file_path: str, start: int | None,
+                        end: int | None) -> tuple[str, str, int]:
+    """Read a file, remember the read, and show start..end numbered; (path, text, line count)."""
+    ws = ctx.workspace
+    path = ws.normalize(file_path)
+    text = await ws.read_text(path)
+    ws.note_read(path, text)
+    lines, _ = to_lines(text)
+    if not lines:
+        return path, f"{path} is empty.", 0
+    first = start or 1
+    if first > len(lines):
+        raise ToolError(f"start_line {first} is past the end of {path} ({len(lines)} lines)")
+    if end is not None and end < first:
+        raise ToolError(f"end_line {end} is before start_line {first}")
+    first, last, note = window(lines, first, end)
+    parts = [number(lines[first - 1 : last], first)]
+    if end is not None and end > len(lines):
+        parts.append(f"[{path} ends at line {len(lines)}]")
+    if note:
+        parts.append(note)
+    return path, "\n".join(parts), len(lines)
+
+
 class GetLineRange(Tool):
     name = "get_line_range"
     description = "Show lines start_line..end_line of a file with their numbers."
     Args = LineRangeArgs
 
     async def run(self, args: LineRangeArgs, ctx: ToolContext) -> str:
-        ws = ctx.workspace
-        path = ws.normalize(args.file_path)
-        text = await ws.read_text(path)
-        ws.note_read(path, text)
-        lines, _ = to_lines(text)
-        if args.start_line > len(lines):
-            raise ToolError(f"start_line {args.start_line} is past the end of {path} ({len(lines)} lines)")
-        if args.end_line < args.start_line:
-            raise ToolError(f"end_line {args.end_line} is before start_line {args.start_line}")
-        start, end, note = window(lines, args.start_line, args.end_line)
-        parts = [number(lines[start - 1 : end], start)]
-        if args.end_line > len(lines):
-            parts.append(f"[{path} ends at line {len(lines)}]")
-        if note:
-            parts.append(note)
-        return "\n".join(parts)
+        return (await numbered_view(ctx, args.file_path, args.start_line, args.end_line))[1]
 
 
 async def _load(ctx: ToolContext, file_path: str) -> tuple[str, str, list[str], bool]:

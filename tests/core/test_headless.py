@@ -132,3 +132,22 @@ def test_ctrl_c_stops_the_run_cleanly(fake_llm: FakeLLM, ws: Path, isolated_home
     assert complete["completion_reason"] == "stopped"
     session_file = next((isolated_home / "data" / "coder-tui" / "sessions").glob("*.jsonl"))
     assert '"completion_reason": "stopped"' in session_file.read_text()
+
+
+def test_resume_by_id_continues_in_the_sessions_folder(fake_llm: FakeLLM, ws: Path, isolated_home: Path,
+                                                      tmp_path: Path) -> None:
+    fake_llm.script(Reply(text="first"), Reply(tool_calls=[call("read_file", file_path="a.py")]), Reply(text="second"))
+    env = cli_env(isolated_home)
+    first = subprocess.run(run_args(fake_llm, ws, "--json"), env=env, capture_output=True, text=True, timeout=60)
+    session_id = json.loads(first.stdout.splitlines()[0])["session_id"]
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    args = cli("run", "and now?", "--resume", session_id, "--model", fake_llm.model, "--api-base", fake_llm.url,
+               "--api-key", "sk-test-x", "--json")
+    second = subprocess.run(args, env=env, cwd=elsewhere, capture_output=True, text=True, timeout=60)
+    assert second.returncode == 0, second.stderr
+    events = [json.loads(line) for line in second.stdout.splitlines()]
+    assert events[0]["session_id"] == session_id and events[0]["workspace"] == str(ws)
+    assert next(e for e in events if e["type"] == "tool_result")["ok"]
+    assert [m["content"] for m in fake_llm.requests[-1]["messages"] if m["role"] == "user"] == [
+        "make f return 2", "and now?"]

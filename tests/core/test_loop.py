@@ -210,3 +210,26 @@ async def test_system_prompt_has_mode_workspace_facts_and_agents_md(make_harness
     system = h.llm.requests[0]["messages"][0]["content"]
     assert "## Mode: PLAN" in system and "only read" in system
     assert str(h.root) in system and "Always write tests first." in system
+
+
+async def test_slow_first_byte_times_out_and_is_retried(make_harness: Any) -> None:
+    h = make_harness(timeout=0.5)
+    h.script(Reply(text="late", delay=1.5), Reply(text="on time"))
+    complete = await h.run()
+    assert complete.final_response == "on time"
+    assert h.of("retrying")[0].why.startswith(("timed out", "connection error"))
+
+
+async def test_connection_check_uses_a_plain_request(fake_llm: Any) -> None:
+    from agent.llm import LLM, LLMError
+
+    fake_llm.script(Reply(text="OK"), Reply(status=401, error_message="nope"))
+    llm = LLM(fake_llm.model, fake_llm.url, "sk-test-check-000000", key_variable="OPENAI_API_KEY")
+    assert await llm.check() == "OK"
+    assert fake_llm.requests[0].get("stream") in (None, False)
+    try:
+        await llm.check()
+    except LLMError as exc:
+        assert "authentication failed" in str(exc) and "OPENAI_API_KEY" in str(exc)
+    else:
+        raise AssertionError("expected an authentication error")
