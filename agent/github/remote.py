@@ -249,6 +249,11 @@ class RemoteRepo:
             raise BinaryFile(f"{path} is a binary file ({len(data)} bytes); the text tools do not read "
                              "or edit it") from None
 
+    def cached(self, path: str) -> bool:
+        """Whether reading path needs no request (overlay, or its blob is cached)."""
+        item = self.index.get(path)
+        return path in self.overlay or item is None or item.sha in self.blobs
+
     async def blob(self, sha: str) -> bytes:
         cached = self.blobs.get(sha)
         if cached is not None:

@@ -35,7 +35,7 @@ StateRecorder = Callable[[str, Any], None]  # AgentSession.record_state
 STATE_KEY = "github"
 FILE_KEY = "github.file:"
 CLONE_KEY = "github.clone"
-SEARCH_FILE_CAP = 2000
+SEARCH_FILE_CAP = 500  # each uncached file costs one API request (5,000 an hour with a token)
 SEARCH_BATCH = 64
 MAX_SEARCH_BYTES = 2 * 1024 * 1024
 NO_SHELL = (
@@ -144,6 +144,7 @@ class GitHubWorkspace(Workspace):
         big = [p for p in files if self.remote.size(p) > MAX_SEARCH_BYTES]
         candidates = [p for p in files if self.remote.size(p) <= MAX_SEARCH_BYTES]
         capped = candidates[:SEARCH_FILE_CAP]
+        uncached = sum(1 for p in capped if not self.remote.cached(p))
         result = SearchResult()
         for start in range(0, len(capped), SEARCH_BATCH):
             batch = capped[start:start + SEARCH_BATCH]
@@ -152,6 +153,9 @@ class GitHubWorkspace(Workspace):
                 progress("search", min(start + SEARCH_BATCH, len(capped)), len(capped))
             if await self._search_batch(result, batch, pattern, max_results):
                 break
+        if uncached:
+            result.notes.append(f"fetched {uncached} file(s) from GitHub for this search (one API request each; "
+                                "they stay cached for later searches)")
         if len(candidates) > len(capped):
             result.notes.append(f"searched the first {len(capped)} of {len(candidates)} files (files are fetched "
                                 "through the GitHub API; give a narrower path to search the rest)")
