@@ -6,6 +6,7 @@ branch (and what we last published there) and the overlay itself. Never a token.
 
 from __future__ import annotations
 
+import base64
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -34,6 +35,18 @@ class OverlayFile(BaseModel):
     def of(cls, text: str | None, fmt: TextFormat | None = None) -> OverlayFile:
         fmt = fmt or TextFormat()
         return cls(text=text, encoding=fmt.encoding, newline=fmt.newline)
+
+    def to_record(self) -> dict[str, str | None]:
+        """The form kept in a session file. The text is base64 so that the session's secret
+        masking (which rewrites anything shaped like a key) cannot alter file content."""
+        data = None if self.text is None else base64.b64encode(self.text.encode("utf-8", "surrogatepass")).decode()
+        return {"b64": data, "encoding": self.encoding, "newline": self.newline}
+
+    @classmethod
+    def from_record(cls, record: dict[str, str | None]) -> OverlayFile:
+        data = record.get("b64")
+        text = None if data is None else base64.b64decode(data).decode("utf-8", "surrogatepass")
+        return cls(text=text, encoding=record.get("encoding") or "utf-8", newline=record.get("newline") or "\n")
 
 
 class RepoPointer(BaseModel):

@@ -85,7 +85,7 @@ class GitHubWorkspace(Workspace):
         if not resumed:
             self._save_pointer()
             for path, entry in self.remote.overlay.items():
-                record(FILE_KEY + path, entry.model_dump())
+                record(FILE_KEY + path, entry.to_record())
 
     def _save_pointer(self) -> None:
         if self._record is not None:
@@ -94,7 +94,7 @@ class GitHubWorkspace(Workspace):
     def _save_file(self, path: str) -> None:
         if self._record is not None:
             entry = self.remote.overlay.get(path)
-            self._record(FILE_KEY + path, entry.model_dump() if entry is not None else None)
+            self._record(FILE_KEY + path, entry.to_record() if entry is not None else None)
 
     @staticmethod
     def saved_state(state: dict[str, Any]) -> GitHubState | None:
@@ -102,8 +102,8 @@ class GitHubWorkspace(Workspace):
         pointer = state.get(STATE_KEY)
         if not isinstance(pointer, dict):
             return None
-        overlay = {key[len(FILE_KEY):]: OverlayFile.model_validate(value) for key, value in state.items()
-                   if key.startswith(FILE_KEY) and value is not None}
+        overlay = {key[len(FILE_KEY):]: OverlayFile.from_record(value) for key, value in state.items()
+                   if key.startswith(FILE_KEY) and isinstance(value, dict)}
         return GitHubState(**RepoPointer.model_validate(pointer).model_dump(), overlay=overlay)
 
     # -- reading --------------------------------------------------------------------------------

@@ -7,8 +7,10 @@ Objects are written with git plumbing through GitPython (`hash-object` via the o
 
 from __future__ import annotations
 
+import os
 import subprocess
 import threading
+import time
 from dataclasses import dataclass
 from io import BytesIO
 from pathlib import Path
@@ -217,14 +219,10 @@ class BareStore:
 
 
 def now_stamp() -> str:
-    import time
-
     return f"{int(time.time())} +0000"
 
 
 def _base_env() -> dict[str, str]:
-    import os
-
     return {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
 
 

@@ -7,6 +7,7 @@ from pathlib import Path
 import git
 import pytest
 
+from agent.github.errors import PublishConflict
 from agent.github.launch import status
 from tests.fakellm import Reply, call
 from tests.github.conftest import TOKEN
@@ -86,8 +87,6 @@ async def test_push_rebases_onto_a_moved_branch_or_refuses(make_gh_session, repo
 
     blocked = repo.store.commit_files(branch, {"src/greet.py": "def greet(name):\n    return 'Yo ' + name\n"}, "x")
     (root / "src" / "greet.py").write_text("def greet(name):\n    return 'Hey ' + name\n")
-    from agent.github.errors import PublishConflict
-
     with pytest.raises(PublishConflict, match="nothing was pushed"):
         await h.workspace.publish("third")
     assert repo.store.ref_sha(f"refs/heads/{branch}") == blocked

@@ -203,3 +203,16 @@ async def test_rebase_reads_files_too_large_for_the_contents_api_from_blobs(gh_s
     assert len(gh_server.calls("GET", r"/contents/src/app.py")) == 1
     assert len(gh_server.calls("GET", r"/git/blobs/")) == blobs_before + 1
     assert repo.store.file_at(result.commit, "src/app.py").decode() == theirs + "# end\n"
+
+
+async def test_other_encodings_round_trip_through_blobs(gh_server, make_client, repo):
+    repo.store.commit_files("main", {"latin.txt": "caf\xe9\n".encode("latin-1"),
+                                     "bom.txt": b"\xef\xbb\xbfwith bom\r\n"}, "encodings")
+    remote = await open_remote(make_client)
+    assert await remote.read_text("latin.txt") == "caf\xe9\n"
+    await remote.stage("latin.txt", "caf\xe9 cr\xe8me\n")
+    await remote.stage("bom.txt", "with bom\nand more\n")
+    result = await publish(remote)
+    assert repo.store.file_at(result.commit, "latin.txt") == "caf\xe9 cr\xe8me\n".encode("latin-1")
+    assert repo.store.file_at(result.commit, "bom.txt") == b"\xef\xbb\xbfwith bom\r\nand more\r\n"
+    assert len(gh_server.calls("POST", r"/git/blobs$")) == 1  # latin-1 is not UTF-8: uploaded as a blob

@@ -191,3 +191,24 @@ async def test_resume_keeps_the_unpublished_overlay(make_gh_session, repo, gh_se
     third = await make_gh_session(resume=session_id, prompt="after")
     assert third.workspace.remote.overlay == {}  # published paths were recorded as cleared
     assert third.workspace.remote.published_head == repo.store.ref_sha(f"refs/heads/{branch}")
+
+
+async def test_rate_limit_wait_becomes_a_retrying_event(make_gh_session, repo, gh_server):
+    h = await make_gh_session()
+    gh_server.exhaust_rate_limit(reset_in=1.0)
+    h.script(Reply(tool_calls=[call("read_file", file_path="src/util.py")]), Reply(text="ok"))
+    await h.run()
+    retrying = h.of("retrying")
+    assert retrying and "GitHub rate limit reached while reading blob" in retrying[0].why
+    assert h.tool_results()[0].ok
+
+
+async def test_resume_restores_file_text_that_looks_like_a_secret(make_gh_session, repo):
+    text = 'API_KEY = "sk-test-abcdefghijklmnopqrstuvwxyz012345"  # fixture\n'
+    first = await make_gh_session(prompt="secret looking")
+    first.script(Reply(tool_calls=[call("write_file", file_path="src/keys.py", content=text)]), Reply(text="ok"))
+    await first.run()
+    session_file = first.session.writer.path
+    assert "sk-test-abcdefghijklmnopqrstuvwxyz012345" not in session_file.read_text()
+    second = await make_gh_session(resume=first.session.session_id, prompt="go on")
+    assert await second.workspace.read_text("src/keys.py") == text

@@ -117,3 +117,33 @@ def test_environment_is_not_modified():
     before = dict(os.environ)
     discover_token(None, None, "/nonexistent/gh")
     assert dict(os.environ) == before
+
+
+def test_git_gets_the_token_only_as_a_scoped_header():
+    import base64
+
+    from pydantic import SecretStr
+
+    from agent.github.auth import TokenSource
+    from agent.github.clone import git_env
+
+    token = TokenSource(SecretStr("ghp_headertokenheadertoken0000000000"), "GITHUB_TOKEN")
+    env = git_env("https://github.com/octo/hello.git", token)
+    assert env["GIT_TERMINAL_PROMPT"] == "0" and env["GIT_CONFIG_COUNT"] == "1"
+    assert env["GIT_CONFIG_KEY_0"] == "http.https://github.com/.extraHeader"
+    scheme, _, value = env["GIT_CONFIG_VALUE_0"].removeprefix("Authorization: ").partition(" ")
+    assert scheme == "Basic"
+    assert base64.b64decode(value).decode() == "x-access-token:ghp_headertokenheadertoken0000000000"
+    assert "GIT_CONFIG_COUNT" not in git_env("file:///tmp/x.git", token)
+
+
+def test_importing_github_modules_loads_neither_pygithub_nor_gitpython():
+    import subprocess
+    import sys
+
+    from tests.conftest import ROOT
+
+    code = ("import sys, agent.github.launch, agent.tools.github, agent.workspaces.github\n"
+            "print([m for m in ('github', 'git', 'requests', 'textual') if m in sys.modules])")
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
