@@ -116,3 +116,16 @@ def test_bad_token_is_reported_without_showing_it(fake_llm, gh_server, repo, iso
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == 2 and "401 Bad credentials" in done.stderr and "token from GITHUB_TOKEN" in done.stderr
     assert bad not in done.stderr + done.stdout
+
+
+def test_clone_headless_shows_progress_and_pushes(fake_llm, gh_server, repo, isolated_home):
+    fake_llm.script(Reply(tool_calls=[call("bash_exec", command="sed -i s/Hello/Hi/ src/greet.py")]), PR,
+                    Reply(text="Done."))
+    done = subprocess.run(args(fake_llm, "--clone", "--mode", "allow", prompt="clone and fix"),
+                          env=env(isolated_home, gh_server), capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "receiving objects" in done.stderr
+    branch = "coder-tui/clone-and-fix"
+    assert repo.store.file_at(branch, "src/greet.py").decode() == "def greet(name):\n    return 'Hi ' + name\n"
+    assert gh_server.repo("octo/hello").pulls[1]["head"] == branch
+    assert TOKEN not in done.stdout + done.stderr + everything_written(isolated_home)

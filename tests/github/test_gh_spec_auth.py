@@ -147,3 +147,18 @@ def test_importing_github_modules_loads_neither_pygithub_nor_gitpython():
             "print([m for m in ('github', 'git', 'requests', 'textual') if m in sys.modules])")
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_user_config_can_hold_the_token_and_api_url(isolated_home):
+    from agent import paths
+    from agent.config import load_config
+
+    paths.user_config_file().parent.mkdir(parents=True, exist_ok=True)
+    paths.user_config_file().write_text(
+        'github_token = "ghp_fromconfigfromconfigfromconfig0000"\ngithub_api_url = "http://127.0.0.1:7"\n')
+    config = load_config(None, {}, environ={})
+    assert config.github_token.get_secret_value() == "ghp_fromconfigfromconfigfromconfig0000"
+    assert "ghp_fromconfig" not in repr(config)
+    found = discover_token({}, config.github_token.get_secret_value(), "/nonexistent/gh")
+    assert found.source == "config"
+    assert resolve_api_url(config.github_api_url, {}) == "http://127.0.0.1:7"
