@@ -6,7 +6,6 @@ pointing at a closed loopback port, so no code path can reach api.github.com or 
 
 from __future__ import annotations
 
-import socket
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,26 +20,17 @@ from tests.conftest import TEST_KEY
 from tests.fakellm import FakeLLM, Reply
 from tests.github.fake_server import FakeGitHub
 
-LOOPBACK = {"127.0.0.1", "::1", "localhost"}
 TOKEN = "ghp_testtokenALICE0123456789abcdef"
 READONLY_TOKEN = "ghp_testtokenBOB0123456789abcdefgh"
 CLOSED_PORT_URL = "http://127.0.0.1:9"
 
 
 @pytest.fixture(autouse=True)
-def no_public_network(monkeypatch: pytest.MonkeyPatch) -> None:
+def no_public_github(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The API URL points at a closed loopback port unless a test sets the fake server's."""
     monkeypatch.setenv("CODER_TUI_GITHUB_API_URL", CLOSED_PORT_URL)
     for name in ("GITHUB_API_URL", "GITHUB_TOKEN", "GH_TOKEN"):
         monkeypatch.delenv(name, raising=False)
-    real = socket.getaddrinfo
-
-    def loopback_only(host: object, *args: object, **kwargs: object) -> object:
-        name = host.decode() if isinstance(host, bytes) else str(host)
-        if name not in LOOPBACK:
-            raise OSError(f"test tried to resolve {name}; only loopback is allowed")
-        return real(host, *args, **kwargs)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(socket, "getaddrinfo", loopback_only)
 
 
 @pytest.fixture
