@@ -59,6 +59,8 @@ class Settings(BaseModel):
     timeout: float | None = Field(default=None, gt=0)
     max_retries: int | None = Field(default=None, ge=0, le=20)
     theme: str | None = None
+    github_token: SecretStr | None = None  # used when GITHUB_TOKEN, GH_TOKEN and `gh auth token` give none
+    github_api_url: str | None = None  # GitHub Enterprise: https://HOST/api/v3
 
 
 @dataclass
@@ -72,6 +74,8 @@ class Config:
     max_retries: int = 4
     retry_base_delay: float = 1.0
     theme: str | None = None
+    github_token: SecretStr | None = None
+    github_api_url: str | None = None
     sources: dict[str, str] = field(default_factory=dict)  # key -> where it came from
 
     def require_model(self) -> str:

@@ -143,9 +143,11 @@ async def run_headless(options: Any) -> int:
     from agent.runner import AgentSession
     from agent.session import SessionError
 
-    workspace = open_local_workspace(options.workspace or resumed_root(options) or ".")
-    config = build_config(options, workspace.root)
     printer = JsonPrinter(sys.stdout) if options.json else TextPrinter(sys.stdout, sys.stderr)
+    workspace, github = await _choose_workspace(options, printer)
+    if not (github.prompt if github else options.prompt.strip()):
+        raise UsageError("PROMPT is required (or --issue N with --github)")
+    config = build_config(options, workspace.root)
     approver = StdinApprover(emit=lambda event: session.emit(event), shorthand=not options.json)
 
     def sink(event: Any) -> None:
@@ -153,18 +155,48 @@ async def run_headless(options: Any) -> int:
         printer.handle(event)
 
     try:
-        session = AgentSession.open(config, workspace, approver, sink, resume=options.resume)
+        session = AgentSession.open(config, workspace, approver, sink, resume=options.resume,
+                                    registry=github.registry() if github else None)
     except SessionError as exc:
         raise UsageError(f"--resume: {exc}") from None
+    if github is not None:
+        github.attach(session)
     loop = asyncio.get_running_loop()
     approver.start(loop)
     _install_interrupt(loop, session, printer)
     try:
-        complete = await session.run(options.prompt)
+        complete = await session.run(github.prompt if github else options.prompt)
     finally:
         await session.close()
     printer.summary(complete, session.totals, session.session_id)
     return 0 if complete.success else 1
+
+
+async def _choose_workspace(options: Any, printer: Any) -> tuple[Any, Any]:
+    """The workspace to run in, and the opened GitHub launch (None for a local folder)."""
+    if getattr(options, "github", None):
+        github = await _open_github(options, printer)
+        return github.workspace, github
+    if getattr(options, "clone", False) or getattr(options, "issue", None):
+        raise UsageError("--clone and --issue need --github OWNER/REPO")
+    return open_local_workspace(options.workspace or resumed_root(options) or "."), None
+
+
+async def _open_github(options: Any, printer: Any) -> Any:
+    """The GitHub workspace for --github (UsageError with GitHub's reason when it cannot open)."""
+    from agent.github.errors import GitHubError
+    from agent.github.launch import GitHubRequest, open_github, progress_lines
+    from agent.session import SessionError
+
+    config = build_config(options, None)
+    request = GitHubRequest(options.github, options.clone, options.issue, options.prompt, options.resume)
+    try:
+        return await open_github(request, config, lambda why, delay: printer.notice(why),
+                                 progress_lines(printer.notice))
+    except SessionError as exc:
+        raise UsageError(f"--resume: {exc}") from None
+    except GitHubError as exc:
+        raise UsageError(f"--github: {exc}") from None
 
 
 def _install_interrupt(loop: asyncio.AbstractEventLoop, session: Any, printer: Any) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import socket
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -19,6 +20,23 @@ TEST_KEY = "sk-test-0123456789abcdefSECRET"
 PROVIDER_VARS = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY", "OPENROUTER_API_KEY",
                  "CODER_TUI_MODEL", "CODER_TUI_API_BASE", "CODER_TUI_API_KEY", "CODER_TUI_MODE",
                  "GITHUB_TOKEN", "GH_TOKEN")
+
+
+LOOPBACK = {"127.0.0.1", "::1", "localhost"}
+
+
+@pytest.fixture(autouse=True)
+def loopback_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No test resolves a public host name: only loopback servers are reachable."""
+    real = socket.getaddrinfo
+
+    def resolve(host: object, *args: object, **kwargs: object) -> object:
+        name = host.decode() if isinstance(host, bytes) else str(host)
+        if name not in LOOPBACK:
+            raise OSError(f"test tried to resolve {name}; only loopback is allowed")
+        return real(host, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(socket, "getaddrinfo", resolve)
 
 
 @pytest.fixture(autouse=True)

@@ -18,6 +18,8 @@ from agent import __version__
 MODES = ("plan", "ask", "allow")
 COMMANDS_HELP = """commands:
   coder-tui [DIR]              open the app on a folder (default: the current folder)
+  coder-tui --github OWNER/REPO[@REF] [--clone] [--issue N]
+                               open the app on a GitHub repository (no clone unless --clone)
   coder-tui run PROMPT         run the agent without the UI (see `coder-tui run --help`)
   coder-tui undo [CHECKPOINT]  restore the workspace to a checkpoint (`--list` shows them)
   coder-tui sessions           list recorded sessions (resume one with --resume ID)
@@ -46,6 +48,17 @@ def _model_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--resume", metavar="ID|last", help="continue a recorded session")
 
 
+def _github_options(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("GitHub")
+    group.add_argument("--github", metavar="OWNER/REPO[@REF]",
+                       help="work on a GitHub repository through the API, without cloning it "
+                            "(also https://github.com/OWNER/REPO[/tree/REF])")
+    group.add_argument("--clone", action="store_true",
+                       help="with --github: work in a blobless clone (cached, with shell tools); publishing pushes")
+    group.add_argument("--issue", type=_positive, metavar="N",
+                       help="with --github: start from issue N (its title, body and comments become the task)")
+
+
 def launch_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="coder-tui", description="A terminal coding agent that shows every edit as a diff and asks first.",
@@ -54,6 +67,7 @@ def launch_parser() -> argparse.ArgumentParser:
     parser.add_argument("workspace", nargs="?", default=".", metavar="DIR", help="folder to work in")
     _model_options(parser)
     parser.add_argument("--theme", metavar="NAME", help="colour theme (dark, light, high-contrast, or a user theme)")
+    _github_options(parser)
     parser.add_argument("--version", action="version", version=f"coder-tui {__version__}")
     return parser
 
@@ -67,12 +81,14 @@ def run_parser() -> argparse.ArgumentParser:
             '"feedback": "..."} (readable mode also takes y / a / n [feedback] / s). '
             "Exit codes: 0 completed, 1 failed or stopped, 2 usage or configuration error."),
     )
-    parser.add_argument("prompt", metavar="PROMPT", help="what the agent should do")
+    parser.add_argument("prompt", metavar="PROMPT", nargs="?", default="",
+                        help="what the agent should do (optional with --issue)")
     parser.add_argument("--workspace", metavar="DIR",
                         help="folder to work in (default: the current folder, or the resumed session's)")
     _model_options(parser)
     parser.add_argument("--max-steps", type=_positive, metavar="N", help="most model turns in this run (default: 50)")
     parser.add_argument("--json", action="store_true", help="print one JSON event per line, nothing else")
+    _github_options(parser)
     return parser
 
 
