@@ -68,6 +68,16 @@ def token_store(tmp_path: Path) -> TokenStore:
 def make_client(token_store: TokenStore) -> Callable[..., RoomClient]:
     def make(server: str, room_id: str, **options: object) -> RoomClient:
         opts = RoomOptions(room_id=room_id, server=server, token_store=token_store, **options)  # type: ignore[arg-type]
-        return RoomClient(opts, key_pair=ready_keys())
+        client = RoomClient(opts, key_pair=ready_keys())
+        join, leave = client.join, client.leave
+
+        async def timed_join() -> None:  # a hang shows up as a traceback of where it hung
+            await asyncio.wait_for(join(), 90)
+
+        async def timed_leave() -> None:
+            await asyncio.wait_for(leave(), 30)
+
+        client.join, client.leave = timed_join, timed_leave  # type: ignore[method-assign]
+        return client
 
     return make

@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import secrets
+import string
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -27,8 +28,12 @@ Sender = Callable[[str, bytes], Awaitable[None]]  # (socket id, data)
 Closer = Callable[[str], Awaitable[None]]  # disconnect a socket id
 
 
-def new_id() -> str:
-    return secrets.token_urlsafe(18)
+_ALPHANUMERIC = string.digits + string.ascii_uppercase + string.ascii_lowercase
+
+
+def new_id(length: int = 24) -> str:
+    """Like the real server's generateSecureId (room ids, tokens): alphanumeric."""
+    return "".join(secrets.choice(_ALPHANUMERIC) for _ in range(length))
 
 
 def plain(kind: str, method: str, params: list[Any], origin: str = "", target: str | None = None, **extra: Any) -> dict[str, Any]:
