@@ -65,7 +65,7 @@ class NodeProcess:
         assert self.proc and self.proc.stdin
         self.proc.stdin.write((json.dumps(command) + "\n").encode())
 
-    async def expect(self, *names: str, timeout: float = 20.0) -> dict[str, Any]:
+    async def expect(self, *names: str, timeout: float = 45.0) -> dict[str, Any]:
         """The next event whose name is one of names (others are kept in `seen`)."""
         loop = asyncio.get_running_loop()
         end = loop.time() + timeout
@@ -119,7 +119,7 @@ class NodeHost(NodeProcess):
         self.send(cmd="text", path=path)
         return (await self.expect("text"))["text"]
 
-    async def wait_text(self, path: str, timeout: float = 20.0, **condition: str) -> str:
+    async def wait_text(self, path: str, timeout: float = 45.0, **condition: str) -> str:
         """The host's text once it meets the condition (includes / excludes / equals)."""
         self.send(cmd="wait", path=path, timeout=int(timeout * 1000), **condition)
         event = await self.expect("waited", "wait_timeout", timeout=timeout + 10)

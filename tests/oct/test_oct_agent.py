@@ -21,7 +21,7 @@ from tests.oct.proxy import CuttableProxy
 DOC = "ws/main.py"
 
 
-async def wait_for(predicate, timeout: float = 20.0) -> None:
+async def wait_for(predicate, timeout: float = 60.0) -> None:
     loop = asyncio.get_running_loop()
     end = loop.time() + timeout
     while not predicate():
@@ -47,7 +47,7 @@ class Rig:
         self.host.send(cmd="type", path=DOC, at=at, text=text, delay=delay)
         await self.host.expect("typed")
 
-    async def settled(self, answered: int, timeout: float = 30.0) -> str:
+    async def settled(self, answered: int, timeout: float = 60.0) -> str:
         """The host's text once the agent answered that many triggers and its spinners are gone."""
         await wait_for(lambda: self.agent.answered >= answered, timeout)
         loop = asyncio.get_running_loop()

@@ -12,7 +12,7 @@ from agent.oct.errors import IncompatibleVersion, JoinRejected, JoinTimeout, Roo
 from tests.oct.server import ServerConfig
 
 
-async def wait_for(predicate, timeout: float = 10.0) -> None:
+async def wait_for(predicate, timeout: float = 45.0) -> None:
     loop = asyncio.get_running_loop()
     end = loop.time() + timeout
     while not predicate():

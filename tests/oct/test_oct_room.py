@@ -13,7 +13,7 @@ from tests.oct.server import ServerConfig
 FILES = {"ws/main.py": "a = 1\n", "ws/lib/util.py": "def f():\n    pass\n"}
 
 
-async def wait_for(predicate, timeout: float = 15.0) -> None:
+async def wait_for(predicate, timeout: float = 45.0) -> None:
     loop = asyncio.get_running_loop()
     end = loop.time() + timeout
     while not predicate():
