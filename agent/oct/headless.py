@@ -76,6 +76,12 @@ def room_events(client: RoomClient, emit: Any) -> None:
     client.listeners.append(listener)
 
 
+def _load_model_library() -> None:
+    from agent.llm import load_litellm
+
+    load_litellm()
+
+
 def _open_browser(prompt: LoginPrompt) -> None:
     """Try to open the login page; the address is printed either way."""
     threading.Thread(target=webbrowser.open, args=(prompt.url,), name="open-login", daemon=True).start()
@@ -84,6 +90,7 @@ def _open_browser(prompt: LoginPrompt) -> None:
 async def run_room(options: Any) -> int:
     config = build_config(options, None)
     keys = start_key_pair()  # now: the 4096-bit key is generated while we log in and wait
+    warm = asyncio.create_task(asyncio.to_thread(_load_model_library))  # likewise the model library
     printer = JsonPrinter(sys.stdout) if options.json else RoomPrinter(sys.stdout, sys.stderr)
     client = RoomClient(RoomOptions(room_id=options.room_id, server=options.server, name=options.name,
                                     email=options.email, on_web_login=_open_browser), keys)
@@ -95,6 +102,8 @@ async def run_room(options: Any) -> int:
         if not options.json:
             print(f"coder-tui: {exc.message}", file=sys.stderr)
         return 1
+    finally:
+        await warm  # imports cannot be cancelled; let it finish before going on or exiting
     try:
         return await _serve(options, config, client, printer)
     finally:

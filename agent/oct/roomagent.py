@@ -56,6 +56,7 @@ class RoomAgent:
         self.watcher = TriggerWatcher(client.docs, name, self._on_trigger)
         self.spinners: dict[str, list[Spinner]] = {}
         self.answered = 0
+        self.ready = asyncio.Event()  # set once the model library is loaded
         self.spinner_started: Callable[[Trigger], None] | None = None  # for benchmarks and tests
         client.chat_listeners.append(self._on_chat)
 
@@ -107,6 +108,7 @@ class RoomAgent:
         from agent.llm import load_litellm
 
         await asyncio.to_thread(load_litellm)
+        self.ready.set()
         while True:
             job = await self.queue.get()
             status = self.client.status

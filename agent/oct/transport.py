@@ -36,6 +36,17 @@ def socket_endpoint(server_url: str) -> tuple[str, str]:
     return urlunsplit((parts.scheme, parts.netloc, "", "", "")), path + "socket.io"
 
 
+class _Client(socketio.AsyncClient):
+    async def _handle_eio_message(self, data: object) -> None:
+        # A binary event is a header frame plus attachment frames, each handled in its own task;
+        # a disconnect in between clears the pending header, and python-socketio would then try
+        # to parse the orphaned attachment as a packet. Drop it instead.
+        if isinstance(data, bytes) and self._binary_packet is None:
+            log.debug("dropping a binary frame that arrived without its header (after a disconnect)")
+            return
+        await super()._handle_eio_message(data)
+
+
 class SocketTransport:
     def __init__(
         self,
@@ -48,7 +59,7 @@ class SocketTransport:
         self._on_message = on_message
         self._on_state = on_state
         self._grace = grace
-        self._sio = socketio.AsyncClient(
+        self._sio = _Client(
             reconnection=True,
             reconnection_attempts=0,
             reconnection_delay=reconnect_delay,
