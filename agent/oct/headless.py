@@ -79,7 +79,10 @@ def room_events(client: RoomClient, emit: Any) -> None:
 def _load_model_library() -> None:
     from agent.llm import load_litellm
 
-    load_litellm()
+    try:
+        load_litellm()
+    except Exception:  # the first run imports it again and reports the problem properly
+        pass
 
 
 def _open_browser(prompt: LoginPrompt) -> None:
@@ -90,7 +93,8 @@ def _open_browser(prompt: LoginPrompt) -> None:
 async def run_room(options: Any) -> int:
     config = build_config(options, None)
     keys = start_key_pair()  # now: the 4096-bit key is generated while we log in and wait
-    warm = asyncio.create_task(asyncio.to_thread(_load_model_library))  # likewise the model library
+    # Likewise the model library, in a daemon thread so that a failed join exits at once.
+    threading.Thread(target=_load_model_library, name="load-litellm", daemon=True).start()
     printer = JsonPrinter(sys.stdout) if options.json else RoomPrinter(sys.stdout, sys.stderr)
     client = RoomClient(RoomOptions(room_id=options.room_id, server=options.server, name=options.name,
                                     email=options.email, on_web_login=_open_browser), keys)
@@ -102,10 +106,8 @@ async def run_room(options: Any) -> int:
         if not options.json:
             print(f"coder-tui: {exc.message}", file=sys.stderr)
         return 1
-    finally:
-        await warm  # imports cannot be cancelled; let it finish before going on or exiting
     try:
-        return await _serve(options, config, client, printer)
+        return await _serve(options, config, client, printer)  # no await before the watcher exists
     finally:
         await client.leave()
 
