@@ -111,6 +111,7 @@ class Bench:
             try:
                 host.send(cmd="latency", path=DOC, prompt="# @agent bench", runs=runs)
                 result = await host.expect("latency", timeout=120)
+                await wait_for(lambda: agent.answered >= runs)  # stop only once every prompt is answered
             finally:
                 task.cancel()
                 await asyncio.gather(task, return_exceptions=True)
