@@ -159,6 +159,57 @@ class ErrorEvent(_Event):
     recoverable: bool = True
 
 
+# -- live OCT rooms (`coder-tui room`, the room pane) ------------------------------------------
+RoomPhase = Literal["starting", "connecting", "logging_in", "waiting_for_host", "joined", "reconnecting", "closed"]
+
+
+class RoomState(_Event):
+    """The room connection's phase changed (or its message: a login URL, a join status)."""
+
+    type: Literal["room_state"] = "room_state"
+    phase: RoomPhase
+    message: str = ""
+    room_id: str
+    server: str
+    peer_id: str | None = None
+    host: str | None = None
+    followed: str | None = None
+    readonly: bool = False
+    login_url: str | None = None
+
+
+class PeerJoined(_Event):
+    type: Literal["peer_joined"] = "peer_joined"
+    peer_id: str
+    name: str
+    email: str | None = None
+    colour: str = ""
+
+
+class PeerLeft(_Event):
+    type: Literal["peer_left"] = "peer_left"
+    peer_id: str
+    name: str
+
+
+class TriggerEvent(_Event):
+    """Someone asked the agent something: an `@name` line in a document, or a chat message."""
+
+    type: Literal["trigger"] = "trigger"
+    source: Literal["document", "chat"]
+    prompt: str
+    path: str | None = None
+    line: int | None = None  # 1-based, when the trigger is a document line
+    by: str = ""  # the name of whoever asked, when known
+    queued: int = 0  # triggers waiting behind this one
+    document: str = ""  # the (windowed, numbered) document given to the model
+
+
+class RoomClosed(_Event):
+    type: Literal["room_closed"] = "room_closed"
+    reason: str
+
+
 Event = Annotated[
     Union[
         RunStarted,
@@ -175,6 +226,11 @@ Event = Annotated[
         Retrying,
         Complete,
         ErrorEvent,
+        RoomState,
+        PeerJoined,
+        PeerLeft,
+        TriggerEvent,
+        RoomClosed,
     ],
     Field(discriminator="type"),
 ]

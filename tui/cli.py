@@ -4,6 +4,7 @@
     coder-tui run PROMPT [options]     run the agent headless
     coder-tui undo [CHECKPOINT]        restore a checkpoint
     coder-tui sessions                 list recorded sessions
+    coder-tui room ROOM_ID [options]   join a live Open Collaboration Tools room headless
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ COMMANDS_HELP = """commands:
   coder-tui run PROMPT         run the agent without the UI (see `coder-tui run --help`)
   coder-tui undo [CHECKPOINT]  restore the workspace to a checkpoint (`--list` shows them)
   coder-tui sessions           list recorded sessions (resume one with --resume ID)
+  coder-tui room ROOM_ID       join a live OCT room and answer @agent prompts (`coder-tui room --help`)
 
 modes:
   plan   the agent only reads and proposes
@@ -108,6 +110,26 @@ def sessions_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def room_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="coder-tui room", description=(
+            "Join a live Open Collaboration Tools room as a guest and answer prompts: a line with "
+            "@NAME followed by Enter in a shared document, or a chat message mentioning @NAME. Runs "
+            "without the UI until the room closes or Ctrl+C, then leaves cleanly. Exit codes: 0 the "
+            "room closed or we left, 1 joining failed or the connection was lost, 2 usage or "
+            "configuration error."),
+    )
+    parser.add_argument("room_id", metavar="ROOM_ID", help="the room id the host shared")
+    parser.add_argument("--server", default="https://api.open-collab.tools/", metavar="URL",
+                        help="OCT server (default: https://api.open-collab.tools/)")
+    parser.add_argument("--name", default="agent", help="our name in the room, and the @NAME prompts use (default: agent)")
+    parser.add_argument("--email", help="email shown to the host when asking to join")
+    _model_options(parser)
+    parser.add_argument("--max-steps", type=_positive, metavar="N", help="most model turns per prompt (default: 50)")
+    parser.add_argument("--json", action="store_true", help="print one JSON event per line, nothing else")
+    return parser
+
+
 def _positive(text: str) -> int:
     try:
         value = int(text)
@@ -139,6 +161,13 @@ def _cmd_sessions(argv: list[str]) -> int:
     return list_sessions(options)
 
 
+def _cmd_room(argv: list[str]) -> int:
+    options = room_parser().parse_args(argv)
+    from agent.oct.headless import main as room_main
+
+    return room_main(options)
+
+
 def _cmd_launch(argv: list[str]) -> int:
     options = launch_parser().parse_args(argv)
     try:
@@ -150,7 +179,7 @@ def _cmd_launch(argv: list[str]) -> int:
 
 
 COMMANDS: dict[str, Callable[[list[str]], int]] = {
-    "run": _cmd_run, "undo": _cmd_undo, "sessions": _cmd_sessions,
+    "run": _cmd_run, "undo": _cmd_undo, "sessions": _cmd_sessions, "room": _cmd_room,
 }
 
 

@@ -1,0 +1,177 @@
+"""The agent in a room: answers every trigger, one at a time, in the order they came.
+
+Each document trigger gets a spinner at the end of its prompt line as soon as it is seen (queued
+ones too), removed when its run ends however it ends. The model gets the prompt and the document
+with line numbers (windowed when long); the view is snapshotted so that its edits land where it
+meant them. Chat triggers are answered with a chat message.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from agent.events import ErrorEvent, TriggerEvent
+from agent.oct.client import RoomClient
+from agent.oct.spinner import Spinner
+from agent.oct.textpos import line_starts
+from agent.oct.triggers import Trigger
+from agent.oct.watcher import TriggerWatcher
+from agent.oct.windowing import DocumentView, view_document
+from agent.workspaces.room import RoomWorkspace
+
+log = logging.getLogger(__name__)
+
+DOCUMENT_PROMPT = """{who} asked you in the shared document {path}, on line {line}: "{prompt}"
+
+{header}:
+{body}
+
+Do what they asked in {path} with the edit tools; the line numbers above are the document's. \
+Other people may be typing in this document right now: an edit whose lines changed meanwhile is \
+refused, and then you read those lines again and redo it. Leave the request line itself in place \
+unless they asked you to change it. When you are done, answer in one or two sentences."""
+
+CHAT_PROMPT = """{who} asked you in the room's chat: "{prompt}"
+{context}
+Your final answer is sent back to the chat, so keep it short and plain (no Markdown tables)."""
+
+
+@dataclass
+class _Job:
+    trigger: Trigger
+    spinner: Spinner | None = None
+    direct: bool = False  # a direct chat message: answer only its sender
+
+
+class RoomAgent:
+    def __init__(self, client: RoomClient, workspace: RoomWorkspace, session: Any,
+                 emit: Callable[[Any], None], name: str) -> None:
+        assert client.docs is not None
+        self.client, self.workspace, self.session, self.emit = client, workspace, session, emit
+        self.queue: asyncio.Queue[_Job] = asyncio.Queue()
+        self.watcher = TriggerWatcher(client.docs, name, self._on_trigger)
+        self.spinners: dict[str, list[Spinner]] = {}
+        self.answered = 0
+        self.ready = asyncio.Event()  # set once the model library is loaded
+        self.spinner_started: Callable[[Trigger], None] | None = None  # for benchmarks and tests
+        client.chat_listeners.append(self._on_chat)
+
+    # -- intake -------------------------------------------------------------------------
+    def _on_trigger(self, trigger: Trigger) -> None:
+        job = _Job(trigger)
+        if trigger.path is not None:
+            job.spinner = self._spin(trigger)
+        self._enqueue(job)
+
+    def _on_chat(self, origin: str, text: str, direct: bool) -> None:
+        if origin == self.client.status.peer_id:
+            return
+        trigger = self.watcher.chat(origin, text)
+        if trigger is not None:
+            self._enqueue(_Job(trigger, direct=direct))
+
+    def _enqueue(self, job: _Job) -> None:
+        self.client.status.queue.append(self._label(job.trigger))
+        self.queue.put_nowait(job)
+        self.client.publish("queue", len(self.client.status.queue))
+
+    def _spin(self, trigger: Trigger) -> Spinner:
+        assert self.client.docs is not None and trigger.path is not None
+        path = trigger.path
+        spinner = Spinner(self.client.docs.positions(path), trigger.anchor, self.watcher.pattern)
+        self.spinners.setdefault(path, []).append(spinner)
+        self.workspace.masks[path] = lambda p=path: [s for sp in self.spinners.get(p, []) for s in sp.spans()]
+        spinner.start()
+        if self.spinner_started:
+            self.spinner_started(trigger)
+        return spinner
+
+    def _who(self, origin: str) -> str:
+        status = self.client.status
+        for peer in status.everyone():
+            if peer.id == origin:
+                return peer.name or "someone"
+        return "Someone"
+
+    def _label(self, trigger: Trigger) -> str:
+        return f"{trigger.where}: {trigger.prompt[:60]}"
+
+    # -- answering ------------------------------------------------------------------------
+    async def run(self) -> None:
+        """Answer triggers until cancelled."""
+        # Import the model library off the event loop now, so that the first trigger's spinner
+        # is not held up by a second-long import inside the first run.
+        from agent.llm import load_litellm
+
+        await asyncio.to_thread(load_litellm)
+        self.ready.set()
+        while True:
+            job = await self.queue.get()
+            status = self.client.status
+            status.working_on = status.queue.pop(0) if status.queue else self._label(job.trigger)
+            status.last_trigger = status.working_on
+            try:
+                await self._answer(job)
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # one failed answer must not end the room session
+                log.exception("answering a trigger failed")
+                self.emit(ErrorEvent(message=f"could not answer {self._label(job.trigger)}: {exc}"))
+            finally:
+                await self._finish(job)
+
+    async def _finish(self, job: _Job) -> None:
+        if job.spinner is not None:
+            await job.spinner.stop()
+            path = job.trigger.path or ""
+            remaining = [s for s in self.spinners.get(path, []) if s is not job.spinner]
+            self.spinners[path] = remaining
+        self.client.status.working_on = None
+        self.answered += 1
+        self.client.publish("queue", len(self.client.status.queue))
+
+    async def _answer(self, job: _Job) -> None:
+        trigger = job.trigger
+        view = self._document_view(trigger)
+        if trigger.source == "document" and view is not None:
+            prompt = DOCUMENT_PROMPT.format(who=self._who(trigger.origin), path=trigger.path,
+                                            line=view[1], prompt=trigger.prompt,
+                                            header=view[0].header(), body=view[0].body)
+        else:
+            context = f"\n{view[0].header()}:\n{view[0].body}\n" if view else ""
+            prompt = CHAT_PROMPT.format(who=self._who(trigger.origin), prompt=trigger.prompt, context=context)
+        self.emit(TriggerEvent(source=trigger.source, prompt=trigger.prompt, path=trigger.path,
+                               line=view[1] if view and trigger.source == "document" else None,
+                               by=self._who(trigger.origin), queued=self.queue.qsize(),
+                               document=view[0].body if view else ""))
+        self._show_presence(trigger)
+        complete = await self.session.run(prompt)
+        if trigger.source == "chat":
+            answer = complete.final_response.strip() or "(no answer)"
+            self.client.send_chat(answer, to=trigger.origin if job.direct else None)
+
+    def _document_view(self, trigger: Trigger) -> tuple[DocumentView, int] | None:
+        """The document shown with the prompt, and the prompt's 1-based line in it."""
+        path = trigger.path or self.client.status.followed
+        if path is None or not self.workspace.has_shared(path):
+            return None
+        text = self.workspace.show(path)
+        line = 0
+        if trigger.path is not None and trigger.anchor is not None:
+            assert self.client.docs is not None
+            raw = str(self.client.docs.text(path)).encode("utf-8")
+            line = raw.count(b"\n", 0, trigger.anchor.resolve())
+        starts = line_starts(text)
+        focus = starts[min(line, len(starts) - 1)]
+        return view_document(path, text, focus), line + 1
+
+    def _show_presence(self, trigger: Trigger) -> None:
+        """Tell the others which document we work in (awareness selection)."""
+        path = trigger.path or self.client.status.followed
+        if path and self.client.docs is not None:
+            self.client.docs.set_selection({"path": path, "textSelections": []})
+
