@@ -22,6 +22,9 @@ TextHook = Callable[[str], None]
 RetryHook = Callable[[str, int, float], None]  # (why, attempt, delay)
 
 
+_warm = False
+
+
 def load_litellm() -> Any:
     """Import litellm with its network-free cost map and quiet defaults."""
     os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
@@ -33,6 +36,26 @@ def load_litellm() -> Any:
     # We register no litellm loggers or caches; skip its per-stream logging thread work.
     litellm.disable_streaming_logging = True
     return litellm
+
+
+def prewarm() -> None:
+    """Import litellm and what its first request imports (about 3 s and 500 modules together).
+
+    The OpenAI client's `.chat` imports `openai.resources`, whose __init__ loads every API
+    resource; done on the event loop that stalls a UI or a room for about a second.
+    """
+    global _warm
+    load_litellm()
+    import openai.resources  # noqa: F401
+
+    _warm = True
+
+
+async def ensure_loaded() -> Any:
+    """litellm, imported in a worker thread the first time so the event loop never stalls."""
+    if not _warm:
+        await asyncio.to_thread(prewarm)
+    return load_litellm()
 
 
 class LLMError(Exception):
@@ -94,7 +117,7 @@ class LLM:
 
     async def check(self) -> str:
         """One small non-streaming request: proves model, address and key work."""
-        litellm = load_litellm()
+        litellm = await ensure_loaded()
         try:
             response = await litellm.acompletion(
                 messages=[{"role": "user", "content": "Reply with the word OK."}],
@@ -124,7 +147,7 @@ class LLM:
 
     async def _attempt(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]],
                        on_text: TextHook) -> ModelReply:
-        litellm = load_litellm()
+        litellm = await ensure_loaded()
         try:
             stream = await litellm.acompletion(messages=messages, tools=tools or None,
                                                **self._request_args(stream=True))

@@ -77,10 +77,10 @@ def room_events(client: RoomClient, emit: Any) -> None:
 
 
 def _load_model_library() -> None:
-    from agent.llm import load_litellm
+    from agent.llm import prewarm
 
     try:
-        load_litellm()
+        prewarm()
     except Exception:  # the first run imports it again and reports the problem properly
         pass
 

@@ -105,9 +105,9 @@ class RoomAgent:
         """Answer triggers until cancelled."""
         # Import the model library off the event loop now, so that the first trigger's spinner
         # is not held up by a second-long import inside the first run.
-        from agent.llm import load_litellm
+        from agent.llm import ensure_loaded
 
-        await asyncio.to_thread(load_litellm)
+        await ensure_loaded()
         self.ready.set()
         while True:
             job = await self.queue.get()

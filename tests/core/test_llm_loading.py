@@ -1,0 +1,41 @@
+"""The first model call never blocks the event loop on imports (litellm, the OpenAI SDK)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+from tests.conftest import ROOT
+
+PROBE = """
+import asyncio, sys, time
+sys.path.insert(0, {root!r})
+from tests.fakellm import FakeLLM, Reply
+from agent.llm import LLM
+
+async def main():
+    lags = []
+    async def ticker():
+        while True:
+            started = time.perf_counter()
+            await asyncio.sleep(0.01)
+            lags.append(time.perf_counter() - started - 0.01)
+    tick = asyncio.create_task(ticker())
+    await asyncio.sleep(0.05)  # the ticker is running before the first call starts
+    with FakeLLM(Reply(text="hello")) as server:
+        reply = await LLM(server.model, server.url, "sk-test-000000").complete(
+            [{{"role": "user", "content": "hi"}}], [], lambda s: None, lambda *a: None)
+    tick.cancel()
+    print(reply.text, round(max(lags), 3))
+
+asyncio.run(main())
+"""
+
+
+def test_cold_first_call_keeps_the_loop_responsive() -> None:
+    out = subprocess.run([sys.executable, "-c", PROBE.format(root=str(ROOT))], capture_output=True, text=True,
+                         check=True, timeout=120).stdout.split()
+    assert out[0] == "hello"
+    # Importing litellm and the OpenAI SDK on the loop stalls it for 1-4 s; in a thread the
+    # loop keeps ticking (measured 0.3 s worst lag from GIL sharing, against 3.7 s without).
+    assert float(out[1]) < 1.5, f"event loop blocked for {out[1]} s during the first model call"
