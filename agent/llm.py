@@ -11,6 +11,7 @@ import asyncio
 import os
 import random
 import re
+import threading
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -49,6 +50,40 @@ def prewarm() -> None:
     import openai.resources  # noqa: F401
 
     _warm = True
+
+
+class _RequestLoop:
+    """One daemon thread with its own event loop, where every model request runs.
+
+    Preparing a request walks the whole conversation in the OpenAI SDK's pure-Python transforms
+    (about 0.3 s for a 500-turn history) and parsing streamed chunks takes time too: on the
+    caller's loop that stalls a UI, a room's document sync or another run. The caller awaits
+    the result; streamed text is handed back to its loop in order; cancelling the caller
+    cancels the request.
+    """
+
+    _instance: _RequestLoop | None = None
+    _lock = threading.Lock()
+
+    def __init__(self) -> None:
+        self.loop = asyncio.new_event_loop()
+        threading.Thread(target=self.loop.run_forever, name="model-requests", daemon=True).start()
+
+    @classmethod
+    def get(cls) -> _RequestLoop:
+        with cls._lock:
+            if cls._instance is None:
+                cls._instance = cls()
+            return cls._instance
+
+    async def run(self, coroutine: Any) -> Any:
+        return await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(coroutine, self.loop))
+
+
+def _on_caller_loop(hook: TextHook) -> TextHook:
+    """`hook`, called on the current loop whichever thread calls the returned function."""
+    loop = asyncio.get_running_loop()
+    return lambda text: loop.call_soon_threadsafe(hook, text)
 
 
 async def ensure_loaded() -> Any:
@@ -104,9 +139,12 @@ class LLM:
         on_retry: RetryHook,
     ) -> ModelReply:
         attempt = 0
+        requests, deliver = _RequestLoop.get(), _on_caller_loop(on_text)
         while True:
             try:
-                return await self._attempt(messages, tools, on_text)
+                reply = await requests.run(self._attempt(messages, tools, deliver))
+                await asyncio.sleep(0)  # the text delivered before the reply is handled first
+                return reply
             except _Retryable as exc:
                 if attempt >= self.max_retries:
                     raise LLMError(f"{exc.why} (gave up after {attempt + 1} attempts)") from None
@@ -117,7 +155,11 @@ class LLM:
 
     async def check(self) -> str:
         """One small non-streaming request: proves model, address and key work."""
-        litellm = await ensure_loaded()
+        await ensure_loaded()
+        return await _RequestLoop.get().run(self._check())
+
+    async def _check(self) -> str:
+        litellm = load_litellm()
         try:
             response = await litellm.acompletion(
                 messages=[{"role": "user", "content": "Reply with the word OK."}],
