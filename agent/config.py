@@ -61,6 +61,7 @@ class Settings(BaseModel):
     theme: str | None = None
     github_token: SecretStr | None = None  # used when GITHUB_TOKEN, GH_TOKEN and `gh auth token` give none
     github_api_url: str | None = None  # GitHub Enterprise: https://HOST/api/v3
+    keymap: dict[str, str] | None = None  # the app's binding id -> keys, e.g. {"app.quit" = "ctrl+x"}
 
 
 @dataclass
@@ -76,6 +77,7 @@ class Config:
     theme: str | None = None
     github_token: SecretStr | None = None
     github_api_url: str | None = None
+    keymap: dict[str, str] = field(default_factory=dict)
     sources: dict[str, str] = field(default_factory=dict)  # key -> where it came from
 
     def require_model(self) -> str:

@@ -193,10 +193,11 @@ class PeerLeft(_Event):
 
 
 class TriggerEvent(_Event):
-    """Someone asked the agent something: an `@name` line in a document, or a chat message."""
+    """Someone asked the agent something: an `@name` line in a document, a chat message, or a
+    prompt typed into coder-tui itself while it is in the room."""
 
     type: Literal["trigger"] = "trigger"
-    source: Literal["document", "chat"]
+    source: Literal["document", "chat", "local"]  # local: typed into coder-tui itself
     prompt: str
     path: str | None = None
     line: int | None = None  # 1-based, when the trigger is a document line

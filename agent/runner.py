@@ -72,6 +72,7 @@ class AgentSession:
         self._stop_requested = False
         self.state: dict[str, Any] = {}  # named values restored from the session file
         self.resumed = data is not None
+        self.restored = data  # what a front end replays on resume (None for a new session)
         if config.api_key is not None:
             register(config.api_key.get_secret_value())
         if data is not None:
@@ -124,6 +125,13 @@ class AgentSession:
     @model.setter
     def model(self, value: str) -> None:
         self.config.model = value
+        self._llm = None
+
+    def reconfigure(self, config: Config) -> None:
+        """Use another model, server or key from the next request on (mode and history stay)."""
+        if config.api_key is not None:
+            register(config.api_key.get_secret_value())
+        self.config = config
         self._llm = None
 
     @property
@@ -223,9 +231,11 @@ class AgentSession:
             return ""
         return text if len(text) <= AGENTS_CAP else text[:AGENTS_CAP] + "\n[AGENTS.md cut at 20,000 characters]"
 
-    async def close(self) -> None:
+    async def close(self, keep_workspace: bool = False) -> None:
+        """End the session; `keep_workspace` leaves the workspace open for a next session."""
         manager = self.ctx.extras.get("shells")
         if isinstance(manager, ShellManager):
             await manager.close_all()
         self.writer.close()
-        await self.workspace.close()
+        if not keep_workspace:
+            await self.workspace.close()

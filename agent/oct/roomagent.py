@@ -39,6 +39,10 @@ CHAT_PROMPT = """{who} asked you in the room's chat: "{prompt}"
 {context}
 Your final answer is sent back to the chat, so keep it short and plain (no Markdown tables)."""
 
+LOCAL_PROMPT = """The person running coder-tui beside you in this room asked: "{prompt}"
+{context}
+Work in the room's shared documents; answer them directly when you are done."""
+
 
 @dataclass
 class _Job:
@@ -73,6 +77,10 @@ class RoomAgent:
         trigger = self.watcher.chat(origin, text)
         if trigger is not None:
             self._enqueue(_Job(trigger, direct=direct))
+
+    def ask(self, prompt: str) -> None:
+        """A prompt typed into coder-tui itself: answered in turn with the room's own triggers."""
+        self._enqueue(_Job(Trigger(source="local", prompt=prompt, origin=self.client.status.peer_id or "")))
 
     def _enqueue(self, job: _Job) -> None:
         self.client.status.queue.append(self._label(job.trigger))
@@ -143,11 +151,12 @@ class RoomAgent:
                                             header=view[0].header(), body=view[0].body)
         else:
             context = f"\n{view[0].header()}:\n{view[0].body}\n" if view else ""
-            prompt = CHAT_PROMPT.format(who=self._who(trigger.origin), prompt=trigger.prompt, context=context)
+            template = LOCAL_PROMPT if trigger.source == "local" else CHAT_PROMPT
+            prompt = template.format(who=self._who(trigger.origin), prompt=trigger.prompt, context=context)
+        by = "you" if trigger.source == "local" else self._who(trigger.origin)
         self.emit(TriggerEvent(source=trigger.source, prompt=trigger.prompt, path=trigger.path,
                                line=view[1] if view and trigger.source == "document" else None,
-                               by=self._who(trigger.origin), queued=self.queue.qsize(),
-                               document=view[0].body if view else ""))
+                               by=by, queued=self.queue.qsize(), document=view[0].body if view else ""))
         self._show_presence(trigger)
         complete = await self.session.run(prompt)
         if trigger.source == "chat":

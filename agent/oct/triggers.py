@@ -59,7 +59,7 @@ def prompt_from_chat(message: str, pattern: re.Pattern[str]) -> str | None:
 
 @dataclass(frozen=True)
 class Trigger:
-    source: Literal["document", "chat"]
+    source: Literal["document", "chat", "local"]  # local: typed into coder-tui itself
     prompt: str
     origin: str = ""  # peer id of whoever typed or wrote it, when known
     path: str | None = None
@@ -69,8 +69,8 @@ class Trigger:
 
     @property
     def where(self) -> str:
-        if self.source == "chat":
-            return "chat"
+        if self.source in ("chat", "local"):
+            return self.source
         return f"{self.path}:{self.line + 1}"
 
 
