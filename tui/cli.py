@@ -20,6 +20,7 @@ COMMANDS_HELP = """commands:
   coder-tui [DIR]              open the app on a folder (default: the current folder)
   coder-tui --github OWNER/REPO[@REF] [--clone] [--issue N]
                                open the app on a GitHub repository (no clone unless --clone)
+  coder-tui --room ROOM_ID     open the app in a live OCT room (answers @agent lines beside you)
   coder-tui run PROMPT         run the agent without the UI (see `coder-tui run --help`)
   coder-tui undo [CHECKPOINT]  restore the workspace to a checkpoint (`--list` shows them)
   coder-tui sessions           list recorded sessions (resume one with --resume ID)
@@ -59,6 +60,20 @@ def _github_options(parser: argparse.ArgumentParser) -> None:
                        help="with --github: start from issue N (its title, body and comments become the task)")
 
 
+def _room_options(parser: argparse.ArgumentParser, positional: bool) -> None:
+    group = parser.add_argument_group("Open Collaboration Tools room")
+    if positional:
+        group.add_argument("room_id", metavar="ROOM_ID", help="the room id the host shared")
+    else:
+        group.add_argument("--room", metavar="ROOM_ID",
+                           help="join a live OCT room as a guest and answer @NAME prompts in it")
+    group.add_argument("--server", default="https://api.open-collab.tools/", metavar="URL",
+                       help="OCT server (default: https://api.open-collab.tools/)")
+    group.add_argument("--name", default="agent",
+                       help="our name in the room, and the @NAME prompts use (default: agent)")
+    group.add_argument("--email", help="email shown to the host when asking to join")
+
+
 def launch_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="coder-tui", description="A terminal coding agent that shows every edit as a diff and asks first.",
@@ -68,6 +83,7 @@ def launch_parser() -> argparse.ArgumentParser:
     _model_options(parser)
     parser.add_argument("--theme", metavar="NAME", help="colour theme (dark, light, high-contrast, or a user theme)")
     _github_options(parser)
+    _room_options(parser, positional=False)
     parser.add_argument("--version", action="version", version=f"coder-tui {__version__}")
     return parser
 
@@ -119,11 +135,7 @@ def room_parser() -> argparse.ArgumentParser:
             "room closed or we left, 1 joining failed or the connection was lost, 2 usage or "
             "configuration error."),
     )
-    parser.add_argument("room_id", metavar="ROOM_ID", help="the room id the host shared")
-    parser.add_argument("--server", default="https://api.open-collab.tools/", metavar="URL",
-                        help="OCT server (default: https://api.open-collab.tools/)")
-    parser.add_argument("--name", default="agent", help="our name in the room, and the @NAME prompts use (default: agent)")
-    parser.add_argument("--email", help="email shown to the host when asking to join")
+    _room_options(parser, positional=True)
     _model_options(parser)
     parser.add_argument("--max-steps", type=_positive, metavar="N", help="most model turns per prompt (default: 50)")
     parser.add_argument("--json", action="store_true", help="print one JSON event per line, nothing else")
@@ -169,13 +181,34 @@ def _cmd_room(argv: list[str]) -> int:
 
 
 def _cmd_launch(argv: list[str]) -> int:
-    options = launch_parser().parse_args(argv)
-    try:
-        from tui.app import run_app
-    except ImportError as exc:  # the app module ships with the Textual front end
-        print(f"coder-tui: the app is not available ({exc}); use `coder-tui run`", file=sys.stderr)
-        return 2
+    parser = launch_parser()
+    options = parser.parse_args(argv)
+    problem = _launch_problem(options)
+    if problem:
+        parser.error(problem)
+    import gc
+
+    # Importing the UI toolkit creates a few hundred thousand long-lived objects; a full collection
+    # over them mid-startup costs the first frame ~20 ms. The app freezes them after that frame.
+    gc.disable()
+    from tui.app import run_app
+
     return run_app(options)
+
+
+def _launch_problem(options: argparse.Namespace) -> str | None:
+    """What is wrong with the app's arguments, before any screen opens."""
+    import os
+
+    if options.room and options.github:
+        return "--room and --github cannot be combined: a room's files are the room's documents"
+    if (options.clone or options.issue) and not options.github:
+        return "--clone and --issue need --github OWNER/REPO"
+    if options.workspace != "." and (options.room or options.github):
+        return "DIR cannot be combined with --room or --github"
+    if not os.path.isdir(options.workspace):
+        return f"DIR: {options.workspace!r} is not a folder"
+    return None
 
 
 COMMANDS: dict[str, Callable[[list[str]], int]] = {

@@ -1,0 +1,83 @@
+"""The app against the scripted model server: launch options, waiting for states, typing."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import TEST_KEY
+
+APP_SIZE = (120, 36)
+
+
+def app_options(workspace: Path, fake_llm: Any = None, *extra: str) -> Any:
+    """The app's parsed command line, as `coder-tui DIR --model ... --api-base ...` would give."""
+    from tui.cli import launch_parser
+
+    argv = [str(workspace)]
+    if fake_llm is not None:
+        argv += ["--model", fake_llm.model, "--api-base", fake_llm.url, "--api-key", TEST_KEY]
+    return launch_parser().parse_args([*argv, *extra])
+
+
+async def wait_for(pilot: Any, condition: Callable[[], Any], timeout: float = 15.0, what: str = "") -> Any:
+    """Let the app run until condition() is truthy (its value is returned)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = condition()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what or condition}")
+        await pilot.pause(0.02)
+
+
+async def type_text(pilot: Any, text: str) -> None:
+    """Type into the focused widget (one key per character, as a user would)."""
+    keys = {" ": "space", "\n": "ctrl+j", "/": "slash", "@": "at", ".": "full_stop", "-": "minus",
+            "_": "underscore", ",": "comma", ":": "colon"}
+    await pilot.press(*[keys.get(ch, ch) for ch in text])
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    root = tmp_path / "ws"
+    root.mkdir()
+    (root / "app.py").write_text("def main():\n    print('hello')\n\n\nif __name__ == '__main__':\n    main()\n")
+    (root / "README.md").write_text("# demo\n")
+    return root
+
+
+@pytest.fixture
+def make_app(workspace: Path, fake_llm: Any) -> Callable[..., Any]:
+    from tui.app import CoderApp
+
+    def make(*extra: str, fake: Any = fake_llm, root: Path | None = None, animate: bool = False) -> Any:
+        return CoderApp(app_options(root or workspace, fake, *extra), animate=animate)
+
+    return make
+
+
+async def ready(pilot: Any) -> Any:
+    """Wait until the app's agent session exists and it is idle; returns the app."""
+    app = pilot.app
+    await wait_for(pilot, lambda: app.bridge.ready and app.query_one("#status").state == "idle",
+                   what="the session to be ready")
+    return app
+
+
+def rendered_text(widget: Any) -> str:
+    """What a widget shows, as plain text (renders its Rich content at the widget's width)."""
+    from rich.console import Console
+
+    console = Console(width=widget.content_region.width or 100, color_system=None, record=True,
+                      file=open("/dev/null", "w"))  # noqa: SIM115 - closed with the console
+    content = getattr(widget, "content", None)
+    console.print(content if content is not None and not isinstance(content, str) else widget.render())
+    text = console.export_text()
+    console.file.close()
+    return text

@@ -1,0 +1,443 @@
+"""The Textual app: wiring only. Layout, bindings, and who handles what.
+
+Main column: the transcript and the prompt. Side panel: the plan / timeline over the workspace
+or room pane. Status bar and footer at the bottom. The first frame is the real layout; the agent
+core, config and workspace load in a worker right after it (see tui/boot.py).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from textual import events, on, work
+from textual.app import App, ComposeResult, SystemCommand
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.screen import Screen
+from textual.widgets import Footer
+
+from tui.bridge import AgentBridge
+from tui.gcpolicy import GcPolicy
+from tui.pathfmt import home_relative
+from tui.presenter import Presenter
+from tui.theme_vars import derive_app_variables
+from tui.widgets.panes import WorkspacePane
+from tui.widgets.prompt import PromptInput
+from tui.widgets.spinner import TICK
+from tui.widgets.statusbar import MODES, StatusBar
+from tui.widgets.timeline import Timeline
+from tui.widgets.transcript import Transcript
+
+NARROW = 100  # columns below which the side panel folds away behind Ctrl+B
+QUIT_WINDOW = 2.0  # seconds in which a second Ctrl+C quits
+WELCOME = ("Ask for a change or a question. {mode} mode: Shift+Tab switches plan / ask / allow. "
+           "/ for commands, @ to attach a file, F1 for keys.")
+
+
+class CoderApp(App[int]):
+    CSS_PATH = Path(__file__).with_name("app.tcss")  # absolute: subclasses live elsewhere
+    AUTO_FOCUS = "#prompt"
+    TITLE = "coder-tui"
+    BINDINGS = [
+        Binding("ctrl+q", "quit", "Quit", priority=True, id="app.quit"),
+        Binding("ctrl+c", "interrupt", "Stop / quit", show=False, priority=True, id="app.interrupt"),
+        Binding("escape", "stop", "Stop the run", show=False, id="app.stop"),
+        Binding("shift+tab", "cycle_mode", "Mode", priority=True, id="app.cycle_mode"),
+        Binding("ctrl+b", "toggle_side", "Side panel", id="app.toggle_side"),
+        Binding("ctrl+d", "toggle_diff", "Last diff", show=False, id="app.toggle_diff"),
+        Binding("ctrl+n", "new_session", "New session", show=False, id="app.new_session"),
+        Binding("ctrl+t", "focus_timeline", "Timeline", show=False, id="app.focus_timeline"),
+        Binding("f1", "show_keys", "Keys", id="app.keys"),
+    ]
+
+    def __init__(self, options: Any, animate: bool = True) -> None:
+        super().__init__()
+        self.options = options
+        self.animate = animate
+        self.config: Any = None
+        self.github: Any = None
+        self.mode = options.mode or "ask"
+        self.bridge = AgentBridge(self, self._sink)
+        self.presenter: Presenter | None = None
+        self._last_interrupt = 0.0
+        self._remember_theme = False  # only a theme the user picks is saved
+        self.gc_policy = GcPolicy()
+        from tui.themes import DEFAULT_THEME, register_builtin_themes
+
+        register_builtin_themes(self)  # user themes are validated after the first frame
+        self.wanted_theme = options.theme or _saved_theme()
+        self.theme = self.wanted_theme if self.wanted_theme in self.available_themes else DEFAULT_THEME
+
+    def get_theme_variable_defaults(self) -> dict[str, str]:
+        return derive_app_variables(self.current_theme)
+
+    # -- layout ---------------------------------------------------------------------------
+    def compose(self) -> ComposeResult:
+        with Horizontal(id="body"):
+            with Vertical(id="main"):
+                yield Transcript(id="transcript")
+                yield PromptInput(history_path=_history_path(), commands=self._commands(), id="prompt")
+            with Vertical(id="side"):
+                yield Timeline(id="timeline")
+                yield WorkspacePane(id="pane")
+        yield StatusBar(self.mode, id="status")
+        yield Footer()
+
+    def _commands(self) -> list[tuple[str, str]]:
+        from tui.commands import SLASH_COMMANDS
+
+        github_only = {"pr"}
+        return [c for c in SLASH_COMMANDS if self.options.github or c[0] not in github_only]
+
+    def on_mount(self) -> None:
+        transcript = self.query_one(Transcript)
+        self.presenter = Presenter(transcript, self.query_one(Timeline), self.query_one(StatusBar), self._key_argument)
+        self.presenter.on_files_changed = lambda event, approved: self.live_diff().landed(event, approved)
+        self.presenter.on_run_start = self._run_started
+        self.presenter.on_run_end = lambda event: self.agent_idle()
+        self.presenter.on_room = lambda event: self.refresh_pane()
+        status = self.query_one(StatusBar)
+        status.set_workspace(self._target_label())
+        status.set_model(self.options.model or "")
+        self.query_one(Timeline).border_title = "Plan · timeline"
+        transcript.notice(WELCOME.format(mode=self.mode.upper()), "dim")
+        if self.animate:
+            self.set_interval(TICK, self._tick, name="spinners")
+        self.call_after_refresh(self._first_frame_shown)
+
+    async def on_event(self, event: events.Event) -> None:
+        if isinstance(event, events.Key):
+            self.gc_policy.key_pressed()
+        await super().on_event(event)
+
+    def on_resize(self) -> None:
+        narrow = self.size.width < NARROW
+        if narrow != self.screen.has_class("-narrow"):  # a class change restyles every widget
+            self.screen.set_class(narrow, "-narrow")
+
+    def _first_frame_shown(self) -> None:
+        # What exists now lives as long as the app: freeze it; full collections wait for pauses.
+        self.gc_policy.start()
+        self.set_interval(1.0, self.gc_policy.tick, name="gc")
+        self._boot()
+
+    def restart_boot(self) -> None:
+        self.query_one(StatusBar).set_state("loading")
+        self._boot()
+
+    @work(name="boot", group="boot", exit_on_error=False)
+    async def _boot(self) -> None:
+        from tui.boot import boot
+
+        try:
+            await boot(self)
+        except Exception as exc:  # noqa: BLE001 - shown, never a traceback
+            self.fatal(f"could not start the agent: {exc}")
+
+    # -- called by boot and the bridge ----------------------------------------------------
+    def session_opened(self, session: Any) -> None:
+        from tui.replay import replay
+
+        status = self.query_one(StatusBar)
+        label = session.workspace.label
+        status.set_workspace(home_relative(label) if session.workspace.root is not None else label)
+        status.set_model(session.model or "")
+        session.mode = self.mode
+        if session.restored is not None:
+            replay(session.restored, self.presenter, self.query_one(Transcript))
+        status.set_state("idle")
+        self.refresh_pane()
+        self._load_files()
+        self.bridge.session_ready()
+
+    def apply_keymap(self, keymap: dict[str, str]) -> None:
+        """Remapped keys from config.toml's [keymap] (binding id -> keys); unknown ids are named."""
+        if not keymap:
+            return
+        from tui.screens.keys import binding_rows
+
+        known = {row[2] for row in binding_rows()}
+        unknown = sorted(set(keymap) - known)
+        if unknown:
+            self.query_one(Transcript).notice(
+                f"config [keymap]: no binding with id {', '.join(unknown)} (F1 lists the ids)", "warning")
+        self.set_keymap({k: v for k, v in keymap.items() if k in known})
+
+    def _run_started(self, event: Any) -> None:
+        for strip in self.query("#livediff"):
+            strip.new_run()  # type: ignore[attr-defined]
+
+    def fatal(self, message: str) -> None:
+        """The agent cannot start or go on: say why; the app stays open to read and quit."""
+        self.query_one(Transcript).notice(message, "error")
+        self.query_one(StatusBar).set_state("not ready", "")
+
+    def agent_idle(self) -> None:
+        self.query_one(StatusBar).set_state("idle")
+        self.refresh_pane()
+
+    def show_prompt(self, text: str, mentions: list[str]) -> None:
+        transcript = self.query_one(Transcript)
+        transcript.user(text)
+        if mentions:
+            transcript.notice("attached: " + ", ".join(mentions), "dim")
+
+    def send_prompt(self, text: str, mentions: list[str] | None = None) -> None:
+        outcome = self.bridge.submit(text, mentions or [])
+        if outcome == "started" or (outcome == "queued" and self.bridge.room is not None):
+            if self.bridge.room is None:
+                self.show_prompt(text, mentions or [])
+        elif outcome == "queued":
+            self.notify("Queued: sent when the current run ends (Esc stops it).", timeout=4)
+        else:
+            self.notify("The agent is still loading; your prompt is sent as soon as it is ready.", timeout=4)
+
+    def refresh_pane(self) -> None:
+        from tui.panes import refresh_pane
+
+        refresh_pane(self)
+
+    # -- the strip above the prompt: applied diffs, progress --------------------------------
+    def live_diff(self) -> Any:
+        """The strip, mounted the first time it has something to show (not on the first frame)."""
+        from tui.widgets.livediff import LiveDiff
+
+        found = self.query(LiveDiff)
+        if found:
+            return found.first()
+        strip = LiveDiff(id="livediff")
+        self.query_one("#main").mount(strip, before="#prompt")
+        return strip
+
+    def show_progress(self, label: str | None) -> None:
+        self.live_diff().progress(label)
+
+    def github_notice(self, why: str, delay: float) -> None:
+        self.query_one(Transcript).notice(f"GitHub: {why}", "warning")
+
+    def github_progress(self, stage: str, done: int, total: int) -> None:
+        self.call_from_thread_safe(lambda: self.live_diff().advance(stage, done, total))
+
+    def call_from_thread_safe(self, callback: Any) -> None:
+        import threading
+
+        if threading.get_ident() == self._thread_id:
+            callback()
+        else:
+            self.call_from_thread(callback)
+
+    # -- events from widgets --------------------------------------------------------------
+    @on(PromptInput.Submitted)
+    def _submitted(self, message: PromptInput.Submitted) -> None:
+        text = message.text.strip()
+        if text.startswith("/"):
+            from tui.commands import run_command
+
+            self.run_worker(run_command(self, text), name="command", group="commands", exit_on_error=False)
+            return
+        self.send_prompt(text, message.mentions)
+
+    @on(Timeline.RestoreRequested)
+    def _restore(self, message: Timeline.RestoreRequested) -> None:
+        from tui.commands import restore_checkpoint
+
+        self.run_worker(restore_checkpoint(self, message.checkpoint_id, message.label, confirm=True),
+                        name="restore", group="commands", exit_on_error=False)
+
+    @on(StatusBar.ModeClicked)
+    def _badge(self) -> None:
+        self.action_cycle_mode()
+
+    # -- actions --------------------------------------------------------------------------
+    MAIN_SCREEN_ACTIONS = frozenset({"cycle_mode", "toggle_side", "toggle_diff", "new_session", "focus_timeline",
+                                     "show_keys", "stop"})
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Layout keys belong to the main screen: on a dialog they fall through to its own keys."""
+        if action in self.MAIN_SCREEN_ACTIONS and len(self.screen_stack) > 1:
+            return False
+        return True
+
+    def action_cycle_mode(self) -> None:
+        self.set_mode(MODES[(MODES.index(self.mode) + 1) % len(MODES)])
+
+    def set_mode(self, mode: str) -> None:
+        self.mode = mode
+        self.bridge.set_mode(mode)
+        self.query_one(StatusBar).set_mode(mode)
+
+    def action_stop(self) -> None:
+        if self.bridge.running or self.bridge.waiting:
+            self.bridge.stop()
+            self.query_one(StatusBar).set_state("stopping")
+
+    def action_interrupt(self) -> None:
+        focused = self.focused
+        selected = getattr(focused, "selected_text", "") or self.screen.get_selected_text()
+        if selected:  # Ctrl+C with text selected copies it, as everywhere else
+            self.copy_to_clipboard(selected)
+            self.notify("Copied.", timeout=1.5)
+            return
+        if self.bridge.running:
+            self.action_stop()
+            return
+        now = time.monotonic()
+        if now - self._last_interrupt < QUIT_WINDOW:
+            self.run_worker(self._quit(), exit_on_error=False)
+            return
+        self._last_interrupt = now
+        self.notify("Press Ctrl+C again to quit.", timeout=QUIT_WINDOW)
+
+    def action_quit(self) -> None:  # type: ignore[override]
+        self.run_worker(self.confirm_quit(), name="quit", group="quit", exclusive=True, exit_on_error=False)
+
+    async def confirm_quit(self) -> None:
+        if self.bridge.running:
+            from tui.screens.confirm import ConfirmScreen
+
+            if not await self.push_screen_wait(ConfirmScreen("The agent is working. Stop it and quit?", "Quit")):
+                return
+        await self._quit()
+
+    async def _quit(self) -> None:
+        self.query_one(StatusBar).set_state("leaving" if self.bridge.room else "closing")
+        await self.bridge.shutdown()
+        self.exit(0)
+
+    def action_toggle_side(self) -> None:
+        self.screen.toggle_class("-side-open" if self.screen.has_class("-narrow") else "-side-closed")
+
+    def action_toggle_diff(self) -> None:
+        self.live_diff().toggle()
+
+    def action_focus_timeline(self) -> None:
+        timeline = self.query_one(Timeline)
+        if self.screen.has_class("-narrow"):
+            self.screen.add_class("-side-open")
+        timeline.action_move(-1)
+
+    def action_show_keys(self) -> None:
+        from tui.screens.keys import KeysScreen
+
+        self.push_screen(KeysScreen())
+
+    def action_ask_model(self) -> None:
+        self.run_worker(self._ask_model(), name="model", group="commands", exit_on_error=False)
+
+    async def _ask_model(self) -> None:
+        from tui.commands import run_command
+        from tui.screens.ask import AskScreen
+
+        current = self.bridge.session.model if self.bridge.session is not None else self.options.model
+        answer = await self.push_screen_wait(AskScreen(
+            "Model for this session (a litellm model string)", current or "",
+            "e.g. anthropic/claude-sonnet-4-5, openai/gpt-4.1, ollama_chat/qwen2.5-coder"))
+        if answer:
+            await run_command(self, f"/model {answer}")
+
+    def action_new_session(self) -> None:
+        from tui.commands import run_command
+
+        self.run_worker(run_command(self, "/clear"), name="command", group="commands", exit_on_error=False)
+
+    def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
+        from tui.commands import palette_commands
+
+        yield from super().get_system_commands(screen)
+        yield from palette_commands(self)
+
+    async def load_user_themes(self) -> None:
+        """The user's theme files (validated off the event loop), then the theme asked for."""
+        import asyncio
+
+        from tui.themes import load_user_themes
+
+        themes, warnings = await asyncio.to_thread(load_user_themes)
+        for theme in themes:
+            self.register_theme(theme)
+        for warning in warnings:
+            self.query_one(Transcript).notice(f"theme {warning}", "warning")
+        wanted = self.wanted_theme
+        if wanted and wanted != self.theme:
+            if wanted in self.available_themes:
+                self.theme = wanted
+            else:
+                self.query_one(Transcript).notice(f"no theme {wanted!r}; using {self.theme}", "warning")
+        self._remember_theme = True
+
+    def watch_theme(self, name: str) -> None:
+        if self._remember_theme:
+            from tui.commands import remember_theme
+
+            remember_theme(self, name)
+
+    # -- internals ------------------------------------------------------------------------
+    def _sink(self, event: Any) -> None:
+        if self.presenter is None:
+            return
+        try:
+            self.presenter.handle(event)
+        except Exception as exc:  # noqa: BLE001 - a display bug must not end the user's session
+            from tui.errors import record
+
+            where = record(exc)
+            self.query_one(Transcript).notice(f"could not show a {event.type} event ({exc}); details in {where}",
+                                              "error")
+
+    def _tick(self) -> None:
+        if self.presenter is not None:
+            self.presenter.tick()
+
+    def _key_argument(self, tool: str, args: dict[str, Any]) -> str:
+        session = self.bridge.session
+        found = session.registry.get(tool) if session is not None else None
+        return found.key_argument(args) if found is not None else ""
+
+    def _target_label(self) -> str:
+        if self.options.room:
+            return f"room {self.options.room}"
+        if self.options.github:
+            return f"github:{self.options.github}"
+        return home_relative(Path(self.options.workspace).expanduser().resolve())
+
+    @work(thread=True, name="list-files", group="files", exit_on_error=False)
+    def _load_files(self) -> None:
+        import asyncio
+
+        workspace = self.bridge.workspace
+        if workspace is None or workspace.kind == "room":
+            return
+        try:
+            files = asyncio.run(workspace.list_files(""))
+        except Exception:  # noqa: BLE001 - @ completion is a convenience; it stays empty
+            return
+        self.call_from_thread(self.query_one(PromptInput).set_files, files)
+
+
+def _history_path() -> Path:
+    from agent import paths
+
+    return paths.data_dir() / "prompt-history.jsonl"
+
+
+def _saved_theme() -> str | None:
+    """The theme saved in the user config, read without loading (and validating) the whole config."""
+    import tomllib
+
+    from agent import paths
+
+    try:
+        data = tomllib.loads(paths.user_config_file().read_text("utf-8"))
+    except (OSError, ValueError):
+        return None
+    theme = data.get("theme")
+    return theme if isinstance(theme, str) else None
+
+
+def run_app(options: Any) -> int:
+    app = CoderApp(options)
+    result = app.run()
+    return result or 0

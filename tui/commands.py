@@ -1,0 +1,223 @@
+"""Slash commands typed in the prompt, and the same actions in the command palette (Ctrl+P)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable, Iterable
+from typing import Any
+
+from textual.app import SystemCommand
+
+from tui.widgets.statusbar import MODES
+from tui.widgets.timeline import Timeline
+from tui.widgets.transcript import Transcript
+
+SLASH_COMMANDS: list[tuple[str, str]] = [
+    ("mode", "plan | ask | allow: how much the agent may do without asking"),
+    ("model", "MODEL: switch the model (a litellm model string)"),
+    ("undo", "[CHECKPOINT]: restore the workspace to the last (or a given) checkpoint"),
+    ("clear", "start a new conversation"),
+    ("sessions", "pick a recorded session to continue"),
+    ("resume", "ID | last: continue a recorded session"),
+    ("theme", "[NAME]: switch colours (dark, light, high-contrast, …)"),
+    ("pr", "[TITLE]: GitHub: publish the changes as one commit and open a pull request"),
+    ("setup", "choose the model, server and key again"),
+    ("help", "commands and keys"),
+    ("quit", "leave coder-tui"),
+]
+Handler = Callable[[Any, str], Awaitable[None]]
+
+
+def _say(app: Any, text: str, kind: str = "info") -> None:
+    app.query_one(Transcript).notice(text, kind)
+
+
+def _idle(app: Any, what: str) -> bool:
+    if app.bridge.running:
+        _say(app, f"{what} waits until the agent is idle: press Esc to stop the run first.", "warning")
+        return False
+    if not app.bridge.ready:
+        _say(app, f"{what} needs the agent to be ready; it is still loading or could not start.", "warning")
+        return False
+    return True
+
+
+async def run_command(app: Any, text: str) -> None:
+    name, _, arg = text[1:].partition(" ")
+    handler = HANDLERS.get(name.lower())
+    if handler is None:
+        _say(app, f"unknown command /{name}; /help lists the commands", "error")
+        return
+    await handler(app, arg.strip())
+
+
+async def _mode(app: Any, arg: str) -> None:
+    if arg not in MODES:
+        _say(app, f"mode is {app.mode}; use /mode plan, /mode ask or /mode allow (Shift+Tab cycles)",
+             "warning" if arg else "info")
+        return
+    app.set_mode(arg)
+
+
+async def _model(app: Any, arg: str) -> None:
+    session = app.bridge.session
+    if not arg:
+        current = session.model if session is not None else app.options.model
+        _say(app, f"model: {current or 'none'}; /model MODEL switches (e.g. /model anthropic/claude-sonnet-4-5)")
+        return
+    if session is None:
+        _say(app, "the agent is not ready yet; try again in a moment", "warning")
+        return
+    app.bridge.set_model(arg)
+    app.query_one("#status").set_model(arg)
+    later = " from the next request" if app.bridge.running else ""
+    _say(app, f"model: {arg}{later} (this session; set `model` in the config file to keep it)")
+
+
+async def _undo(app: Any, arg: str) -> None:
+    if _idle(app, "/undo"):
+        await restore_checkpoint(app, arg or None, "", confirm=False)
+
+
+async def restore_checkpoint(app: Any, ref: str | None, label: str, confirm: bool) -> None:
+    from agent.checkpoints import CheckpointError
+
+    if not _idle(app, "Restoring a checkpoint"):
+        return
+    if confirm:
+        from tui.screens.confirm import ConfirmScreen
+
+        question = (f"Roll the workspace back to checkpoint {ref[:7] if ref else ''}{f' ({label})' if label else ''}?\n"
+                    "The files as they are now are saved as a checkpoint first, so this can be undone.")
+        if not await app.push_screen_wait(ConfirmScreen(question, "Restore")):
+            return
+    try:
+        restored, saved = await app.bridge.undo(ref)
+    except CheckpointError as exc:
+        _say(app, str(exc), "error")
+        return
+    _say(app, f"Restored checkpoint {restored.id} ({restored.label}). The state before it is checkpoint "
+              f"{saved.id}: /undo {saved.id} goes back.", "success")
+    app.query_one(Timeline).checkpoint(saved.id, saved.label, saved.created)
+    app.refresh_pane()
+
+
+async def _clear(app: Any, arg: str) -> None:
+    if _idle(app, "/clear"):
+        await switch_session(app, None)
+
+
+async def switch_session(app: Any, resume: str | None) -> None:
+    """Start a new conversation, or continue a recorded one, in this workspace."""
+    from agent.session import SessionError
+
+    try:
+        session = await app.bridge.new_session(app.config, resume)
+    except SessionError as exc:
+        _say(app, str(exc), "error")
+        return
+    app.query_one(Transcript).clear()
+    app.query_one(Timeline).clear()
+    app.query_one("#status").set_usage(0, 0, None)
+    if app.bridge.room is not None:
+        app.bridge.room.rebind(session)
+    app.session_opened(session)
+    if resume is None:
+        _say(app, f"New conversation (session {session.session_id}).", "dim")
+
+
+async def _sessions(app: Any, arg: str) -> None:
+    if not _idle(app, "/sessions"):
+        return
+    from tui.screens.sessions import SessionsScreen
+
+    chosen = await app.push_screen_wait(SessionsScreen(app.bridge.workspace.label))
+    if chosen:
+        await switch_session(app, chosen)
+
+
+async def _resume(app: Any, arg: str) -> None:
+    if _idle(app, "/resume"):
+        await switch_session(app, arg or "last")
+
+
+async def _theme(app: Any, arg: str) -> None:
+    if not arg:
+        app.search_themes()
+        return
+    if arg not in app.available_themes:
+        names = ", ".join(sorted(app.available_themes))
+        _say(app, f"no theme {arg!r}; available: {names}", "error")
+        return
+    app.theme = arg
+
+
+def remember_theme(app: Any, name: str) -> None:
+    """Save the chosen theme in the user config (in a thread; a failure is shown, not raised)."""
+    from agent.config import ConfigError, save_user_settings
+
+    def save() -> None:
+        try:
+            save_user_settings({"theme": name})
+        except (ConfigError, OSError) as exc:
+            app.call_from_thread(app.notify, f"theme not saved: {exc}", severity="warning")
+
+    asyncio.get_running_loop().run_in_executor(None, save)
+
+
+async def _pr(app: Any, arg: str) -> None:
+    if not _idle(app, "/pr"):
+        return
+    from agent.github.errors import GitHubError
+    from agent.github.launch import open_pr
+
+    _say(app, "Publishing the changes and opening the pull request…", "dim")
+    try:
+        info = await open_pr(app.bridge.workspace, title=arg or None)
+    except GitHubError as exc:
+        _say(app, f"/pr: {exc}", "error")
+        return
+    _say(app, f"Pull request #{info.number}: {info.url}", "success")
+    app.refresh_pane()
+
+
+async def _setup(app: Any, arg: str) -> None:
+    if app.bridge.running:
+        _say(app, "/setup waits until the agent is idle: press Esc to stop the run first.", "warning")
+        return
+    from tui.boot import apply_setup
+
+    await apply_setup(app)
+
+
+async def _help(app: Any, arg: str) -> None:
+    app.action_show_keys()
+
+
+async def _quit(app: Any, arg: str) -> None:
+    await app.confirm_quit()
+
+
+HANDLERS: dict[str, Handler] = {
+    "mode": _mode, "model": _model, "undo": _undo, "clear": _clear, "new": _clear, "sessions": _sessions,
+    "resume": _resume, "theme": _theme, "pr": _pr, "setup": _setup, "help": _help, "quit": _quit,
+    "exit": _quit,
+}
+
+
+def palette_commands(app: Any) -> Iterable[SystemCommand]:
+    """The app's actions for the command palette (Textual adds theme, keys, quit, screenshot)."""
+
+    def command(text: str) -> Callable[[], None]:
+        return lambda: app.run_worker(run_command(app, text), group="commands", exit_on_error=False)
+
+    for mode in MODES:
+        yield SystemCommand(f"Mode: {mode}", f"Switch to {mode} mode (Shift+Tab cycles)", command(f"/mode {mode}"))
+    yield SystemCommand("Model…", "Switch the model for this session", app.action_ask_model)
+    yield SystemCommand("Undo", "Restore the workspace to the last checkpoint", command("/undo"))
+    yield SystemCommand("Sessions…", "Continue a recorded session", command("/sessions"))
+    yield SystemCommand("New session", "Start a new conversation (Ctrl+N)", command("/clear"))
+    yield SystemCommand("Side panel", "Show or hide the plan and workspace panel (Ctrl+B)", app.action_toggle_side)
+    yield SystemCommand("Setup…", "Choose the model, server and key again", command("/setup"))
+    if app.github is not None:
+        yield SystemCommand("Pull request", "Publish the changes as one commit and open a PR", command("/pr"))

@@ -1,0 +1,45 @@
+"""Filling the workspace / room pane: facts gathered off the event loop, then shown."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tui.widgets.panes import WorkspacePane, local_info
+
+
+def refresh_pane(app: Any) -> None:
+    """Show the current workspace's facts in the pane (git and checkpoints are read in a thread)."""
+    pane = app.query_one(WorkspacePane)
+    bridge = app.bridge
+    if bridge.room is not None:
+        pane.show_room(bridge.room.status)
+        return
+    workspace = bridge.workspace
+    if workspace is None:
+        return
+    if getattr(workspace, "github", None) is not None:
+        gather = _github(pane, workspace)
+    elif workspace.root is not None:
+        gather = _local(app, pane, workspace)
+    else:
+        return
+    app.run_worker(gather, name="pane", group="pane", exclusive=True, exit_on_error=False)
+
+
+async def _local(app: Any, pane: WorkspacePane, workspace: Any) -> None:
+    import asyncio
+
+    session = app.bridge.session
+    checkpoints = session.checkpoints if session is not None else None
+    info = await asyncio.to_thread(local_info, str(workspace.root), checkpoints)
+    pane.show_local(info)
+
+
+async def _github(pane: WorkspacePane, workspace: Any) -> None:
+    import asyncio
+
+    from agent.github.launch import status
+
+    repo = await asyncio.to_thread(status, workspace)  # a clone asks git for its changed files
+    if repo is not None:
+        pane.show_github(repo, clone=workspace.kind != "github")

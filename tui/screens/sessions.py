@@ -1,0 +1,54 @@
+"""Pick a recorded session of this workspace to continue (/sessions, the palette)."""
+
+from __future__ import annotations
+
+import time
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.screen import ModalScreen
+from textual.widgets import OptionList, Static
+from textual.widgets.option_list import Option
+
+
+class SessionsScreen(ModalScreen[str | None]):
+    DEFAULT_CSS = """
+    SessionsScreen { align: center middle; }
+    SessionsScreen > Vertical {
+        width: 100; max-width: 95%; height: 80%; padding: 1 2;
+        border: round $primary; background: $panel;
+    }
+    SessionsScreen OptionList { height: 1fr; margin-top: 1; }
+    """
+    BINDINGS = [Binding("escape", "cancel", "Cancel", id="sessions.cancel")]
+
+    def __init__(self, workspace: str) -> None:
+        super().__init__()
+        self.workspace = workspace
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Static(f"Sessions recorded for {self.workspace} (Enter continues one, Esc cancels)", markup=False)
+            yield OptionList()
+
+    def on_mount(self) -> None:
+        from agent.session import SessionStore
+
+        options = self.query_one(OptionList)
+        mine = [s for s in SessionStore().list() if s.workspace == self.workspace]
+        for summary in mine[:200]:
+            prompt = " ".join(summary.first_prompt.split()) or "(no prompt yet)"
+            when = time.strftime("%Y-%m-%d %H:%M", time.localtime(summary.created))
+            label = Text(f"{when}  ", style="dim") + Text(prompt[:80]) + Text(f"  {summary.id}", style="dim")
+            options.add_option(Option(label, id=summary.id))
+        if not mine:
+            options.add_option(Option("No recorded sessions for this workspace yet.", disabled=True))
+        options.focus()
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        self.dismiss(event.option.id)
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)

@@ -1,0 +1,133 @@
+"""Colour themes: validate theme files, load the built-ins and the user's, register them on an App.
+
+A theme file is TOML (see themes/dark.toml): `name`, `dark`, the ten base colours Textual builds
+its palette from (`boost` optional) and a `[variables]` table. Rules:
+
+* Unknown top-level keys are rejected, so a typo does not silently do nothing.
+* Colours are anything `textual.color.Color.parse` accepts (`#rrggbb`, `rgb(...)`, names).
+* `[variables]` may set the app's own variables (`tui.theme_vars.APP_VARIABLES`, plain colours,
+  because code such as the contrast checks parses them) and Textual's own design variables (the
+  names Textual's ColorSystem generates, e.g. `footer-key-foreground`, `block-cursor-text-style`),
+  whose values are checked with Textual's CSS parser, since a bad one would break every
+  stylesheet at startup. Any other name is rejected.
+* App variables a theme leaves out are derived from its base colours (`derive_app_variables`).
+* A user theme may not take the name of a built-in theme (ours or Textual's): it is skipped with
+  a warning rather than silently replacing a theme other people's bug reports refer to.
+
+Nothing is parsed at import time, and the built-in themes load without pydantic (the app
+registers them on the path to its first frame; the tests validate the files): user theme files
+are validated by `tui.themefile` after the first frame.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from importlib.resources import files
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from agent import paths
+from tui.theme_vars import derive_app_variables
+
+if TYPE_CHECKING:
+    from textual.app import App
+    from textual.theme import Theme
+
+DEFAULT_THEME = "dark"
+BUILTIN_THEME_NAMES = ("dark", "light", "high-contrast")
+BASE_COLOURS = (
+    "primary", "secondary", "accent", "foreground", "background",
+    "surface", "panel", "warning", "error", "success",
+)  # fmt: skip
+
+
+def make_theme(data: dict[str, Any]) -> Theme:
+    """A Textual theme from a theme file's data; app variables it leaves out are derived."""
+    from textual.theme import Theme
+
+    colours = {key: data.get(key) for key in (*BASE_COLOURS, "boost")}
+    theme = Theme(name=data["name"], dark=data["dark"], **colours)
+    theme.variables = {**derive_app_variables(theme), **data.get("variables", {})}
+    return theme
+
+
+def builtin_themes() -> list[Theme]:
+    """The themes shipped in the `themes` package (their files are validated by the tests)."""
+    package = files("themes")
+    return [make_theme(tomllib.loads(package.joinpath(f"{name}.toml").read_text("utf-8")))
+            for name in BUILTIN_THEME_NAMES]
+
+
+def user_theme_dir() -> Path:
+    """Where users put their own theme files."""
+    return paths.config_dir() / "themes"
+
+
+def _reserved_names() -> set[str]:
+    from textual.theme import BUILTIN_THEMES
+
+    return {*BUILTIN_THEME_NAMES, *BUILTIN_THEMES}
+
+
+def _user_theme_files(user_dir: Path) -> tuple[list[Path], list[str]]:
+    if not user_dir.exists():
+        return [], []
+    try:
+        found = sorted(path for path in user_dir.glob("*.toml") if not path.name.startswith("."))
+    except OSError as error:
+        return [], [f"{user_dir}: cannot list theme files ({error.strerror or error})"]
+    return found, []
+
+
+def _load_user_theme(path: Path, taken: dict[str, str]) -> Theme:
+    """Load one user theme file. Raises ValueError naming the problem (not the file)."""
+    try:
+        text = path.read_text("utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        raise ValueError(f"cannot read ({error})") from None
+    from tui.themefile import parse_theme
+
+    theme_file = parse_theme(text)
+    owner = taken.get(theme_file.name)
+    if owner is not None:
+        raise ValueError(f"name {theme_file.name!r} is already used by {owner}; pick another name")
+    return theme_file.to_theme()
+
+
+def load_themes(user_dir: Path | None = None) -> tuple[list[Theme], list[str]]:
+    """Built-in themes plus every `*.toml` in `user_dir` (default: `user_theme_dir()`)."""
+    themes, warnings = load_user_themes(user_dir)
+    return builtin_themes() + themes, warnings
+
+
+def load_user_themes(user_dir: Path | None = None) -> tuple[list[Theme], list[str]]:
+    """Every `*.toml` in `user_dir` (default: `user_theme_dir()`), validated.
+
+    Returns the themes and one warning line per user file that was skipped, `file: problem`.
+    A bad user file never raises.
+    """
+    themes: list[Theme] = []
+    taken = {name: "a built-in theme" for name in _reserved_names()}
+    theme_paths, warnings = _user_theme_files(user_theme_dir() if user_dir is None else user_dir)
+    for path in theme_paths:
+        try:
+            theme = _load_user_theme(path, taken)
+        except ValueError as error:
+            warnings.append(f"{path.name}: {error}")
+            continue
+        taken[theme.name] = path.name
+        themes.append(theme)
+    return themes, warnings
+
+
+def register_builtin_themes(app: App[Any]) -> None:
+    for theme in builtin_themes():
+        app.register_theme(theme)
+
+
+def register_themes(app: App[Any], user_dir: Path | None = None) -> list[str]:
+    """Register the built-in and user themes on `app`; return the warnings from `load_themes`."""
+    themes, warnings = load_themes(user_dir)
+    for theme in themes:
+        app.register_theme(theme)
+    return warnings

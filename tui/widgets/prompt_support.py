@@ -1,0 +1,110 @@
+"""What the prompt input keeps and ranks, without Textual: its history file and the fuzzy scorer."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+from pathlib import Path
+
+log = logging.getLogger(__name__)
+
+HISTORY_LIMIT = 1000
+_WORD_BREAKS = frozenset("/\\_-. ")
+
+
+def _json_line(text: str) -> str:
+    return json.dumps(text, ensure_ascii=False) + "\n"
+
+
+class PromptHistory:
+    """Sent prompts, oldest first; kept in a JSON-lines file when given a path.
+
+    A send appends one line; the file is rewritten (atomically) only once it holds the cap, so it
+    never grows past `limit` lines. Unreadable files and bad lines are skipped, never raised.
+    """
+
+    def __init__(self, path: Path | None, limit: int = HISTORY_LIMIT) -> None:
+        self.path = path
+        self.limit = limit
+        self.entries: list[str] = []
+        self._file_lines = 0
+        self._unterminated = False  # the file ends mid-line (a crash while appending)
+        if path is not None:
+            self._load(path)
+
+    def _load(self, path: Path) -> None:
+        try:
+            content = path.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            return
+        lines = content.splitlines()
+        self._file_lines, self._unterminated = len(lines), not content.endswith(("\n", "\r")) and bool(content)
+        for line in lines:
+            try:
+                entry = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(entry, str) and entry and entry != (self.entries[-1] if self.entries else None):
+                self.entries.append(entry)
+        del self.entries[: -self.limit]
+
+    def add(self, text: str) -> None:
+        if self.entries and self.entries[-1] == text:
+            return
+        self.entries.append(text)
+        del self.entries[: -self.limit]
+        if self.path is None:
+            return
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            if self._file_lines < self.limit:
+                with self.path.open("a", encoding="utf-8") as file:
+                    file.write("\n" * self._unterminated + _json_line(text))
+                self._file_lines, self._unterminated = self._file_lines + 1, False
+            else:  # at the cap: rewrite with the newest entries, atomically
+                temporary = self.path.with_name(self.path.name + ".tmp")
+                temporary.write_text("".join(map(_json_line, self.entries)), encoding="utf-8")
+                os.replace(temporary, self.path)
+                self._file_lines = len(self.entries)
+        except OSError as error:
+            log.warning("could not save prompt history to %s: %s", self.path, error)
+
+
+def fuzzy_match(query: str, candidate: str) -> tuple[float, list[int]] | None:
+    """Score `query` as a case-insensitive subsequence of `candidate`; None if it is not one.
+
+    The best alignment rewards letters at word starts, runs of adjacent letters and letters in the
+    last path segment. This is a dynamic programme, O(len(query) x len(candidate)): textual.fuzzy
+    enumerates every alignment instead, which took 0.2 s for one path and a query of repeated letters.
+    """
+    if not query:
+        return 0.0, []
+    q, c = query.lower(), candidate.lower()
+    n, tail = len(c), c.rfind("/") + 1
+    bonus = [1.0 + (j == 0 or c[j - 1] in _WORD_BREAKS) + 0.5 * (j >= tail) for j in range(n)]
+    worst = float("-inf")
+    # best[j]: best score of the query so far with its latest letter at j; links: where the one before sat.
+    best = [bonus[j] if c[j] == q[0] else worst for j in range(n)]
+    links: list[list[int]] = []
+    for letter in q[1:]:
+        scores, link = [worst] * n, [-1] * n
+        gap_score, gap_at = worst, -1  # best earlier letter at least two columns back
+        for j in range(1, n):
+            if j >= 2 and best[j - 2] > gap_score:
+                gap_score, gap_at = best[j - 2], j - 2
+            if c[j] != letter:
+                continue
+            # Right after the previous letter earns one more than anywhere further on.
+            score, at = max((best[j - 1] + 1.0, j - 1), (gap_score, gap_at))
+            if score > worst:
+                scores[j], link[j] = score + bonus[j], at
+        best = scores
+        links.append(link)
+    end = max(range(n), key=best.__getitem__, default=-1)
+    if end < 0 or best[end] == worst:
+        return None
+    positions = [end]
+    for link in reversed(links):
+        positions.append(link[positions[-1]])
+    return best[end], positions[::-1]
