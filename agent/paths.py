@@ -21,6 +21,11 @@ def data_dir() -> Path:
     return Path(platformdirs.user_data_dir(APP))
 
 
+def prompt_history_file() -> Path:
+    """The app's prompt history (one JSON line per prompt sent)."""
+    return data_dir() / "prompt-history.jsonl"
+
+
 def sessions_dir() -> Path:
     return data_dir() / "sessions"
 

@@ -19,6 +19,7 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
 from textual.widgets import Footer
 
+from agent import paths
 from tui.bridge import AgentBridge
 from tui.gcpolicy import GcPolicy
 from tui.pathfmt import home_relative
@@ -65,10 +66,10 @@ class CoderApp(App[int]):
         self._last_interrupt = 0.0
         self._remember_theme = False  # only a theme the user picks is saved
         self.gc_policy = GcPolicy()
-        from tui.themes import DEFAULT_THEME, register_builtin_themes
+        from tui.themes import DEFAULT_THEME, register_builtin_themes, saved_theme
 
         register_builtin_themes(self)  # user themes are validated after the first frame
-        self.wanted_theme = options.theme or _saved_theme()
+        self.wanted_theme = options.theme or saved_theme()
         self.theme = self.wanted_theme if self.wanted_theme in self.available_themes else DEFAULT_THEME
 
     def get_theme_variable_defaults(self) -> dict[str, str]:
@@ -79,7 +80,7 @@ class CoderApp(App[int]):
         with Horizontal(id="body"):
             with Vertical(id="main"):
                 yield Transcript(id="transcript")
-                yield PromptInput(history_path=_history_path(), commands=self._commands(), id="prompt")
+                yield PromptInput(history_path=paths.prompt_history_file(), commands=self._commands(), id="prompt")
             with Vertical(id="side"):
                 yield Timeline(id="timeline")
                 yield WorkspacePane(id="pane")
@@ -351,26 +352,15 @@ class CoderApp(App[int]):
 
     async def load_user_themes(self) -> None:
         """The user's theme files (validated off the event loop), then the theme asked for."""
-        import asyncio
+        from tui.themes import apply_user_themes
 
-        from tui.themes import load_user_themes
-
-        themes, warnings = await asyncio.to_thread(load_user_themes)
-        for theme in themes:
-            self.register_theme(theme)
-        for warning in warnings:
-            self.query_one(Transcript).notice(f"theme {warning}", "warning")
-        wanted = self.wanted_theme
-        if wanted and wanted != self.theme:
-            if wanted in self.available_themes:
-                self.theme = wanted
-            else:
-                self.query_one(Transcript).notice(f"no theme {wanted!r}; using {self.theme}", "warning")
+        for warning in await apply_user_themes(self, self.wanted_theme):
+            self.query_one(Transcript).notice(warning, "warning")
         self._remember_theme = True
 
     def watch_theme(self, name: str) -> None:
         if self._remember_theme:
-            from tui.commands import remember_theme
+            from tui.themes import remember_theme
 
             remember_theme(self, name)
 
@@ -415,26 +405,6 @@ class CoderApp(App[int]):
         except Exception:  # noqa: BLE001 - @ completion is a convenience; it stays empty
             return
         self.call_from_thread(self.query_one(PromptInput).set_files, files)
-
-
-def _history_path() -> Path:
-    from agent import paths
-
-    return paths.data_dir() / "prompt-history.jsonl"
-
-
-def _saved_theme() -> str | None:
-    """The theme saved in the user config, read without loading (and validating) the whole config."""
-    import tomllib
-
-    from agent import paths
-
-    try:
-        data = tomllib.loads(paths.user_config_file().read_text("utf-8"))
-    except (OSError, ValueError):
-        return None
-    theme = data.get("theme")
-    return theme if isinstance(theme, str) else None
 
 
 def run_app(options: Any) -> int:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Awaitable, Callable, Iterable
 from typing import Any
 
@@ -150,19 +149,6 @@ async def _theme(app: Any, arg: str) -> None:
         _say(app, f"no theme {arg!r}; available: {names}", "error")
         return
     app.theme = arg
-
-
-def remember_theme(app: Any, name: str) -> None:
-    """Save the chosen theme in the user config (in a thread; a failure is shown, not raised)."""
-    from agent.config import ConfigError, save_user_settings
-
-    def save() -> None:
-        try:
-            save_user_settings({"theme": name})
-        except (ConfigError, OSError) as exc:
-            app.call_from_thread(app.notify, f"theme not saved: {exc}", severity="warning")
-
-    asyncio.get_running_loop().run_in_executor(None, save)
 
 
 async def _pr(app: Any, arg: str) -> None:

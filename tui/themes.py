@@ -21,6 +21,7 @@ are validated by `tui.themefile` after the first frame.
 
 from __future__ import annotations
 
+import asyncio
 import tomllib
 from importlib.resources import files
 from pathlib import Path
@@ -131,3 +132,43 @@ def register_themes(app: App[Any], user_dir: Path | None = None) -> list[str]:
     for theme in themes:
         app.register_theme(theme)
     return warnings
+
+
+def saved_theme() -> str | None:
+    """The theme saved in the user config, read without loading (and validating) the whole config."""
+    try:
+        data = tomllib.loads(paths.user_config_file().read_text("utf-8"))
+    except (OSError, ValueError):
+        return None
+    theme = data.get("theme")
+    return theme if isinstance(theme, str) else None
+
+
+async def apply_user_themes(app: App[Any], wanted: str | None) -> list[str]:
+    """Register the user's theme files (validated in a thread), then switch to `wanted`.
+
+    Returns what to tell the user: skipped files, or a `wanted` theme that does not exist.
+    """
+    themes, warnings = await asyncio.to_thread(load_user_themes)
+    for theme in themes:
+        app.register_theme(theme)
+    messages = [f"theme {warning}" for warning in warnings]
+    if wanted and wanted != app.theme:
+        if wanted in app.available_themes:
+            app.theme = wanted
+        else:
+            messages.append(f"no theme {wanted!r}; using {app.theme}")
+    return messages
+
+
+def remember_theme(app: Any, name: str) -> None:
+    """Save the chosen theme in the user config (in a thread; a failure is shown, not raised)."""
+    from agent.config import ConfigError, save_user_settings
+
+    def save() -> None:
+        try:
+            save_user_settings({"theme": name})
+        except (ConfigError, OSError) as exc:
+            app.call_from_thread(app.notify, f"theme not saved: {exc}", severity="warning")
+
+    asyncio.get_running_loop().run_in_executor(None, save)
