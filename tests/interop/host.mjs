@@ -23,6 +23,24 @@ initializeProtocol({ cryptoModule: webcrypto });
 
 const emit = (event) => process.stdout.write(JSON.stringify(event) + '\n');
 const sleep = (ms) => new Promise(resolve => setTimeout(resolve, ms));
+const trace = (what) => process.stderr.write(`${(performance.now() / 1000).toFixed(3)} ${what}\n`);
+
+// The library's socket.io transport, with its engine's transport changes traced on stderr (shown
+// when a test fails): a message lost around a polling -> websocket upgrade shows up there.
+const TracedSocketIo = {
+    id: SocketIoTransportProvider.id,
+    createTransport(url, headers) {
+        const transport = SocketIoTransportProvider.createTransport(url, headers);
+        const manager = transport.socket.io;
+        manager.on('open', () => {
+            trace(`engine open (${manager.engine.transport.name})`);
+            manager.engine.on('upgrade', t => trace(`engine upgraded to ${t.name}`));
+            manager.engine.on('close', reason => trace(`engine closed: ${reason}`));
+        });
+        manager.on('reconnect', n => trace(`reconnected after ${n} attempts`));
+        return transport;
+    }
+};
 
 const state = { connection: undefined, doc: new Y.Doc(), files: {}, admit: true, readonly: false, identity: undefined, guests: new Map() };
 state.awareness = new awarenessProtocol.Awareness(state.doc);
@@ -41,7 +59,7 @@ async function create(cmd) {
         url: server,
         client: 'interop-host',
         fetch: globalThis.fetch,
-        transports: [SocketIoTransportProvider],
+        transports: [TracedSocketIo],
         authenticationHandler: async (token, meta) => {
             // the form provider when there is one, else the test server's stand-in for OAuth
             const form = meta.providers.find(p => p.type === 'form');
@@ -67,6 +85,7 @@ async function create(cmd) {
 
 function registerHandlers(connection) {
     connection.peer.onJoinRequest(async (_, user) => {
+        trace(`join request from ${user.name}`);
         emit({ event: 'join_request', user });
         if (state.admit === 'never') return new Promise(() => {});  // a host who never answers
         return state.admit ? { workspace: workspace() } : undefined;

@@ -41,6 +41,7 @@ async def oct_server(server_config: ServerConfig) -> AsyncIterator[OctTestServer
     await server.start()
     yield server
     await server.stop()
+    print("test server trace (shown when a test fails):", *server.relay.trace, sep="\n  ")
 
 
 @pytest.fixture
@@ -49,6 +50,7 @@ async def node_host() -> AsyncIterator[NodeHost]:
     await host.start()
     yield host
     await host.stop()
+    print("node host events (shown when a test fails):", *host.seen[-50:], "stderr:", host.stderr(), sep="\n  ")
 
 
 @pytest.fixture

@@ -15,6 +15,8 @@ import asyncio
 import logging
 import secrets
 import string
+import time
+from collections import deque
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -107,10 +109,18 @@ class Relay:
         self.by_sid: dict[str, ServerPeer] = {}
         self._pending: dict[str, asyncio.Future[dict[str, Any]]] = {}
         self.dropped: list[str] = []  # why messages were dropped, for tests to inspect
+        self.trace: deque[str] = deque(maxlen=300)  # connections and deliveries, printed when a test fails
+
+    def _note(self, what: str) -> None:
+        self.trace.append(f"{time.monotonic():.3f} {what}")
 
     # -- delivery -------------------------------------------------------------------------
     async def deliver(self, peer: ServerPeer, message: dict[str, Any]) -> None:
         data = codec.encode(message)
+        content = message.get("content")
+        method = content.get("method", "") if isinstance(content, dict) else "(encrypted)"
+        self._note(f"deliver {message.get('kind')} {method} id={message.get('id', '')} to {peer.id}"
+                   f" {'buffered' if peer.sid is None else 'sid=' + peer.sid}")
         if peer.sid is None:
             peer.buffer.append(data)
         else:
@@ -123,6 +133,9 @@ class Relay:
         try:
             await self.deliver(target, {**message, "id": key})
             return await asyncio.wait_for(future, timeout or self.request_timeout)
+        except asyncio.TimeoutError:
+            self._note(f"request id={key} to {target.id} timed out")
+            raise
         finally:
             self._pending.pop(key, None)
 
@@ -140,6 +153,7 @@ class Relay:
             await self._close(sid)
             return
         peer = ServerPeer(new_id(), jwt, claim["user"], bool(claim.get("host")), public_key, compression, client, room, sid)
+        self._note(f"connect {'host' if peer.host else 'guest'} {peer.id} sid={sid}")
         self.by_jwt[jwt], self.by_sid[sid] = peer, peer
         if peer.host:
             room.host = peer
@@ -149,6 +163,7 @@ class Relay:
         await self.deliver(peer, plain("notification", "peer/info", [peer.to_protocol()], target=peer.id))
 
     async def _reattach(self, peer: ServerPeer, sid: str) -> None:
+        self._note(f"reattach {peer.id} sid={sid} (was {peer.sid}), {len(peer.buffer)} buffered")
         if peer.close_task:
             peer.close_task.cancel()
             peer.close_task = None
@@ -162,6 +177,7 @@ class Relay:
 
     def disconnected(self, sid: str) -> None:
         peer = self.by_sid.pop(sid, None)
+        self._note(f"disconnected sid={sid} peer={peer.id if peer else None}")
         if peer is None or peer.disposed or peer.sid != sid:
             return
         peer.sid = None
@@ -239,6 +255,7 @@ class Relay:
         encrypted = isinstance(message.get("content"), bytes)
         if kind in ("response", "response-error"):
             future = self._pending.get(str(message.get("id")))
+            self._note(f"{kind} id={message.get('id')} from {peer.id} awaited={future is not None}")
             if future is not None and not future.done():
                 future.set_result(message)
         elif kind == "request":
