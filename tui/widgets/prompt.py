@@ -6,8 +6,6 @@ is a line-API widget that cannot hold children; it is placed right above the inp
 
 from __future__ import annotations
 
-import asyncio
-import heapq
 import re
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -21,14 +19,11 @@ from textual.message import Message
 from textual.style import Style
 from textual.widgets import OptionList, TextArea
 
-from tui.widgets.prompt_support import PromptHistory, fuzzy_match
+from tui.widgets.prompt_support import FileIndex, PromptHistory, fuzzy_match
 
 
 PLACEHOLDER = "Ask the agent…  / for commands, @ to mention a file"
-MAX_ROWS = 50  # completions offered at once
-SCORED = 100  # file paths scored per keystroke, out of however many are known
 VISIBLE_ROWS = 10  # rows the list shows before it scrolls
-SCAN_CHUNK = 5000  # paths checked between yields to the event loop, so typing never waits
 _MENTION = re.compile(r"(?<!\S)@(\S+)")
 _TRAILING_PUNCTUATION = ".,;:!?)]}'\""
 
@@ -143,7 +138,7 @@ class PromptInput(TextArea):
     @property
     def files(self) -> list[str]:
         """The workspace paths @ completes (empty until the app has listed them)."""
-        return list(self._paths)
+        return list(self._files.paths)
 
     @property
     def prompt_history(self) -> list[str]:
@@ -156,12 +151,7 @@ class PromptInput(TextArea):
 
     def set_files(self, paths: Iterable[str]) -> None:
         """The workspace paths offered after `@` (and recognised as mentions); may come late."""
-        # Shortest first: among equally good matches the shallower file is usually meant.
-        self._paths: list[str] = sorted(set(paths))
-        self._paths.sort(key=len)  # stable: by length, then alphabetically; twice as fast as a tuple key
-        self._lower_paths = [path.lower() for path in self._paths]
-        self._lower_names = [path[path.rfind("/") + 1 :] for path in self._lower_paths]
-        self._known_files = frozenset(self._paths)
+        self._files = FileIndex(paths)
         if self._completing is not None and self._completing.kind == "@":
             self._completing = None
             self._refresh_completion()
@@ -306,16 +296,16 @@ class PromptInput(TextArea):
             return False
         if context.kind == "/":
             return any(name == context.query for name, _ in self._commands)
-        return context.query in self._known_files
+        return context.query in self._files.known
 
     def _mentions(self, text: str) -> list[str]:
         """The known files named as `@path` in `text`, each once, in order."""
         found: dict[str, None] = {}
         for match in _MENTION.finditer(text):
             path = match[1]
-            if path not in self._known_files:
+            if path not in self._files.known:
                 path = path.rstrip(_TRAILING_PUNCTUATION)  # "see @a.py." names a.py
-            if path in self._known_files:
+            if path in self._files.known:
                 found[path] = None
         return list(found)
 
@@ -382,46 +372,7 @@ class PromptInput(TextArea):
         return completions
 
     async def _show_files(self, context: _Context) -> None:
-        ranked = await self._rank_files(context.query)
+        ranked = await self._files.rank(context.query)
         if context == self._completing:
             mark = self._popup.style_of("match")
             self._fill_list([(f"@{path} ", _highlight(path, positions, mark)) for path, positions in ranked])
-
-    async def _rank_files(self, query: str) -> list[tuple[str, list[int]]]:
-        """The best MAX_ROWS known paths for `query`, best first, with the matched positions."""
-        if not query:
-            return [(path, []) for path in self._paths[:MAX_ROWS]]
-        paths, names = self._paths, self._lower_names  # set_files may replace them while the scan awaits
-        ranked = []
-        for i in await self._shortlist(query.lower()):
-            match = fuzzy_match(query, paths[i])
-            if match is not None:
-                # Equal scores: the shorter file name is more fully matched; then the shorter path.
-                ranked.append((-match[0], len(names[i]), i, match[1]))
-        ranked.sort(key=lambda item: item[:3])
-        return [(paths[i], positions) for _, _, i, positions in ranked[:MAX_ROWS]]
-
-    async def _shortlist(self, query: str) -> list[int]:
-        """At most SCORED paths worth scoring, found by a cheap scan of all of them.
-
-        Tiers, best first: query inside the file name, scattered through the file name, inside the
-        path, scattered through the path. In a name tier the shortest names cover most of the query;
-        in a path tier the shortest paths come first, as `_paths` is sorted so. The scan yields to
-        the event loop between chunks, so typing never waits for 50,000 paths.
-        """
-        scattered = re.compile("".join(f"[^{re.escape(ch)}]*{re.escape(ch)}" for ch in query)).match
-        tiers: tuple[list[int], ...] = ([], [], [], [])
-        paths, names = self._lower_paths, self._lower_names
-        for start in range(0, len(paths), SCAN_CHUNK):
-            for i in range(start, min(start + SCAN_CHUNK, len(paths))):
-                if query in names[i]:
-                    tiers[0].append(i)
-                elif scattered(names[i]):
-                    tiers[1].append(i)
-                elif len(tiers[2]) < SCORED and query in paths[i]:
-                    tiers[2].append(i)
-                elif len(tiers[3]) < SCORED and scattered(paths[i]):
-                    tiers[3].append(i)
-            await asyncio.sleep(0)
-        by_name = [heapq.nsmallest(SCORED, tier, key=lambda i: (len(names[i]), i)) for tier in tiers[:2]]
-        return [*by_name[0], *by_name[1], *tiers[2], *tiers[3]][:SCORED]

@@ -1,15 +1,23 @@
-"""What the prompt input keeps and ranks, without Textual: its history file and the fuzzy scorer."""
+"""What the prompt input keeps and ranks, without Textual: its history file, the fuzzy scorer and
+the index of workspace paths that @ completes."""
 
 from __future__ import annotations
 
+import asyncio
+import heapq
 import json
 import logging
 import os
+import re
+from collections.abc import Iterable
 from pathlib import Path
 
 log = logging.getLogger(__name__)
 
 HISTORY_LIMIT = 1000
+MAX_ROWS = 50  # completions offered at once
+SCORED = 100  # file paths scored per keystroke, out of however many are known
+SCAN_CHUNK = 5000  # paths checked between yields to the event loop, so typing never waits
 _WORD_BREAKS = frozenset("/\\_-. ")
 
 
@@ -108,3 +116,53 @@ def fuzzy_match(query: str, candidate: str) -> tuple[float, list[int]] | None:
     for link in reversed(links):
         positions.append(link[positions[-1]])
     return best[end], positions[::-1]
+
+
+class FileIndex:
+    """Workspace paths, shortest first (among equally good matches the shallower file is usually
+    meant), ranked against what is typed after `@`."""
+
+    def __init__(self, paths: Iterable[str] = ()) -> None:
+        self.paths = sorted(set(paths))
+        self.paths.sort(key=len)  # stable: by length, then alphabetically; twice as fast as a tuple key
+        self.known = frozenset(self.paths)
+        self._lower_paths = [path.lower() for path in self.paths]
+        self._lower_names = [path[path.rfind("/") + 1 :] for path in self._lower_paths]
+
+    async def rank(self, query: str) -> list[tuple[str, list[int]]]:
+        """The best MAX_ROWS paths for `query`, best first, with the matched positions."""
+        if not query:
+            return [(path, []) for path in self.paths[:MAX_ROWS]]
+        ranked = []
+        for i in await self._shortlist(query.lower()):
+            match = fuzzy_match(query, self.paths[i])
+            if match is not None:
+                # Equal scores: the shorter file name is more fully matched; then the shorter path.
+                ranked.append((-match[0], len(self._lower_names[i]), i, match[1]))
+        ranked.sort(key=lambda item: item[:3])
+        return [(self.paths[i], positions) for _, _, i, positions in ranked[:MAX_ROWS]]
+
+    async def _shortlist(self, query: str) -> list[int]:
+        """At most SCORED paths worth scoring, found by a cheap scan of all of them.
+
+        Tiers, best first: query inside the file name, scattered through the file name, inside the
+        path, scattered through the path. In a name tier the shortest names cover most of the query;
+        in a path tier the shortest paths come first, as `paths` is sorted so. The scan yields to
+        the event loop between chunks, so typing never waits for 50,000 paths.
+        """
+        scattered = re.compile("".join(f"[^{re.escape(ch)}]*{re.escape(ch)}" for ch in query)).match
+        tiers: tuple[list[int], ...] = ([], [], [], [])
+        paths, names = self._lower_paths, self._lower_names
+        for start in range(0, len(paths), SCAN_CHUNK):
+            for i in range(start, min(start + SCAN_CHUNK, len(paths))):
+                if query in names[i]:
+                    tiers[0].append(i)
+                elif scattered(names[i]):
+                    tiers[1].append(i)
+                elif len(tiers[2]) < SCORED and query in paths[i]:
+                    tiers[2].append(i)
+                elif len(tiers[3]) < SCORED and scattered(paths[i]):
+                    tiers[3].append(i)
+            await asyncio.sleep(0)
+        by_name = [heapq.nsmallest(SCORED, tier, key=lambda i: (len(names[i]), i)) for tier in tiers[:2]]
+        return [*by_name[0], *by_name[1], *tiers[2], *tiers[3]][:SCORED]
