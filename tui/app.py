@@ -79,7 +79,7 @@ class CoderApp(App[int]):
     def compose(self) -> ComposeResult:
         with Horizontal(id="body"):
             with Vertical(id="main"):
-                yield Transcript(id="transcript")
+                yield Transcript(last_input=lambda: self.gc_policy.last_input, id="transcript")
                 yield PromptInput(history_path=paths.prompt_history_file(), commands=self._commands(), id="prompt")
             with Vertical(id="side"):
                 yield Timeline(id="timeline")

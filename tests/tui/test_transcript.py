@@ -2,21 +2,27 @@
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
 from typing import Any
 
 from textual.app import App, ComposeResult
 
 from tui.theme_vars import derive_app_variables
 from tui.widgets.answer import SEAL_AFTER, AssistantMessage
-from tui.widgets.transcript import Transcript
+from tui.widgets.transcript import TYPING_FLUSH_INTERVAL, Transcript
 
 
 class Host(App[None]):
+    def __init__(self, last_input: Callable[[], float] | None = None) -> None:
+        super().__init__()
+        self.last_input = last_input
+
     def get_theme_variable_defaults(self) -> dict[str, str]:
         return derive_app_variables(self.current_theme)
 
     def compose(self) -> ComposeResult:
-        yield Transcript()
+        yield Transcript(last_input=self.last_input)
 
 
 def paragraphs(count: int, fence_at: int | None = None) -> str:
@@ -64,7 +70,36 @@ async def test_streamed_long_answer_arrives_whole_across_widgets() -> None:
         transcript.end_answer()
         await pilot.pause(0.5)
         messages: list[Any] = list(app.query(AssistantMessage))
-        assert len(messages) > 3
-        assert "".join(m.written for m in messages) == text
-        assert "".join(m.source for m in messages) == text  # every widget got all of its text
-        assert all(m.written.count("```") % 2 == 0 for m in messages)
+        settled = [b for b in transcript.history.blocks if b.kind == "answer"]
+        assert len(settled) > 3 and len(messages) <= 2  # drawn parts moved into the history
+        assert [b.continued for b in settled] == [False] + [True] * (len(settled) - 1), [(b.continued, b.text[:30]) for b in settled]
+        assert "".join(b.text for b in settled) + "".join(m.written for m in messages) == text
+        assert "".join(m.source for m in messages) == "".join(m.written for m in messages)
+        assert all(b.text.count("```") % 2 == 0 for b in settled)
+
+
+async def test_streamed_text_waits_while_the_user_types() -> None:
+    app = Host(last_input=lambda: time.monotonic() - 0.1)  # a key was pressed 0.1 s ago, whenever asked
+    async with app.run_test(size=(100, 40)):
+        transcript = app.query_one(Transcript)
+        transcript._last_flush = time.monotonic()
+        transcript.text("Hello")
+        live = transcript.live
+        assert live is not None
+        await transcript._flush()
+        assert live.pending == ["Hello"]  # held: the user's keys are drawn first
+        transcript._last_flush -= TYPING_FLUSH_INTERVAL
+        await transcript._flush()
+        assert live.pending == [] and live.written == "Hello"  # but not for longer than the interval
+
+
+async def test_streamed_text_is_appended_at_once_when_nobody_types() -> None:
+    app = Host()
+    async with app.run_test(size=(100, 40)):
+        transcript = app.query_one(Transcript)
+        transcript._last_flush = time.monotonic()
+        transcript.text("Hello")
+        live = transcript.live
+        assert live is not None
+        await transcript._flush()
+        assert live.pending == []

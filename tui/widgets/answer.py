@@ -36,6 +36,11 @@ class AssistantMessage(Markdown):
         self._appending = False
         self.written = text
 
+    @property
+    def drawn(self) -> bool:
+        """Everything written so far has been appended to the Markdown."""
+        return not self.pending and not self._appending
+
     def feed(self, text: str) -> str | None:
         """Buffer streamed text; returns what belongs in a continuation widget, if it is time for one."""
         before = len(self.written)

@@ -20,7 +20,6 @@ from textual.events import Click
 from textual.strip import Strip
 from textual.widget import Widget
 
-from tui.widgets.historyrender import markdown_theme, render_block
 
 @dataclass
 class Block:
@@ -120,6 +119,8 @@ class HistoryView(Widget):
         if lines is not None:
             self._rendered.move_to_end(key)
             return lines
+        from tui.widgets.historyrender import markdown_theme, render_block  # Rich Markdown: off the first frame
+
         renderable = render_block(block, self.style_of, self.app.current_theme.dark)
         console = self.app.console
         with console.use_theme(markdown_theme(self.style_of)):

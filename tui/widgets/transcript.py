@@ -7,7 +7,10 @@ streaming answer at most 20 times a second. Finished answers are never parsed ag
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
+from weakref import WeakSet
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -24,6 +27,10 @@ if TYPE_CHECKING:
     from tui.widgets.answer import AssistantMessage
 
 OUTPUT_LINES = 400  # lines of a tool's output shown when expanded
+# Within TYPING_HOLD seconds of a key press, a streamed answer is appended (and the screen
+# re-laid out) only every TYPING_FLUSH_INTERVAL seconds instead of 20 times a second.
+TYPING_HOLD = 0.2
+TYPING_FLUSH_INTERVAL = 0.5
 
 
 class UserMessage(Static):
@@ -176,11 +183,16 @@ class Notice(Static):
 class Transcript(VerticalScroll, can_focus=False):
     """The conversation column: earlier turns in one HistoryView, the latest turn as widgets."""
 
-    def __init__(self, **kwargs: Any) -> None:
+    def __init__(self, last_input: Callable[[], float] | None = None, **kwargs: Any) -> None:
+        """`last_input`: when the user last pressed a key (time.monotonic); while they type,
+        streamed text is appended less often, so their keys echo first."""
         super().__init__(**kwargs)
+        self._last_input = last_input or (lambda: 0.0)
+        self._last_flush = 0.0
         self.live: AssistantMessage | None = None
         self.rows: dict[str, ToolRow] = {}
         self._timer: Any = None
+        self._leaving: WeakSet[Widget] = WeakSet()  # moved into the history, removal under way
 
     def compose(self) -> ComposeResult:
         yield HistoryView(id="history")
@@ -195,11 +207,13 @@ class Transcript(VerticalScroll, can_focus=False):
     def archive(self) -> None:
         """Move the turns on screen into the history (a new prompt starts)."""
         self.end_answer()
-        widgets = [w for w in self.children if not isinstance(w, HistoryView)]
-        if not widgets:
-            return
-        self.history.extend([block for w in widgets if (block := to_block(w)) is not None])
+        widgets = [w for w in self.children if not isinstance(w, HistoryView) and w not in self._leaving]
         self.rows.clear()
+        self._to_history(widgets)
+
+    def _to_history(self, widgets: list[Widget]) -> None:
+        self.history.extend([block for w in widgets if (block := to_block(w)) is not None])
+        self._leaving.update(widgets)
         remove_released(widgets)
 
     # -- adding ---------------------------------------------------------------------------
@@ -225,13 +239,38 @@ class Transcript(VerticalScroll, can_focus=False):
         rest = self.live.feed(delta)
         while rest is not None:  # a long answer goes on in a new widget
             sealed, self.live = self.live, AssistantMessage(continued=True)
-            self.call_later(sealed.drain)
+            self.call_later(self._settle, sealed)
             self.add(self.live)
             rest = self.live.feed(rest) if rest else None
 
+    async def _settle(self, sealed: AssistantMessage) -> None:
+        """Once a sealed part of a long answer is drawn, it and everything finished above it move
+        into the history: the live widgets (and each append's re-layout) stay few however long
+        the answer grows."""
+        from tui.widgets.answer import AssistantMessage
+
+        await sealed.drain()
+        if sealed.parent is not self:
+            return  # archived meanwhile
+        settled = []
+        for widget in self.children:
+            if isinstance(widget, HistoryView) or widget in self._leaving:
+                continue
+            if widget is self.live or widget in self.rows.values() or to_block(widget) is None:
+                break
+            if isinstance(widget, AssistantMessage) and not widget.drawn:
+                break
+            settled.append(widget)
+        self._to_history(settled)
+
     async def _flush(self) -> None:
-        if self.live is not None:
-            await self.live.flush()
+        if self.live is None:
+            return
+        now = time.monotonic()
+        if now - self._last_input() < TYPING_HOLD and now - self._last_flush < TYPING_FLUSH_INTERVAL:
+            return
+        self._last_flush = now
+        await self.live.flush()
 
     def end_answer(self) -> None:
         """The answer being streamed is complete: flush it and stop the timer."""
