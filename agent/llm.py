@@ -8,6 +8,7 @@ says what to fix. Usage and cost per call come from litellm.
 from __future__ import annotations
 
 import asyncio
+import atexit
 import os
 import random
 import re
@@ -60,6 +61,10 @@ class _RequestLoop:
     caller's loop that stalls a UI, a room's document sync or another run. The caller awaits
     the result; streamed text is handed back to its loop in order; cancelling the caller
     cancels the request.
+
+    At exit the thread's work is wound down before the interpreter finalizes: a daemon thread
+    frozen there while it holds an import lock (litellm imports lazily mid-request) deadlocks
+    the finalizers that import, and the process never ends.
     """
 
     _instance: _RequestLoop | None = None
@@ -67,7 +72,23 @@ class _RequestLoop:
 
     def __init__(self) -> None:
         self.loop = asyncio.new_event_loop()
-        threading.Thread(target=self.loop.run_forever, name="model-requests", daemon=True).start()
+        self.thread = threading.Thread(target=self.loop.run_forever, name="model-requests", daemon=True)
+        self.thread.start()
+        atexit.register(self.shutdown)
+
+    def shutdown(self, timeout: float = 5.0) -> None:
+        """Cancel what still runs on the thread, wait for it, and stop the thread."""
+        with self._lock:
+            if _RequestLoop._instance is self:
+                _RequestLoop._instance = None
+        if not self.thread.is_alive():
+            return
+        try:
+            asyncio.run_coroutine_threadsafe(_wind_down(), self.loop).result(timeout)
+        except Exception:  # noqa: BLE001 - exiting anyway; the thread is stopped below
+            pass
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self.thread.join(timeout)
 
     @classmethod
     def get(cls) -> _RequestLoop:
@@ -78,6 +99,17 @@ class _RequestLoop:
 
     async def run(self, coroutine: Any) -> Any:
         return await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(coroutine, self.loop))
+
+
+async def _wind_down() -> None:
+    """Cancel every other task on this loop and wait for them and the loop's worker threads."""
+    tasks = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+    for task in tasks:
+        task.cancel()
+    await asyncio.gather(*tasks, return_exceptions=True)
+    loop = asyncio.get_running_loop()
+    await loop.shutdown_asyncgens()
+    await loop.shutdown_default_executor()
 
 
 def _on_caller_loop(hook: TextHook) -> TextHook:

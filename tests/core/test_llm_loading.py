@@ -81,3 +81,29 @@ def test_a_long_history_does_not_stall_the_callers_loop() -> None:
                          text=True, check=True, timeout=180).stdout.split()
     assert out[0] == "True"
     assert float(out[1]) < max(0.25, float(out[2]) / 3), f"loop stalled {out[1]} s in a {out[2]} s request"
+
+
+WIND_DOWN = """
+import asyncio
+from agent.llm import _RequestLoop
+
+async def request():
+    try:
+        await asyncio.sleep(3600)
+    finally:
+        print("request wound down", flush=True)
+
+async def main():
+    asyncio.run_coroutine_threadsafe(request(), _RequestLoop.get().loop)
+    await asyncio.sleep(0.2)
+
+asyncio.run(main())
+"""
+
+
+def test_requests_still_running_at_exit_are_wound_down() -> None:
+    """A request thread left running into interpreter shutdown can hang the process forever
+    (frozen while it holds an import lock); at exit its work is cancelled and awaited instead."""
+    done = subprocess.run([sys.executable, "-c", WIND_DOWN], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert "request wound down" in done.stdout
