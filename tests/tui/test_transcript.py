@@ -6,6 +6,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+import pytest
 from textual.app import App, ComposeResult
 
 from tui.theme_vars import derive_app_variables
@@ -78,8 +79,10 @@ async def test_streamed_long_answer_arrives_whole_across_widgets() -> None:
         assert all(b.text.count("```") % 2 == 0 for b in settled)
 
 
-async def test_streamed_text_waits_while_the_user_types() -> None:
-    app = Host(last_input=lambda: time.monotonic() - 0.1)  # a key was pressed 0.1 s ago, whenever asked
+@pytest.mark.parametrize("typed_ago", [0.1, None], ids=["typing", "not-typing"])
+async def test_streamed_text_waits_while_the_user_types(typed_ago: float | None) -> None:
+    last_input = None if typed_ago is None else (lambda: time.monotonic() - typed_ago)
+    app = Host(last_input=last_input)
     async with app.run_test(size=(100, 40)):
         transcript = app.query_one(Transcript)
         transcript._last_flush = time.monotonic()
@@ -87,19 +90,10 @@ async def test_streamed_text_waits_while_the_user_types() -> None:
         live = transcript.live
         assert live is not None
         await transcript._flush()
+        if typed_ago is None:
+            assert live.pending == []  # nobody types: appended at once
+            return
         assert live.pending == ["Hello"]  # held: the user's keys are drawn first
         transcript._last_flush -= TYPING_FLUSH_INTERVAL
         await transcript._flush()
         assert live.pending == [] and live.written == "Hello"  # but not for longer than the interval
-
-
-async def test_streamed_text_is_appended_at_once_when_nobody_types() -> None:
-    app = Host()
-    async with app.run_test(size=(100, 40)):
-        transcript = app.query_one(Transcript)
-        transcript._last_flush = time.monotonic()
-        transcript.text("Hello")
-        live = transcript.live
-        assert live is not None
-        await transcript._flush()
-        assert live.pending == []
