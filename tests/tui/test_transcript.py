@@ -97,3 +97,18 @@ async def test_streamed_text_waits_while_the_user_types(typed_ago: float | None)
         transcript._last_flush -= TYPING_FLUSH_INTERVAL
         await transcript._flush()
         assert live.pending == [] and live.written == "Hello"  # but not for longer than the interval
+
+
+async def test_a_new_prompt_during_a_long_answer_stays_on_screen() -> None:
+    from tui.widgets.transcript import UserMessage
+
+    app = Host()
+    async with app.run_test(size=(100, 40)) as pilot:
+        transcript = app.query_one(Transcript)
+        transcript.text(paragraphs(20))  # sealed at once: its part settles once drawn
+        transcript.user("next question")  # the answer's turn is archived before that
+        await pilot.pause(0.5)
+        on_screen = [w for w in transcript.children if isinstance(w, UserMessage)]
+        assert [w.message for w in on_screen] == ["next question"]
+        answers = [b for b in transcript.history.blocks if b.kind == "answer"]
+        assert "".join(b.text for b in answers) == paragraphs(20)

@@ -2,7 +2,9 @@
 
 Tokens arrive far faster than Markdown can re-render (Textual's Markdown keeps up with about 20
 appends a second), so answers buffer their text and one transcript-wide timer flushes every
-streaming answer at most 20 times a second. Finished answers are never parsed again.
+streaming answer at most 20 times a second (twice a second while the user types, so their keys
+echo first). Finished answers are never parsed again: earlier turns, and the drawn parts of a long
+answer, live in one HistoryView.
 """
 
 from __future__ import annotations
@@ -207,9 +209,12 @@ class Transcript(VerticalScroll, can_focus=False):
     def archive(self) -> None:
         """Move the turns on screen into the history (a new prompt starts)."""
         self.end_answer()
-        widgets = [w for w in self.children if not isinstance(w, HistoryView) and w not in self._leaving]
         self.rows.clear()
-        self._to_history(widgets)
+        self._to_history(self._on_screen())
+
+    def _on_screen(self) -> list[Widget]:
+        """The widgets of the latest turn (not the history, not those already leaving)."""
+        return [w for w in self.children if not isinstance(w, HistoryView) and w not in self._leaving]
 
     def _to_history(self, widgets: list[Widget]) -> None:
         self.history.extend([block for w in widgets if (block := to_block(w)) is not None])
@@ -250,12 +255,10 @@ class Transcript(VerticalScroll, can_focus=False):
         from tui.widgets.answer import AssistantMessage
 
         await sealed.drain()
-        if sealed.parent is not self:
-            return  # archived meanwhile
+        if sealed.parent is not self or sealed in self._leaving:
+            return  # archived meanwhile (a new prompt, /clear): the turn on screen is another one
         settled = []
-        for widget in self.children:
-            if isinstance(widget, HistoryView) or widget in self._leaving:
-                continue
+        for widget in self._on_screen():
             if widget is self.live or widget in self.rows.values() or to_block(widget) is None:
                 break
             if isinstance(widget, AssistantMessage) and not widget.drawn:
@@ -312,7 +315,7 @@ class Transcript(VerticalScroll, can_focus=False):
         self.end_answer()
         self.rows.clear()
         self.history.clear()
-        remove_released([w for w in self.children if not isinstance(w, HistoryView)])
+        remove_released(self._on_screen())
 
 
 def to_block(widget: Widget) -> Block | None:
