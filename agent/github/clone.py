@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from agent import paths
+from agent import gitsafe, paths
 from agent.github.auth import TokenSource
 from agent.github.errors import GitHubError, PublishConflict
 from agent.github.publish import PublishResult, subject_line
@@ -64,14 +64,14 @@ def _ensure_clone(url: str, dest: Path, env: dict[str, str], progress: ProgressF
     import git
 
     if (dest / ".git").exists():
-        repo = git.Repo(dest)
+        repo = gitsafe.repo(dest, drivers=False)
         with repo.git.custom_environment(**env):
             repo.remotes.origin.fetch(progress=_handler(progress), prune=True, tags=True)
         return
-    dest.parent.mkdir(parents=True, exist_ok=True)
+    paths.private_dir(dest.parent)
     partial = dest.with_name(dest.name + ".partial")  # an interrupted clone is never mistaken for one
     shutil.rmtree(partial, ignore_errors=True)
-    git.Repo.clone_from(url, partial, progress=_handler(progress), env=env,
+    git.Repo.clone_from(url, partial, progress=_handler(progress), env={**gitsafe.environment(base={}), **env},
                         multi_options=["--filter=blob:none", "--no-checkout"])
     partial.rename(dest)
 
@@ -105,12 +105,10 @@ def _free_branch(repo: Any, name: str) -> str:
 
 
 def _add_worktree(clone: Path, worktree: Path, name: str, ref: str, env: dict[str, str]) -> tuple[str, str]:
-    import git
-
-    repo = git.Repo(clone)
+    repo = gitsafe.repo(clone, drivers=False)
     start = _start_point(repo, ref)
     branch = _free_branch(repo, name)
-    worktree.parent.mkdir(parents=True, exist_ok=True)
+    paths.private_dir(worktree.parent)
     with repo.git.custom_environment(**env):
         repo.git.worktree("prune")
         repo.git.worktree("add", "-b", branch, str(worktree), start)
@@ -156,9 +154,7 @@ class ClonePublisher:
         return self._branch
 
     def _repo(self) -> Any:
-        import git
-
-        return git.Repo(self.worktree)
+        return gitsafe.repo(self.worktree, drivers=False)
 
     def _upstream(self, repo: Any) -> str | None:
         try:
@@ -215,7 +211,7 @@ class ClonePublisher:
 
     def _commit(self, repo: Any, title: str | None, files: list[StagedFile]) -> None:
         counts = {}
-        for line in repo.git.diff("--cached", "--numstat").splitlines():
+        for line in repo.git.diff(*gitsafe.safe_args(["--cached", "--numstat"])).splitlines():
             added, removed, path = line.split("\t", 2)
             counts[path] = f"+{added} -{removed}"
         subject = (title or "").strip().splitlines()[0] if (title or "").strip() else subject_line(files)
@@ -249,7 +245,7 @@ class ClonePublisher:
 
 def _staged_files(repo: Any) -> list[StagedFile]:
     files = []
-    for line in repo.git.diff("--cached", "--name-status", "--no-renames").splitlines():
+    for line in repo.git.diff(*gitsafe.safe_args(["--cached", "--name-status", "--no-renames"])).splitlines():
         code, path = line.split("\t", 1)
         files.append(StagedFile(path, STATUS.get(code[:1], "modified")))  # type: ignore[arg-type]
     return files

@@ -5,11 +5,11 @@ from __future__ import annotations
 import asyncio
 import os
 import re
-import subprocess
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from agent import gitsafe
 from agent.diffing import FileChange
 from agent.workspaces import textio
 from agent.workspaces.base import (
@@ -263,8 +263,5 @@ def _restore(item: _Staged) -> None:
 
 
 def _git(root: Path, *args: str) -> str | None:
-    try:
-        done = subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True, timeout=5)
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    return done.stdout.strip() if done.returncode == 0 else None
+    """Read-only git in the user's repository, with its code-running config switched off."""
+    return gitsafe.run(root, *args, timeout=5)

@@ -140,19 +140,14 @@ def local_info(root: str, checkpoints: Any) -> LocalInfo:
 
     Runs git as a subprocess: call it off the event loop.
     """
-    import subprocess
+    from agent import gitsafe
 
     info = LocalInfo(path=root)
-    try:
-        branch = subprocess.run(["git", "-C", root, "branch", "--show-current"], capture_output=True,
-                                text=True, timeout=5)
-        if branch.returncode == 0:
-            info.branch = branch.stdout.strip() or "(detached HEAD)"
-            status = subprocess.run(["git", "-C", root, "status", "--porcelain", "--untracked-files=normal"],
-                                    capture_output=True, text=True, timeout=10)
-            info.changed = len([line for line in status.stdout.splitlines() if line.strip()])
-    except (OSError, subprocess.SubprocessError):
-        pass
+    branch = gitsafe.run(root, "branch", "--show-current", timeout=5)
+    if branch is not None:
+        info.branch = branch or "(detached HEAD)"
+        status = gitsafe.run(root, "status", "--porcelain", "--untracked-files=normal") or ""
+        info.changed = len([line for line in status.splitlines() if line.strip()])
     if checkpoints is not None:
         try:
             items = checkpoints.list()
