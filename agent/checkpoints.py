@@ -4,22 +4,33 @@ The shadow repository lives under the user data dir, one per workspace, with its
 workspace's own `.git` (history, index, branches) is never read or written. Snapshots honour the
 workspace's .gitignore, so build output and dependencies are not copied. Restoring writes the
 snapshot's files back and removes files created since, including changes made by shell commands.
+
+The shadow repository is private to the user (folders 0700, objects 0400/0600): a snapshot copies
+files such as a 0600 `.env`. A run killed mid-checkpoint leaves git's `index.lock` behind; every
+operation holds an advisory lock on the repository (released by the kernel when its process
+dies), so a git lock file found while holding it is stale and is removed.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import fcntl
 import hashlib
 import json
 import os
+import threading
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from agent import paths
+from agent import gitsafe, paths
 
 BRANCH = "refs/heads/checkpoints"
 TRAILER = "coder-tui-checkpoint:"
+# Objects and index readable by the user only, whatever the umask (git applies it to new files).
+PRIVATE = {**gitsafe.NEUTRAL, "core.sharedRepository": "0600"}
 
 
 class CheckpointError(Exception):
@@ -42,6 +53,7 @@ class Checkpoints:
         digest = hashlib.sha1(str(self.root).encode()).hexdigest()[:16]
         self.git_dir = (store or paths.checkpoints_dir()) / f"{digest}.git"
         self._git_cmd = None
+        self._thread_lock = threading.Lock()
 
     # -- plumbing -------------------------------------------------------------------------
     def _git(self, *args: str) -> str:
@@ -56,6 +68,7 @@ class Checkpoints:
                 GIT_AUTHOR_NAME="coder-tui", GIT_AUTHOR_EMAIL="coder-tui@localhost",
                 GIT_COMMITTER_NAME="coder-tui", GIT_COMMITTER_EMAIL="coder-tui@localhost",
                 GIT_CONFIG_NOSYSTEM="1", GIT_CONFIG_GLOBAL=os.devnull,
+                **gitsafe.environment(PRIVATE, base={}),
             )
             self._git_cmd = cmd
         try:
@@ -69,7 +82,7 @@ class Checkpoints:
             return
         from git import Repo
 
-        self.git_dir.parent.mkdir(parents=True, exist_ok=True)
+        paths.private_dir(self.git_dir.parent)
         repo = Repo.init(str(self.git_dir), bare=True)
         with repo.config_writer() as config:
             config.set_value("core", "bare", "false")
@@ -79,6 +92,32 @@ class Checkpoints:
         (self.git_dir / "info").mkdir(exist_ok=True)
         (self.git_dir / "info" / "exclude").write_text(".git\n")
         (self.git_dir / "coder-tui-workspace").write_text(str(self.root) + "\n")
+
+    @contextlib.contextmanager
+    def _locked(self) -> Iterator[None]:
+        """Hold the repository's advisory lock; git lock files found meanwhile are stale."""
+        with self._thread_lock:
+            self._ensure_repo()
+            paths.private_dir(self.git_dir)  # also repositories made before they were private
+            fd = os.open(self.git_dir / "coder-tui.lock", os.O_RDWR | os.O_CREAT, 0o600)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX)
+                self._clear_stale_locks()
+                yield
+            finally:
+                os.close(fd)
+
+    def _clear_stale_locks(self) -> None:
+        """Remove lock files left by a git process that died (every writer holds our lock)."""
+        for lock in (self.git_dir / "index.lock", self.git_dir / f"{BRANCH}.lock", self.git_dir / "HEAD.lock"):
+            try:
+                lock.unlink()
+            except FileNotFoundError:
+                continue
+            except OSError as exc:
+                raise CheckpointError(
+                    f"{lock} is left over from an interrupted checkpoint and cannot be removed "
+                    f"({exc.strerror}); delete it by hand") from None
 
     def _snapshot_tree(self) -> str:
         self._git("add", "--all", ".")
@@ -92,6 +131,10 @@ class Checkpoints:
 
     # -- public API -----------------------------------------------------------------------
     def create_sync(self, label: str, restore_point: bool = False, restored: str | None = None) -> CheckpointInfo:
+        with self._locked():
+            return self._create(label, restore_point, restored)
+
+    def _create(self, label: str, restore_point: bool = False, restored: str | None = None) -> CheckpointInfo:
         tree = self._snapshot_tree()
         meta = json.dumps({"label": label, "restore_point": restore_point, "restored": restored})
         parent = self._head()
@@ -138,9 +181,13 @@ class Checkpoints:
         restore can itself be undone by id. Files created since the checkpoint are removed unless
         the restored .gitignore rules ignore them (build output and dependencies stay).
         """
+        with self._locked():
+            return self._restore(ref)
+
+    def _restore(self, ref: str | None) -> tuple[CheckpointInfo, CheckpointInfo]:
         current = self._snapshot_tree()
         target = self.find(ref) if ref else self._previous(current)
-        saved = self.create_sync(f"before restoring {target.id}", restore_point=True, restored=target.id)
+        saved = self._create(f"before restoring {target.id}", restore_point=True, restored=target.id)
         self._git("read-tree", target.tree)
         self._git("checkout-index", "--all", "--force")
         self._git("clean", "--force", "-d", "--quiet")

@@ -57,7 +57,8 @@ class SessionWriter:
         self.path = path
         self.session_id = session_id
         _drop_partial_tail(path)
-        self._handle = open(path, "a", encoding="utf-8")  # noqa: SIM115 - kept open for the session
+        # kept open for the session; 0600: the conversation quotes the user's files
+        self._handle = os.fdopen(paths.open_private(path), "a", encoding="utf-8")
 
     def _write(self, kind: str, data: Any) -> None:
         line = json.dumps({"t": round(time.time(), 3), "kind": kind, "data": data}, ensure_ascii=False)
@@ -143,7 +144,7 @@ class SessionStore:
         self.directory = directory or paths.sessions_dir()
 
     def create(self, meta: dict[str, Any]) -> SessionWriter:
-        self.directory.mkdir(parents=True, exist_ok=True)
+        paths.private_dir(self.directory)
         session_id = time.strftime("%Y%m%d-%H%M%S-") + uuid.uuid4().hex[:6]
         writer = SessionWriter(self.directory / f"{session_id}.jsonl", session_id)
         writer.meta({"session_id": session_id, "created": time.time(), **meta})
