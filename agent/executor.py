@@ -53,6 +53,7 @@ class Executor:
         self.checkpoint = checkpoint
         self._checkpointed = False
         self.step_label = ""
+        self._waited = 0.0  # seconds the current call spent waiting for the user's decision
 
     def new_turn(self, label: str) -> None:
         """A new model turn: the next change takes a fresh checkpoint first."""
@@ -69,7 +70,7 @@ class Executor:
             return self._malformed(call, str(exc))
         shown = args.model_dump(mode="json")
         self.ctx.emit(ToolCallEvent(call_id=call.id, tool=tool.name, args=shown))
-        started = time.perf_counter()
+        started, self._waited = time.perf_counter(), 0.0
         try:
             output = await self._run(tool, args, call.id)
         except (ToolError, WorkspaceError, Denied) as exc:
@@ -96,7 +97,8 @@ class Executor:
 
     def _finish(self, call: ToolCallRequest, tool: Tool, started: float,
                 output: str | None = None, error: str | None = None) -> Outcome:
-        duration = round(time.perf_counter() - started, 4)
+        # The tool's own time: how long the user took to decide is not the tool's.
+        duration = round(max(0.0, time.perf_counter() - started - self._waited), 4)
         if error is not None:
             error = redact(cap_output(error))
             self.ctx.emit(ToolResultEvent(call_id=call.id, tool=tool.name, ok=False, error=error, duration=duration))
@@ -149,7 +151,11 @@ class Executor:
             cwd=proposal.cwd, timeout=proposal.timeout, url=proposal.url,
         )
         self.ctx.emit(request.to_event())
-        decision = await self.gate.ask(request)
+        asked = time.perf_counter()
+        try:
+            decision = await self.gate.ask(request)
+        finally:
+            self._waited += time.perf_counter() - asked
         self.ctx.emit(ApprovalResolved(
             approval_id=request.approval_id, decision=decision.decision, feedback=decision.feedback,
             rejected_hunks=decision.rejected_hunks, edited_files=sorted(decision.edited),

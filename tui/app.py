@@ -42,6 +42,7 @@ class CoderApp(App[int]):
     CSS_PATH = Path(__file__).with_name("app.tcss")  # absolute: subclasses live elsewhere
     AUTO_FOCUS = "#prompt"
     TITLE = "coder-tui"
+    ESCAPE_TO_MINIMIZE = False  # Esc stops, also in an approval shown full screen (f goes back)
     BINDINGS = [
         Binding("ctrl+q", "quit", "Quit", priority=True, id="app.quit"),
         Binding("ctrl+c", "interrupt", "Stop / quit", show=False, priority=True, id="app.interrupt"),
@@ -260,6 +261,8 @@ class CoderApp(App[int]):
         """Layout keys belong to the main screen: on a dialog they fall through to its own keys."""
         if action in self.MAIN_SCREEN_ACTIONS and len(self.screen_stack) > 1:
             return False
+        if action == "cycle_mode" and self.screen.query("#approval:focus-within"):
+            return False  # Shift+Tab is the approval's previous file
         return True
 
     def action_cycle_mode(self) -> None:

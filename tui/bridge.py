@@ -1,7 +1,7 @@
 """The app's side of the agent: one AgentSession, its runs, approvals, undo and sessions.
 
 The loop runs as a Textual worker on the app's event loop; its events go straight to the
-presenter and approvals open the diff screen. Everything heavy (the agent core, litellm) is
+presenter and approvals dock under the conversation. Everything heavy (the agent core, litellm) is
 imported after the first frame.
 """
 
@@ -17,30 +17,16 @@ Sink = Callable[[Any], None]
 
 
 class TuiApprover:
-    """Answers approvals from the diff screen (the loop awaits the user's decision)."""
+    """Answers approvals from the panel docked under the conversation (the loop awaits it)."""
 
     def __init__(self, app: Any) -> None:
         self.app = app
 
     async def decide(self, request: Any) -> Any:
-        from agent.approval import Decision
-        from tui.screens.approval import ApprovalScreen
+        from tui.widgets.approvaldock import dock
 
-        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
-        screen = ApprovalScreen(request)
-
-        def answered(decision: Any) -> None:
-            if not future.done():
-                future.set_result(decision if decision is not None else Decision("stop"))
-
-        self.app.push_screen(screen, callback=answered)
         self.app.bell()
-        try:
-            return await future
-        except asyncio.CancelledError:  # the run was stopped while the screen was open
-            if screen.is_attached and screen is self.app.screen:
-                self.app.pop_screen()
-            raise
+        return await dock(self.app, request)
 
 
 class AgentBridge:

@@ -22,7 +22,7 @@ def repo(gh_server: Any) -> Any:
 async def test_the_app_edits_a_repository_and_opens_a_pull_request(fake_llm: Any, gh_server: Any, repo: Any,
                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
     from tui.app import CoderApp
-    from tui.screens.approval import ApprovalScreen
+    from tui.widgets.approvalpanel import ApprovalPanel
     from tui.widgets.transcript import Notice
 
     monkeypatch.setenv("GITHUB_TOKEN", TOKEN)
@@ -37,8 +37,10 @@ async def test_the_app_edits_a_repository_and_opens_a_pull_request(fake_llm: Any
         await wait_for(pilot, lambda: "octo/hello" in rendered_text(pane), what="the repository pane")
         await type_text(pilot, "be friendlier")
         await pilot.press("enter")
-        await wait_for(pilot, lambda: isinstance(app.screen, ApprovalScreen), what="the approval")
+        await wait_for(pilot, lambda: app.query(ApprovalPanel) and app.focused is not app.query_one("#prompt"),
+                       what="the approval")
         await pilot.press("y")
+        await wait_for(pilot, lambda: app.query_one("#prompt").has_focus, what="the prompt back")
         await wait_for(pilot, lambda: not app.bridge.running and "1 file" in rendered_text(pane), what="staged")
         assert "src/greet.py" in rendered_text(pane)
         await type_text(pilot, "/pr")

@@ -18,7 +18,7 @@ DOC = "ws/main.py"
 async def test_the_app_joins_answers_a_trigger_after_approval_and_a_prompt_typed_in_it(
         oct_server: Any, node_host: Any, fake_llm: Any, isolated_home: Path) -> None:
     from tui.app import CoderApp
-    from tui.screens.approval import ApprovalScreen
+    from tui.widgets.approvalpanel import ApprovalPanel
     from tui.widgets.answer import AssistantMessage
     from tui.widgets.transcript import UserMessage
 
@@ -36,10 +36,11 @@ async def test_the_app_joins_answers_a_trigger_after_approval_and_a_prompt_typed
                                                new_content="a = 2")]),
                         Reply(text="Set a to 2."))
         node_host.send(cmd="type", path=DOC, at="end", text="# @agent set a to 2\n")
-        screen = await wait_for(pilot, lambda: isinstance(app.screen, ApprovalScreen) and app.screen,
-                                timeout=60, what="the approval")
-        assert [c.path for c in screen.request.changes] == [DOC]
+        panel = await wait_for(pilot, lambda: app.focused is not app.query_one("#prompt")
+                               and next(iter(app.query(ApprovalPanel)), None), timeout=60, what="the approval")
+        assert [c.path for c in panel.request.changes] == [DOC]
         await pilot.press("y")
+        await wait_for(pilot, lambda: app.query_one("#prompt").has_focus, what="the prompt back")
         assert await node_host.wait_text(DOC, equals="a = 2\n# @agent set a to 2\n")
         who = [str(m.render()) for m in app.query(UserMessage)]
         assert any(f"{DOC}:2" in w and "set a to 2" in w for w in who)

@@ -16,10 +16,14 @@ async def submit(pilot: Any, text: str) -> None:
 
 
 async def approval(pilot: Any) -> Any:
-    from tui.screens.approval import ApprovalScreen
+    """The approval docked under the conversation, once it has the focus."""
+    from tui.widgets.approvalpanel import ApprovalPanel
 
-    return await wait_for(pilot, lambda: isinstance(pilot.app.screen, ApprovalScreen) and pilot.app.screen,
-                          what="the approval screen")
+    def docked() -> Any:
+        panel = next(iter(pilot.app.query(ApprovalPanel)), None)
+        return panel is not None and pilot.app.focused in (panel, *panel.query("DiffView")) and panel
+
+    return await wait_for(pilot, docked, what="the docked approval")
 
 
 async def idle(pilot: Any) -> None:
@@ -138,7 +142,7 @@ async def test_editing_the_proposal_before_applying_it(make_app: Any, workspace:
 
 async def test_allow_all_applies_later_edits_of_that_tool_and_shows_them(make_app: Any, workspace: Path,
                                                                          fake_llm: Any) -> None:
-    from tui.screens.approval import ApprovalScreen
+    from tui.widgets.approvalpanel import ApprovalPanel
     from tui.widgets.diffview import DiffView
 
     fake_llm.script(Reply(tool_calls=[patch("def main():", "def main() -> None:")]),
@@ -153,7 +157,7 @@ async def test_allow_all_applies_later_edits_of_that_tool_and_shows_them(make_ap
         await idle(pilot)
         text = (workspace / "app.py").read_text()
         assert "def main() -> None:" in text and "print('hello again')" in text
-        assert not isinstance(app.screen, ApprovalScreen)
+        assert not app.query(ApprovalPanel)
         live = app.query_one("#livediff")
         assert live.has_class("-open") and list(live.diffs) == ["app.py"]
         assert live.query(DiffView)  # the second edit, applied without asking, is on screen

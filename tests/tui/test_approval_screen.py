@@ -1,14 +1,25 @@
-"""ApprovalScreen driven through Textual's pilot: keys and clicks in, a Decision out."""
+"""The approval panel driven through Textual's pilot: keys and clicks in, a Decision out.
+
+The host app has the main column the panel docks in (a conversation above a prompt), and asks
+through `dock` as the app's approver does.
+"""
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
 from textual.app import App, ComposeResult
-from textual.widgets import Static, TextArea
+from textual.containers import Vertical
+from textual.widgets import Input, Static, TextArea
 
 from agent.approval import ApprovalRequest, Decision, narrow_changes
 from agent.diffing import FileChange, apply_hunks
-from tui.screens.approval import ALL_REJECTED, ApprovalScreen
+from tests.tui.conftest import wait_for
 from tui.theme_vars import derive_app_variables
+from tui.widgets.approvaldock import dock
+from tui.widgets.approvalpanel import ALL_REJECTED, ApprovalPanel
 from tui.widgets.diffmodel import parse_unified
 from tui.widgets.diffview import DiffView
 
@@ -24,6 +35,8 @@ def edit_request(*changes: FileChange) -> ApprovalRequest:
 
 
 class Host(App[None]):
+    ESCAPE_TO_MINIMIZE = False  # as in the app: Esc stops, also full screen
+
     def __init__(self, request: ApprovalRequest) -> None:
         super().__init__()
         self.request = request
@@ -32,8 +45,30 @@ class Host(App[None]):
     def get_theme_variable_defaults(self) -> dict[str, str]:
         return derive_app_variables(self.current_theme)
 
+    def compose(self) -> ComposeResult:
+        with Vertical(id="main"):
+            yield Static("I will tidy things up: the reason for the change.", id="transcript")
+            yield Input(id="prompt")
+
     def on_mount(self) -> None:
-        self.push_screen(ApprovalScreen(self.request), self.decisions.append)
+        self.run_worker(self._ask())
+
+    async def _ask(self) -> None:
+        self.decisions.append(await dock(self, self.request))
+
+
+@asynccontextmanager
+async def docked(app: Host, size: tuple[int, int] = (120, 40), **options: Any) -> AsyncIterator[Any]:
+    """Run the host until the approval has docked and has the focus."""
+    async with app.run_test(size=size, **options) as pilot:
+        await wait_for(pilot, lambda: app.query(ApprovalPanel) and app.focused is not None
+                       and app.focused is not app.query_one("#prompt"), what="the docked approval")
+        yield pilot
+
+
+def answered(app: Host) -> bool:
+    """The panel is gone and the prompt has the focus again."""
+    return not app.query(ApprovalPanel) and app.query_one("#prompt").has_focus
 
 
 def diff_view(app: App) -> DiffView:
@@ -47,22 +82,22 @@ async def press(pilot, *keys: str) -> None:
 
 async def test_y_allows_once_and_closes() -> None:
     app = Host(edit_request())
-    async with app.run_test(size=(120, 40)) as pilot:
+    async with docked(app, size=(120, 40)) as pilot:
         await press(pilot, "y")
         assert app.decisions == [Decision("allow_once")]
-        assert not isinstance(app.screen, ApprovalScreen)
+        await wait_for(pilot, lambda: answered(app), what="the prompt back")
 
 
 async def test_a_allows_all() -> None:
     app = Host(edit_request())
-    async with app.run_test(size=(120, 40)) as pilot:
+    async with docked(app, size=(120, 40)) as pilot:
         await press(pilot, "a")
         assert app.decisions == [Decision("allow_all")]
 
 
 async def test_n_feedback_enter_denies_with_the_text() -> None:
     app = Host(edit_request())
-    async with app.run_test(size=(120, 40)) as pilot:
+    async with docked(app, size=(120, 40)) as pilot:
         await press(pilot, "n")
         assert app.decisions == []  # the feedback line opened; nothing decided yet
         # Keys that are bindings elsewhere (y, a, space, s) are plain text in the feedback line.
@@ -72,17 +107,17 @@ async def test_n_feedback_enter_denies_with_the_text() -> None:
 
 async def test_escape_in_feedback_goes_back_then_escape_stops() -> None:
     app = Host(edit_request())
-    async with app.run_test(size=(120, 40)) as pilot:
+    async with docked(app, size=(120, 40)) as pilot:
         await press(pilot, "n", "x", "escape")
         assert app.decisions == []
-        assert isinstance(app.screen, ApprovalScreen) and diff_view(app).has_focus
+        assert app.query(ApprovalPanel) and diff_view(app).has_focus
         await press(pilot, "escape")
         assert app.decisions == [Decision("stop")]
 
 
 async def test_j_k_brackets_move_between_hunks_across_files() -> None:
     app = Host(edit_request())
-    async with app.run_test(size=(120, 40)) as pilot:
+    async with docked(app, size=(120, 40)) as pilot:
         view = diff_view(app)
         seen = [view.cursor]
         for key in ("j", "j", "]", "j", "k", "[", "k", "k"):
@@ -96,7 +131,7 @@ async def test_j_k_brackets_move_between_hunks_across_files() -> None:
 
 async def test_tab_jumps_between_files() -> None:
     app = Host(edit_request())
-    async with app.run_test(size=(120, 40)) as pilot:
+    async with docked(app, size=(120, 40)) as pilot:
         view = diff_view(app)
         status = app.screen.query_one("#approval-status", Static)
         await press(pilot, "tab")
@@ -110,7 +145,7 @@ async def test_tab_jumps_between_files() -> None:
 async def test_space_rejects_a_hunk_and_narrow_changes_applies_the_rest() -> None:
     request = edit_request()
     app = Host(request)
-    async with app.run_test(size=(120, 40)) as pilot:
+    async with docked(app, size=(120, 40)) as pilot:
         await press(pilot, "j", "space")
         assert diff_view(app).is_rejected(0, 1)
         await press(pilot, "y")
@@ -126,14 +161,14 @@ async def test_space_rejects_a_hunk_and_narrow_changes_applies_the_rest() -> Non
 
 async def test_space_twice_accepts_again() -> None:
     app = Host(edit_request())
-    async with app.run_test(size=(120, 40)) as pilot:
+    async with docked(app, size=(120, 40)) as pilot:
         await press(pilot, "space", "space", "y")
     assert app.decisions == [Decision("allow_once")]
 
 
 async def test_allowing_with_every_hunk_rejected_denies() -> None:
     app = Host(edit_request())
-    async with app.run_test(size=(120, 40)) as pilot:
+    async with docked(app, size=(120, 40)) as pilot:
         for _ in range(4):
             await press(pilot, "space", "j")
         await press(pilot, "y")
@@ -143,7 +178,7 @@ async def test_allowing_with_every_hunk_rejected_denies() -> None:
 async def test_edit_in_place_then_ctrl_s_carries_the_edited_text() -> None:
     request = edit_request()
     app = Host(request)
-    async with app.run_test(size=(120, 40)) as pilot:
+    async with docked(app, size=(120, 40)) as pilot:
         await press(pilot, "e")
         editor = app.screen.query_one(TextArea)
         assert editor.has_focus and editor.text == NEW
@@ -164,7 +199,7 @@ async def test_edit_in_place_then_ctrl_s_carries_the_edited_text() -> None:
 async def test_rejecting_a_hunk_of_your_own_edit_leaves_it_out() -> None:
     request = edit_request()
     app = Host(request)
-    async with app.run_test(size=(120, 40)) as pilot:
+    async with docked(app, size=(120, 40)) as pilot:
         await press(pilot, "e", *"# mine", "enter", "ctrl+s")
         assert len(diff_view(app).files[0].hunks) == 3
         await press(pilot, "j", "j", "space", "y")  # reject the edited diff's third hunk
@@ -174,7 +209,7 @@ async def test_rejecting_a_hunk_of_your_own_edit_leaves_it_out() -> None:
 
 async def test_escape_cancels_the_editor() -> None:
     app = Host(edit_request())
-    async with app.run_test(size=(120, 40)) as pilot:
+    async with docked(app, size=(120, 40)) as pilot:
         await press(pilot, "e", "x", "escape")
         assert not app.screen.query(TextArea)
         assert not diff_view(app).files[0].edited
@@ -184,7 +219,7 @@ async def test_escape_cancels_the_editor() -> None:
 
 async def test_split_toggles_when_wide() -> None:
     app = Host(edit_request())
-    async with app.run_test(size=(160, 45)) as pilot:
+    async with docked(app, size=(160, 45)) as pilot:
         view = diff_view(app)
         await press(pilot, "s")
         assert view.is_split
@@ -197,7 +232,7 @@ async def test_split_toggles_when_wide() -> None:
 
 async def test_split_is_refused_when_narrow() -> None:
     app = Host(edit_request())
-    async with app.run_test(size=(100, 30), notifications=True) as pilot:
+    async with docked(app, size=(100, 30), notifications=True) as pilot:
         await press(pilot, "s")
         assert not diff_view(app).is_split
         assert any("120 columns" in n.message for n in app._notifications)
@@ -205,7 +240,7 @@ async def test_split_is_refused_when_narrow() -> None:
 
 async def test_clicks_toggle_hunks_and_press_buttons() -> None:
     app = Host(edit_request())
-    async with app.run_test(size=(120, 40)) as pilot:
+    async with docked(app, size=(120, 40)) as pilot:
         view = diff_view(app)
         # Row 0 is the first file's header, row 1 its first hunk header.
         await pilot.click(DiffView, offset=(10, 1))
@@ -218,12 +253,13 @@ async def test_clicks_toggle_hunks_and_press_buttons() -> None:
 
 async def test_deny_and_stop_buttons() -> None:
     app = Host(edit_request())
-    async with app.run_test(size=(120, 40)) as pilot:
+    async with docked(app, size=(120, 40)) as pilot:
         await pilot.click("#approval-deny")
+        await pilot.pause()
         await press(pilot, *"no", "enter")
     assert app.decisions == [Decision("deny", feedback="no")]
     app = Host(edit_request())
-    async with app.run_test(size=(120, 40)) as pilot:
+    async with docked(app, size=(120, 40)) as pilot:
         await pilot.click("#approval-stop")
         await pilot.pause()
     assert app.decisions == [Decision("stop")]
@@ -233,7 +269,7 @@ async def test_exec_request_shows_command_folder_and_timeout() -> None:
     request = ApprovalRequest("ap2", "call2", "run_shell", {"command": "pytest -x"}, "exec",
                               summary="Run tests", command="pytest -x", cwd="/work/proj", timeout=120)
     app = Host(request)
-    async with app.run_test(size=(100, 30)) as pilot:
+    async with docked(app, size=(100, 30)) as pilot:
         screen = app.screen
         assert not screen.query(DiffView)
         text = " ".join(str(static.render()) for static in screen.query(Static))
@@ -248,7 +284,7 @@ async def test_network_request_shows_url_and_prompt() -> None:
     request = ApprovalRequest("ap3", "call3", "web_fetch", {"prompt": "List the breaking changes"}, "network",
                               url="https://example.org/changelog")
     app = Host(request)
-    async with app.run_test(size=(100, 30)) as pilot:
+    async with docked(app, size=(100, 30)) as pilot:
         text = " ".join(str(static.render()) for static in app.screen.query(Static))
         assert "https://example.org/changelog" in text and "List the breaking changes" in text
         await press(pilot, "n", "enter")
@@ -261,7 +297,7 @@ async def test_five_thousand_line_changes_open_and_scroll() -> None:
     edited = FileChange("big.py", old, new)  # 199 small hunks
     created = FileChange("gen.py", None, "".join(f"row_{i} = {i}\n" for i in range(5000)))  # one huge hunk
     app = Host(edit_request(edited, created))
-    async with app.run_test(size=(160, 45)) as pilot:
+    async with docked(app, size=(160, 45)) as pilot:
         view = diff_view(app)
         assert len(view.hunk_order) == len(edited.hunks()) + 1 == 200  # value_0 * 2 is still 0
         for _ in range(30):
@@ -280,7 +316,7 @@ async def test_five_thousand_line_changes_open_and_scroll() -> None:
 
 async def test_colours_follow_the_theme() -> None:
     app = Host(edit_request())
-    async with app.run_test(size=(120, 40)) as pilot:
+    async with docked(app, size=(120, 40)) as pilot:
         view = diff_view(app)
 
         def added_background() -> str:

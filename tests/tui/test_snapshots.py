@@ -1,7 +1,7 @@
 """How each pane looks (pytest-textual-snapshot, fixed sizes). Update with `--snapshot-update`.
 
 States are reached through the real app: its boot, its presenter fed with agent events, its
-approval screen. Events are given fixed contents and durations, and the workspace sits at
+docked approval. Events are given fixed contents and durations, and the workspace sits at
 `~/project` under a temporary home, so every run draws the same picture.
 """
 
@@ -112,20 +112,37 @@ def approval_request() -> Any:
                            summary="write_file app.py", changes=[FileChange("app.py", CODE, new)])
 
 
-@pytest.mark.parametrize("split", [False, True], ids=["unified", "split"])
-def test_approval(snap_compare: Any, home: Path, split: bool) -> None:
+def shell_request() -> Any:
+    from agent.approval import ApprovalRequest
+
+    return ApprovalRequest(approval_id="ap_2", call_id="c3", tool="bash_exec",
+                           args={"command": "python app.py", "timeout": 60}, kind="exec",
+                           summary="python app.py", command="python app.py", cwd="~/project", timeout=60)
+
+
+@pytest.mark.parametrize("case", ["unified", "full-screen-split", "narrow-shell"])
+def test_approval(snap_compare: Any, home: Path, case: str) -> None:
+    """Docked under the conversation: the model's reason stays in view above the decision."""
+
     async def run_before(pilot: Any) -> None:
-        from tui.screens.approval import ApprovalScreen
+        from agent.events import TextDelta
+        from tui.widgets.approvaldock import dock
 
         await settle(pilot)
-        await feed(pilot, events_of_a_request(streaming=True)[:-1])
-        pilot.app.push_screen(ApprovalScreen(approval_request()))
-        await pilot.pause(0.2)
-        if split:
+        reason = ("Let me run it to check the new greeting." if case == "narrow-shell" else
+                  "The entry point needs a return type, and the greeting should say hello to the world.")
+        await feed(pilot, [*events_of_a_request(streaming=True)[:-1], TextDelta(text=reason)])
+        request = shell_request() if case == "narrow-shell" else approval_request()
+        pilot.app.run_worker(dock(pilot.app, request))
+        await wait_for(pilot, lambda: pilot.app.query("#approval"), what="the docked approval")
+        await pilot.pause(0.3)
+        if case == "full-screen-split":  # too narrow beside the side panel: s goes full screen first
             await pilot.press("s")
-            await pilot.pause(0.1)
+            await wait_for(pilot, lambda: pilot.app.query_one("#approval-diff").is_split, what="split view")
+            await pilot.pause(0.2)
 
-    assert snap_compare(make(home), terminal_size=(160, 40), run_before=run_before)
+    size = NARROW if case == "narrow-shell" else (160, 40)
+    assert snap_compare(make(home), terminal_size=size, run_before=run_before)
 
 
 def test_plan_with_steps(snap_compare: Any, home: Path) -> None:

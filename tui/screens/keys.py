@@ -10,16 +10,16 @@ from textual.widgets import DataTable, Static
 
 
 def binding_rows() -> list[tuple[str, str, str]]:
-    """(keys, what, binding id) for the app, the timeline, the transcript and the diff screen."""
+    """(keys, what, binding id) for the app, the timeline, the transcript and the approval panel."""
     from tui.app import CoderApp
-    from tui.screens.approval import ApprovalScreen
+    from tui.widgets.approvalpanel import ApprovalPanel
     from tui.widgets.prompt import PromptInput
     from tui.widgets.earlier import EarlierRuns
     from tui.widgets.timeline import CheckpointEntry, Timeline
     from tui.widgets.transcript import ToolRow
 
     rows: list[tuple[str, str, str]] = []
-    for owner in (CoderApp, PromptInput, Timeline, CheckpointEntry, EarlierRuns, ToolRow, ApprovalScreen):
+    for owner in (CoderApp, PromptInput, Timeline, CheckpointEntry, EarlierRuns, ToolRow, ApprovalPanel):
         for binding in owner.BINDINGS:
             if isinstance(binding, Binding) and binding.id:
                 rows.append((binding.key, binding.description or binding.action, binding.id))

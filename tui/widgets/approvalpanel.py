@@ -1,32 +1,34 @@
-"""ApprovalScreen: the user decides on one tool call the agent wants to make.
+"""ApprovalPanel: the user decides on one tool call, in the main column below the conversation.
 
-For an edit it shows the proposed change as a diff, and the user can reject single hunks
-(space, or a click on a hunk header) or rewrite the proposal in place (e, then Ctrl+S); the
-resulting `Decision` carries `rejected_hunks` and `edited` the way `narrow_changes` applies
-them. For a command or network request it shows what would run or be fetched.
+The panel docks under the last answer (the model's reason for the call stays in view above it)
+in place of the prompt, takes the focus, and holds everything the decision needs: the proposed
+change as a diff with its hunk controls (or the command / request), and the choices. `f` shows
+it full screen for big changes. For an edit the user can reject single hunks (space, or a click
+on a hunk header) or rewrite the proposal in place (e, then Ctrl+S); the resulting `Decision`
+carries `rejected_hunks` and `edited` the way `narrow_changes` applies them.
 
-When every hunk is rejected, allowing (y or a) denies instead, with feedback telling the
-model so: applying nothing is what the user asked for, and the model should know it.
+When every hunk is rejected, allowing (y or a) denies instead, with feedback telling the model
+so: applying nothing is what the user asked for, and the model should know it.
 """
 
 from __future__ import annotations
 
-from pathlib import PurePath
-
+import asyncio
+from pathlib import Path, PurePath
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.content import Content
 from textual.highlight import highlight
-from textual.screen import ModalScreen
-from textual.widgets import Button, Footer, Input, Static, TextArea
+from textual.message import Message
+from textual.widgets import Button, Input, Static, TextArea
 from textual.widgets.text_area import LanguageDoesNotExist
 
 from agent.approval import ApprovalRequest, Decision
 from agent.diffing import FileChange, apply_hunks
 from agent.events import DecisionKind
 from tui.widgets.diffmodel import DiffFile, from_change
-from tui.widgets.diffview import DiffView
+from tui.widgets.diffview import SPLIT_MIN_WIDTH, DiffView
 
 ALL_REJECTED = "The user rejected every hunk of the proposed change; nothing was applied."
 # File suffix -> TextArea language (tree-sitter), for the in-place editor.
@@ -36,133 +38,153 @@ EDITOR_LANGUAGES = {
     ".mjs": "javascript", ".rs": "rust", ".go": "go", ".sql": "sql", ".java": "java",
     ".sh": "bash", ".bash": "bash", ".xml": "xml",
 }
-KIND_TITLES = {"edit": "Edit files", "exec": "Run a command", "network": "Network access"}
+KIND_TITLES = {"edit": "Edit", "exec": "Run a command", "network": "Network access"}
 EDIT_ACTIONS = {"next_hunk", "previous_hunk", "toggle_hunk", "toggle_split", "edit"}
 FILE_ACTIONS = {"next_file", "previous_file", "goto_file"}
-REVIEW_ACTIONS = {"allow_once", "allow_all", "deny", "stop"} | EDIT_ACTIONS | FILE_ACTIONS
+REVIEW_ACTIONS = {"allow_once", "allow_all", "deny", "stop", "full_screen"} | EDIT_ACTIONS
+CHOICES = (("Allow once (y)", "allow_once", "success"), ("", "allow_all", "primary"),
+           ("Deny (n)", "deny", "warning"), ("Stop (esc)", "stop", "error"))
+# Everything on the choices row but the "allow for the session" button (labels, padding, gaps).
+OTHER_CHOICES_WIDTH = sum(len(label) + 3 for label, *_ in CHOICES if label)
 
 
-class ApprovalScreen(ModalScreen[Decision]):
-    """Dismisses with the user's `Decision` for `request`."""
+def allow_all_label(tool: str, width: int = 1000) -> str:
+    """The "allow for the session" choice, as long as fits in `width` cells (padding included)."""
+    for label in (f"Allow {tool} for this session (a)", f"Allow {tool} for session (a)",
+                  "Allow for this session (a)"):
+        if len(label) + 3 <= width:
+            return label
+    return "Session (a)"
 
-    CSS_PATH = "approval.tcss"
+
+class ApprovalPanel(Vertical, can_focus=True):
+    """Posts `Decided` (and completes `wait()`) with the user's `Decision` for `request`."""
+
+    DEFAULT_CSS = Path(__file__).with_name("approvalpanel.tcss").read_text(encoding="utf-8")
+    ALLOW_MAXIMIZE = True
     BINDINGS = [
         Binding("y", "allow_once", "Allow once", id="approval.allow_once"),
-        Binding("a", "allow_all", "Allow all", id="approval.allow_all"),
+        Binding("a", "allow_all", "Allow for this session", id="approval.allow_all"),
         Binding("n", "deny", "Deny", id="approval.deny"),
         # The editor and the feedback input take Esc first, to close themselves.
         Binding("escape", "back", "Back", priority=True, id="approval.back"),
         Binding("escape", "stop", "Stop", id="approval.stop"),
         Binding("ctrl+s", "save_edit", "Apply edit", priority=True, id="approval.save_edit"),
         Binding("space", "toggle_hunk", "Toggle hunk", id="approval.toggle_hunk"),
-        # One footer entry for both directions keeps the footer within 100 columns.
+        # One footer entry for both directions keeps the footer short.
         Binding("j,]", "next_hunk", "Next/prev hunk", key_display="j/k", id="approval.next_hunk"),
         Binding("k,[", "previous_hunk", "Previous hunk", show=False, id="approval.previous_hunk"),
         Binding("e", "edit", "Edit", id="approval.edit"),
         Binding("s", "toggle_split", "Split", id="approval.toggle_split"),
-        # Shown as a hint in the file list instead: the footer has no room left at 100 columns.
+        Binding("f", "full_screen", "Full screen", id="approval.full_screen"),
+        # Shown as a hint on the status line instead.
         Binding("tab", "next_file", "Next file", show=False, id="approval.next_file"),
         Binding("shift+tab", "previous_file", "Previous file", show=False, id="approval.previous_file"),
     ]
 
-    def __init__(self, request: ApprovalRequest, *, split: bool = False) -> None:
-        super().__init__()
+    class Decided(Message):
+        def __init__(self, panel: ApprovalPanel, decision: Decision) -> None:
+            super().__init__()
+            self.panel, self.decision = panel, decision
+
+        @property
+        def control(self) -> ApprovalPanel:
+            return self.panel
+
+    def __init__(self, request: ApprovalRequest, *, split: bool = False, id: str | None = "approval") -> None:
+        super().__init__(id=id, classes=f"-{request.kind}")
         self.request = request
         self._split = split
         self._mode = "review"  # or "feedback" (typing a deny reason) or "edit" (in the editor)
         self._edited: dict[str, str] = {}  # path -> the user's own version of the new content
         self._file = 0  # the file being looked at: the cursor's, or the one last jumped to
+        self.decision: Decision | None = None
+        self._answered = asyncio.Event()
 
     # -- layout --------------------------------------------------------------------------------
 
     def compose(self) -> ComposeResult:
         request = self.request
-        with Vertical(id="approval-dialog") as dialog:
-            dialog.border_title = f"{KIND_TITLES[request.kind]} · {request.tool}"
-            if request.summary:
-                yield Static(request.summary, id="approval-summary", markup=False)
-            if request.kind == "edit":
-                yield Static(id="approval-files")
-                files = [from_change(change) for change in request.changes]
-                yield DiffView(files, split=self._split, id="approval-diff")
-            else:
-                yield VerticalScroll(*self._request_details(), id="approval-details")
-            feedback = Input(placeholder="Why? The agent reads this (optional)", id="approval-feedback")
-            feedback.border_title = "Deny · Enter confirms · Esc goes back"
-            yield feedback
-            with Horizontal(id="approval-actions"):
-                yield Static(id="approval-status")
-                for label, action, variant in (
-                    ("Allow once (y)", "allow_once", "success"), ("Allow all (a)", "allow_all", "primary"),
-                    ("Deny (n)", "deny", "warning"), ("Stop (esc)", "stop", "error"),
-                ):
-                    button = Button(Content(label), variant=variant, action=f"screen.{action}", compact=True,
-                                    id=f"approval-{action.replace('_', '-')}")
-                    button.can_focus = False  # keys drive the screen; the buttons are for the mouse
-                    yield button
-        yield Footer(compact=True)
+        self.border_title = f"{KIND_TITLES[request.kind]} · {request.tool}"
+        if request.kind == "edit":
+            # The diff's own file headers name the files: said once, not again above them.
+            files = [from_change(change) for change in request.changes]
+            yield DiffView(files, split=self._split, id="approval-diff")
+        else:
+            yield VerticalScroll(*self._request_details(), id="approval-details")
+        feedback = Input(placeholder="Why? The agent reads this (optional)", id="approval-feedback")
+        feedback.border_title = "Deny · Enter confirms · Esc goes back"
+        yield feedback
+        with Horizontal(id="approval-actions"):
+            for label, action, variant in CHOICES:
+                button = Button(Content(label or allow_all_label(request.tool)), variant=variant, compact=True,
+                                id=f"approval-{action.replace('_', '-')}")
+                button.can_focus = False  # keys drive the panel; the buttons are for the mouse
+                yield button
+        yield Static(id="approval-status")
 
     def _request_details(self) -> list[Static]:
         request = self.request
         if request.kind == "exec":
             command = request.command or str(request.args.get("command", ""))
             facts = [("Folder", request.cwd or ".")]
+            if session := request.args.get("session_id"):
+                facts.append(("Shell", str(session)))
             if request.timeout is not None:
                 facts.append(("Timeout", f"{request.timeout} s"))
+            # The command once (the summary repeats it): highlighted, with where and how long.
             return [
                 Static(Content("$ ").stylize("$text-muted") + highlight(command, language="bash"),
                        id="approval-command"),
-                *(Static(Content.assemble((f"{label:<9}", "$text-muted"), (value, "bold")),
-                         classes="approval-fact") for label, value in facts),
+                Static(Content.assemble(*[part for label, value in facts for part in (
+                    (f"{label} ", "$text-muted"), (value, "bold"), ("   ", ""))]), classes="approval-fact"),
             ]
         url = request.url or str(request.args.get("url", ""))
-        details = [Static(Content.assemble(("URL      ", "$text-muted"), (url, "bold underline $text-primary")),
-                          id="approval-url", classes="approval-fact")]
+        details = []
+        if url:
+            details.append(Static(Content.assemble(("URL      ", "$text-muted"), (url, "bold underline $text-primary")),
+                                  id="approval-url", classes="approval-fact"))
+        elif request.summary:  # e.g. a GitHub comment or pull request: the summary is the content
+            details.append(Static(request.summary, id="approval-summary", markup=False))
         if prompt := request.args.get("prompt"):
             details.append(Static(Content.assemble(("Prompt   ", "$text-muted"), str(prompt)),
                                   id="approval-prompt", classes="approval-fact"))
         return details
 
     def on_mount(self) -> None:
-        # Commands and URLs are short: a dialog sized to them, not a full-screen one.
-        self.set_class(self.request.kind != "edit", "-compact")
-        if self.request.kind == "edit":
-            self.query_one(DiffView).focus()
-            self._refresh_header()
+        self._refresh_header()
+        self._fit_choices()
+        self.focus_review()
 
     @property
     def diff(self) -> DiffView:
         return self.query_one("#approval-diff", DiffView)
 
     def _refresh_header(self) -> None:
-        """File list (clickable) and the status line under the diff."""
-        view = self.diff
-        several = len(view.files) > 1
-        chosen = "bold $block-cursor-foreground on $block-cursor-background"
-        parts: list[Content | tuple[str, str] | str] = []
-        for index, file in enumerate(view.files):
-            style = f"{chosen if several and index == self._file else 'bold'} @click=screen.goto_file({index})"
-            parts += [("  " if index else "", ""), (file.path, style), " ",
-                      (f"+{file.added}", "$text-success"), " ", (f"-{file.removed}", "$text-error")]
-            tag = "new" if file.created else "deleted" if file.deleted else ""
-            parts += [(f" {tag}", "italic $text-muted")] if tag else []
-            parts += [(" edited", "italic $text-warning")] if file.edited else []
-        if several:
-            parts.append(("   tab: next file", "$text-muted"))
-        self.query_one("#approval-files", Static).update(Content.assemble(*parts))
-        self.query_one("#approval-status", Static).update(self._status())
+        if self.decision is None and self.is_attached:  # also called after a refresh: maybe gone by then
+            self.query_one("#approval-status", Static).update(self._status())
 
     def _status(self) -> Content:
+        hints = "f full screen" if not self.is_maximized else "f back to the conversation"
+        if self.request.kind != "edit":
+            return Content(hints).stylize("$text-muted")
         view = self.diff
         order = view.hunk_order
         rejected = sum(len(hunks) for hunks in view.rejected_hunks().values())
         position = f"hunk {order.index(view.cursor) + 1}/{len(order)}" if view.cursor in order else "no hunks"
         parts = [position]
         if len(view.files) > 1:
-            parts.append(f"file {self._file + 1}/{len(view.files)}")
+            parts.append(f"file {self._file + 1}/{len(view.files)} (tab: next)")
         parts.append(f"{rejected} rejected" if rejected else "all accepted")
         parts.append("split" if view.is_split else "unified")
+        parts.append(hints)
         return Content(" · ".join(parts)).stylize("$text-muted")
+
+    def _fit_choices(self) -> None:
+        """The session choice names the tool when the row has room for it."""
+        width = self.content_region.width or self.app.size.width
+        label = allow_all_label(self.request.tool, width - OTHER_CHOICES_WIDTH)
+        self.query_one("#approval-allow-all", Button).label = Content(label)
 
     def on_diff_view_cursor_moved(self, message: DiffView.CursorMoved) -> None:
         self._file = message.file_index
@@ -172,8 +194,8 @@ class ApprovalScreen(ModalScreen[Decision]):
         self._refresh_header()
 
     def on_resize(self) -> None:
-        if self.request.kind == "edit":
-            self.call_after_refresh(self._refresh_header)
+        self._fit_choices()
+        self.call_after_refresh(self._refresh_header)
 
     # -- which keys apply when ------------------------------------------------------------------
 
@@ -182,14 +204,15 @@ class ApprovalScreen(ModalScreen[Decision]):
             return self._mode != "review"
         if action == "save_edit":
             return self._mode == "edit"
+        if action in FILE_ACTIONS:
+            # Held in review even with one file, so Tab never moves the focus out of the panel.
+            return self._mode != "edit"
         if action not in REVIEW_ACTIONS:
             return True
         if self._mode != "review":
             return False
         if action in EDIT_ACTIONS:
             return self.request.kind == "edit" and bool(self.request.changes)
-        if action in FILE_ACTIONS:
-            return self.request.kind == "edit" and len(self.request.changes) > 1
         return True
 
     def _set_mode(self, mode: str) -> None:
@@ -200,22 +223,40 @@ class ApprovalScreen(ModalScreen[Decision]):
 
     # -- decisions -----------------------------------------------------------------------------
 
+    async def wait(self) -> Decision:
+        await self._answered.wait()
+        assert self.decision is not None
+        return self.decision
+
+    def _decide(self, decision: Decision) -> None:
+        if self.decision is not None:
+            return
+        self.decision = decision
+        self._answered.set()
+        self.post_message(self.Decided(self, decision))
+
     def action_allow_once(self) -> None:
-        self.dismiss(self._allow("allow_once"))
+        self._decide(self._allow("allow_once"))
 
     def action_allow_all(self) -> None:
-        self.dismiss(self._allow("allow_all"))
+        self._decide(self._allow("allow_all"))
 
     def action_stop(self) -> None:
-        self.dismiss(Decision("stop"))
+        self._decide(Decision("stop"))
 
     def action_deny(self) -> None:
         self._set_mode("feedback")
         self.query_one("#approval-feedback", Input).focus()
 
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        event.stop()
+        action = (event.button.id or "").removeprefix("approval-").replace("-", "_")
+        if self.check_action(action, ()):
+            getattr(self, f"action_{action}")()
+
     def on_input_submitted(self, event: Input.Submitted) -> None:
         event.stop()
-        self.dismiss(Decision("deny", feedback=event.value.strip() or None))
+        self._decide(Decision("deny", feedback=event.value.strip() or None))
 
     def _allow(self, kind: DecisionKind) -> Decision:
         if self.request.kind != "edit":
@@ -234,17 +275,6 @@ class ApprovalScreen(ModalScreen[Decision]):
                 decision.rejected_hunks[change.path] = hunks
         return decision
 
-    def _narrow_edit(self, decision: Decision, change: FileChange, rejected: list[int], total: int) -> None:
-        """Hunks the user rejected in their own version are left out of what gets applied."""
-        text = self._edited[change.path]
-        if rejected and len(rejected) == total:
-            decision.rejected_hunks[change.path] = list(range(len(change.hunks())))
-        elif rejected:
-            kept = set(range(total)) - set(rejected)
-            decision.edited[change.path] = apply_hunks(change.old or "", text, kept)
-        else:
-            decision.edited[change.path] = text
-
     # -- navigation ----------------------------------------------------------------------------
 
     def action_next_hunk(self) -> None:
@@ -257,7 +287,14 @@ class ApprovalScreen(ModalScreen[Decision]):
         self.diff.toggle_hunk()
 
     def action_toggle_split(self) -> None:
-        if self.diff.toggle_split():
+        view = self.diff
+        if (not view.is_split and not self.is_maximized and view.size.width < SPLIT_MIN_WIDTH + 1
+                and self.screen.size.width >= SPLIT_MIN_WIDTH + 6):
+            # Too narrow under the conversation, wide enough on its own: full screen, then split.
+            self.action_full_screen()
+            self.call_after_refresh(self.action_toggle_split)
+            return
+        if view.toggle_split():
             self._refresh_header()
 
     def action_goto_file(self, index: int) -> None:
@@ -272,14 +309,33 @@ class ApprovalScreen(ModalScreen[Decision]):
         self._step_file(-1)
 
     def _step_file(self, delta: int) -> None:
-        self.action_goto_file((self._file + delta) % len(self.request.changes))
+        if self.request.kind == "edit" and len(self.request.changes) > 1:
+            self.action_goto_file((self._file + delta) % len(self.request.changes))
+
+    def action_full_screen(self) -> None:
+        """The panel alone on the screen (big changes), or back under the conversation."""
+        screen = self.screen
+        if self.is_maximized:
+            screen.minimize()
+        else:
+            screen.maximize(self, container=False)
+        self.call_after_refresh(self._refresh_header)
+        self.focus_review()
+
+    def focus_review(self) -> None:
+        """Keys go to the diff for an edit (it scrolls), to the panel itself otherwise."""
+        if self.request.kind == "edit":
+            self.diff.focus()
+        else:
+            self.focus()
 
     # -- editing in place ----------------------------------------------------------------------
 
     def action_edit(self) -> None:
         change = self.request.changes[self._file]
         if change.new is None:
-            self.notify("This change deletes the file: there is no new content to edit.", severity="warning")
+            self.notify("This change deletes the file: there is no new content to edit.",
+                        severity="warning")
             return
         editor = TextArea.code_editor(self._edited.get(change.path, change.new), theme="css",
                                       id="approval-editor")
@@ -290,7 +346,7 @@ class ApprovalScreen(ModalScreen[Decision]):
             except LanguageDoesNotExist:
                 pass  # tree-sitter is there but not this grammar: plain text still edits fine
         editor.border_title = f"Editing {change.path} · Ctrl+S applies · Esc cancels"
-        self.query_one("#approval-dialog").mount(editor, after=self.diff)
+        self.mount(editor, after=self.diff)
         self._set_mode("edit")
         editor.focus()
 
@@ -315,16 +371,25 @@ class ApprovalScreen(ModalScreen[Decision]):
         feedback = self.query_one("#approval-feedback", Input)
         feedback.value = ""
         self._set_mode("review")
-        self._focus_review()
+        self.focus_review()
 
     def _close_editor(self) -> None:
         self.query_one("#approval-editor", TextArea).remove()
         self._set_mode("review")
-        self._focus_review()
+        self.focus_review()
         self._refresh_header()
 
-    def _focus_review(self) -> None:
-        if self.request.kind == "edit":
-            self.diff.focus()
+    def _narrow_edit(self, decision: Decision, change: FileChange, rejected: list[int], total: int) -> None:
+        """Hunks the user rejected in their own version are left out of what gets applied."""
+        text = self._edited[change.path]
+        if rejected and len(rejected) == total:
+            decision.rejected_hunks[change.path] = list(range(len(change.hunks())))
+        elif rejected:
+            kept = set(range(total)) - set(rejected)
+            decision.edited[change.path] = apply_hunks(change.old or "", text, kept)
         else:
-            self.set_focus(None)
+            decision.edited[change.path] = text
+
+    def on_unmount(self) -> None:
+        if self.is_maximized:
+            self.screen.minimize()
