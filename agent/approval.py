@@ -118,6 +118,11 @@ class QueueApprover:
     def pending(self) -> list[str]:
         return list(self._pending)
 
+    @property
+    def closed_reason(self) -> str | None:
+        """Why approvals are denied from now on (None while answers can still come)."""
+        return self._closed_reason
+
     async def decide(self, request: ApprovalRequest) -> Decision:
         if self._closed_reason is not None:
             return Decision("deny", feedback=self._closed_reason)

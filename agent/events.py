@@ -143,6 +143,19 @@ class Retrying(_Event):
     why: str
     attempt: int
     delay: float
+    reset_at: str | None = None  # ISO 8601 (UTC): when a rate limit resets and the wait ends
+
+
+class Published(_Event):
+    """Unpublished GitHub edits became one commit on the work branch (the end of a headless run,
+    or the app's quit prompt)."""
+
+    type: Literal["published"] = "published"
+    repository: str
+    branch: str
+    commit: str
+    compare_url: str
+    files: list[str] = Field(default_factory=list)
 
 
 class Complete(_Event):
@@ -225,6 +238,7 @@ Event = Annotated[
         CheckpointEvent,
         Usage,
         Retrying,
+        Published,
         Complete,
         ErrorEvent,
         RoomState,

@@ -2,8 +2,11 @@
 
 Approvals (ask mode) are answered on stdin with JSON decision lines (or, in readable mode, the
 shorthands y / a / n [feedback] / s). When stdin closes, pending and later approvals are denied
-with a message saying why. Exit codes: 0 completed, 1 the run failed or was stopped, 2 usage or
-configuration errors.
+with a message saying why; answers that come before their approval are kept and used in order.
+A `--github` run that completed publishes its edits as one commit on its work branch at the end
+(a `published` event says where; `--no-publish` keeps them in the session). Exit codes: 0
+completed, 1 the run failed or was stopped (or publishing failed), 2 usage or configuration
+errors, 3 an approval was denied because stdin closed before anyone answered it.
 """
 
 from __future__ import annotations
@@ -19,10 +22,11 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from agent.approval import Decision, QueueApprover
-from agent.events import ApprovalRequired, DecisionKind, ErrorEvent
+from agent.events import ApprovalRequired, DecisionKind, ErrorEvent, WarningEvent
 from agent.printer import JsonPrinter, TextPrinter
 
 SHORTHAND: dict[str, DecisionKind] = {"y": "allow_once", "a": "allow_all", "n": "deny", "s": "stop"}
+UNANSWERED = 3  # exit code: an approval was denied because stdin closed before an answer came
 
 
 class UsageError(Exception):
@@ -33,7 +37,7 @@ class DecisionLine(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     type: Literal["decision"]
-    approval_id: str
+    approval_id: str | None = None  # None: the next approval, in the order they are asked
     decision: DecisionKind
     feedback: str | None = None
     rejected_hunks: dict[str, list[int]] = {}
@@ -41,17 +45,38 @@ class DecisionLine(BaseModel):
 
 
 class StdinApprover(QueueApprover):
-    """A QueueApprover fed by lines from stdin (read in a thread: pipes, files and TTYs alike)."""
+    """A QueueApprover fed by lines from stdin (read in a thread: pipes, files and TTYs alike).
+
+    An answer without an approval id (a shorthand, or a JSON decision without `approval_id`)
+    that arrives while no approval waits is kept and answers the next approvals in order, so
+    `echo y | coder-tui run ...` works however early the `y` comes.
+    """
 
     def __init__(self, emit: Any, shorthand: bool) -> None:
         super().__init__()
         self.emit = emit
         self.shorthand = shorthand
         self.waiting: list[str] = []  # approval ids in the order they were asked
+        self.early: list[Decision] = []  # answers that came before their approval
+        self.unanswered = 0  # approvals denied because stdin closed before an answer came
 
     def note_request(self, event: Any) -> None:
         if isinstance(event, ApprovalRequired):
             self.waiting.append(event.approval_id)
+
+    async def decide(self, request: Any) -> Decision:
+        if self.early:
+            self._answered(request.approval_id)
+            return self.early.pop(0)
+        decision = await super().decide(request)
+        if decision.decision == "deny" and self.closed_reason is not None and decision.feedback == self.closed_reason:
+            self.unanswered += 1
+            self._answered(request.approval_id)
+        return decision
+
+    def _answered(self, approval_id: str) -> None:
+        if approval_id in self.waiting:
+            self.waiting.remove(approval_id)
 
     def start(self, loop: asyncio.AbstractEventLoop) -> None:
         threading.Thread(target=self._read, args=(loop,), name="stdin-decisions", daemon=True).start()
@@ -77,20 +102,22 @@ class StdinApprover(QueueApprover):
         except ValueError as exc:
             self.emit(ErrorEvent(message=f"ignored stdin line: {exc}", recoverable=True))
             return
+        if approval_id is None:
+            if not self.waiting:
+                self.early.append(decision)
+                return
+            approval_id = self.waiting[0]
         if not self.resolve(approval_id, decision):
             self.emit(ErrorEvent(message=f"ignored decision: no pending approval {approval_id!r}",
                                  recoverable=True))
             return
-        if approval_id in self.waiting:
-            self.waiting.remove(approval_id)
+        self._answered(approval_id)
 
-    def _parse(self, text: str) -> tuple[str, Decision]:
+    def _parse(self, text: str) -> tuple[str | None, Decision]:
         if not text.startswith("{"):
             word, _, feedback = text.partition(" ")
             if self.shorthand and word.lower() in SHORTHAND:
-                if not self.waiting:
-                    raise ValueError(f"{text[:60]!r}: no approval is waiting for an answer")
-                return self.waiting[0], Decision(SHORTHAND[word.lower()], feedback=feedback.strip() or None)
+                return None, Decision(SHORTHAND[word.lower()], feedback=feedback.strip() or None)
             raise ValueError(f"expected a JSON decision object, got {text[:60]!r}")
         try:
             parsed = DecisionLine.model_validate_json(text)
@@ -103,12 +130,15 @@ class StdinApprover(QueueApprover):
 
 
 def build_config(options: Any, workspace_root: Path | None) -> Any:
-    from agent.config import ConfigError, load_config
+    from agent.config import ConfigError, load_config, trust_folder
 
     flags = {"model": options.model, "api_base": options.api_base, "api_key": options.api_key,
-             "mode": options.mode, "max_steps": options.max_steps}
+             "mode": options.mode, "max_steps": options.max_steps, "sandbox": getattr(options, "sandbox", None)}
+    trust = bool(getattr(options, "trust", False)) and workspace_root is not None
     try:
-        config = load_config(workspace_root, flags)
+        if trust:
+            trust_folder(workspace_root)
+        config = load_config(workspace_root, flags, trust=trust)
         config.require_model()
     except ConfigError as exc:
         raise UsageError(str(exc)) from None
@@ -142,6 +172,7 @@ async def run_headless(options: Any) -> int:
     """Run one prompt headless; returns the exit code."""
     from agent.runner import AgentSession
     from agent.session import SessionError
+    from agent.tools import sandbox
 
     printer = JsonPrinter(sys.stdout) if options.json else TextPrinter(sys.stdout, sys.stderr)
     workspace, github = await _choose_workspace(options, printer)
@@ -161,15 +192,51 @@ async def run_headless(options: Any) -> int:
         raise UsageError(f"--resume: {exc}") from None
     if github is not None:
         github.attach(session)
+    sandbox.configure(session)
+    for why in config.ignored:
+        session.emit(WarningEvent(message=f"ignored {why} (the folder is not trusted; run with --trust to use it)"))
     loop = asyncio.get_running_loop()
     approver.start(loop)
     _install_interrupt(loop, session, printer)
     try:
         complete = await session.run(github.prompt if github else options.prompt)
+        published = await _publish(options, session, complete) if github is not None else True
     finally:
         await session.close()
     printer.summary(complete, session.totals, session.session_id)
-    return 0 if complete.success else 1
+    return _exit_code(complete, approver, published, printer)
+
+
+def _exit_code(complete: Any, approver: StdinApprover, published: bool, printer: Any) -> int:
+    if approver.unanswered:
+        count = f"{approver.unanswered} approval{'s' if approver.unanswered != 1 else ''}"
+        printer.handle(ErrorEvent(recoverable=False, message=(
+            f"{count} denied because stdin closed before an answer came: what they asked for was not "
+            f"done (exit code {UNANSWERED}). Answer on stdin (e.g. `echo y |`) or use --mode allow.")))
+        return UNANSWERED
+    return 0 if complete.success and published else 1
+
+
+async def _publish(options: Any, session: Any, complete: Any) -> bool:
+    """A GitHub run's edits, published as one commit on the work branch (False: that failed)."""
+    from agent.github.errors import GitHubError
+    from agent.github.launch import publish_changes, unpublished
+
+    files = unpublished(session.workspace)
+    if not files:
+        return True
+    keep = (f"{len(files)} changed file{'s' if len(files) != 1 else ''} kept unpublished in session "
+            f"{session.session_id}: continue with --resume {session.session_id}, or /pr in the app")
+    if getattr(options, "no_publish", False) or not complete.success:
+        why = "--no-publish" if getattr(options, "no_publish", False) else "the run did not complete"
+        session.emit(ErrorEvent(message=f"not published ({why}); {keep}", recoverable=True))
+        return True
+    try:
+        session.emit(await publish_changes(session.workspace))
+    except GitHubError as exc:
+        session.emit(ErrorEvent(message=f"publishing failed: {exc}; {keep}", recoverable=False))
+        return False
+    return True
 
 
 async def _choose_workspace(options: Any, printer: Any) -> tuple[Any, Any]:
@@ -179,6 +246,8 @@ async def _choose_workspace(options: Any, printer: Any) -> tuple[Any, Any]:
         return github.workspace, github
     if getattr(options, "clone", False) or getattr(options, "issue", None):
         raise UsageError("--clone and --issue need --github OWNER/REPO")
+    if getattr(options, "no_publish", False):
+        raise UsageError("--no-publish needs --github OWNER/REPO (a local folder's edits are written in place)")
     return open_local_workspace(options.workspace or resumed_root(options) or "."), None
 
 
@@ -191,8 +260,7 @@ async def _open_github(options: Any, printer: Any) -> Any:
     config = build_config(options, None)
     request = GitHubRequest(options.github, options.clone, options.issue, options.prompt, options.resume)
     try:
-        return await open_github(request, config, lambda why, delay: printer.notice(why),
-                                 progress_lines(printer.notice))
+        return await open_github(request, config, printer.handle, progress_lines(printer.notice))
     except SessionError as exc:
         raise UsageError(f"--resume: {exc}") from None
     except GitHubError as exc:

@@ -110,9 +110,17 @@ class TextPrinter:
     def _on_retrying(self, e: Any) -> None:
         self._line(self._paint(f"… {e.why}; retrying in {e.delay:.1f} s (attempt {e.attempt})", "yellow"), self.err)
 
+    def _on_published(self, e: Any) -> None:
+        count = f"{len(e.files)} file{'s' if len(e.files) != 1 else ''}"
+        self._line(self._paint(f"published {count} to {e.repository} branch {e.branch} as commit "
+                               f"{e.commit[:7]}: {e.compare_url}", "green"), self.err)
+
     def _on_complete(self, e: Any) -> None:
         if e.completion_reason in ("max_steps", "stopped"):
             self.notice(e.final_response.strip().split("\n\n")[-1])
+
+    def _on_warning(self, e: Any) -> None:
+        self.notice(f"warning: {e.message}")
 
     def _on_error(self, e: Any) -> None:
         self._line(self._paint(f"error: {e.message}", "red"), self.err)

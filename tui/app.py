@@ -217,8 +217,9 @@ class CoderApp(App[int]):
     def show_progress(self, label: str | None) -> None:
         self.live_diff().progress(label)
 
-    def github_notice(self, why: str, delay: float) -> None:
-        self.query_one(Transcript).notice(f"GitHub: {why}", "warning")
+    def github_notice(self, event: Any) -> None:
+        """A rate-limit wait while the repository opens: the transcript and the status bar say so."""
+        self._sink(event)
 
     def github_progress(self, stage: str, done: int, total: int) -> None:
         self.call_from_thread_safe(lambda: self.live_diff().advance(stage, done, total))
@@ -307,9 +308,14 @@ class CoderApp(App[int]):
         await self._quit()
 
     async def _quit(self) -> None:
+        from tui.screens.unpublished import settle_unpublished
+
+        farewell = await settle_unpublished(self)  # GitHub edits not yet published: ask first
+        if farewell is False:
+            return
         self.query_one(StatusBar).set_state("leaving" if self.bridge.room else "closing")
         await self.bridge.shutdown()
-        self.exit(0)
+        self.exit(0, message=farewell)
 
     def action_toggle_side(self) -> None:
         self.screen.toggle_class("-side-open" if self.screen.has_class("-narrow") else "-side-closed")

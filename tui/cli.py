@@ -49,7 +49,7 @@ def _model_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--resume", metavar="ID|last", help="continue a recorded session")
 
 
-def _github_options(parser: argparse.ArgumentParser) -> None:
+def _github_options(parser: argparse.ArgumentParser) -> argparse._ArgumentGroup:
     group = parser.add_argument_group("GitHub")
     group.add_argument("--github", metavar="OWNER/REPO[@REF]",
                        help="work on a GitHub repository through the API, without cloning it "
@@ -58,6 +58,7 @@ def _github_options(parser: argparse.ArgumentParser) -> None:
                        help="with --github: work in a blobless clone (cached, with shell tools); publishing pushes")
     group.add_argument("--issue", type=_positive, metavar="N",
                        help="with --github: start from issue N (its title, body and comments become the task)")
+    return group
 
 
 def _room_options(parser: argparse.ArgumentParser, positional: bool) -> None:
@@ -95,7 +96,8 @@ def run_parser() -> argparse.ArgumentParser:
             "one JSON event per line. In ask mode, answer approvals on stdin: a JSON line "
             '{"type": "decision", "approval_id": ..., "decision": "allow_once"|"allow_all"|"deny"|"stop", '
             '"feedback": "..."} (readable mode also takes y / a / n [feedback] / s). '
-            "Exit codes: 0 completed, 1 failed or stopped, 2 usage or configuration error."),
+            "Exit codes: 0 completed, 1 failed or stopped, 2 usage or configuration error, 3 an "
+            "approval was denied because stdin closed before it was answered."),
     )
     parser.add_argument("prompt", metavar="PROMPT", nargs="?", default="",
                         help="what the agent should do (optional with --issue)")
@@ -104,7 +106,10 @@ def run_parser() -> argparse.ArgumentParser:
     _model_options(parser)
     parser.add_argument("--max-steps", type=_positive, metavar="N", help="most model turns in this run (default: 50)")
     parser.add_argument("--json", action="store_true", help="print one JSON event per line, nothing else")
-    _github_options(parser)
+    _github_options(parser).add_argument(
+        "--no-publish", action="store_true",
+        help="with --github: keep the edits unpublished in the session (by default a run that completed "
+             "commits them to its work branch and prints where)")
     return parser
 
 

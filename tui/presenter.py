@@ -114,6 +114,17 @@ class Presenter:
 
     def _on_retrying(self, e: Any) -> None:
         self.transcript.notice(f"{e.why}: retrying in {e.delay:.0f}s (attempt {e.attempt})", "warning")
+        until = time.time() + e.delay
+        if e.reset_at:
+            from datetime import datetime
+
+            until = datetime.fromisoformat(e.reset_at).timestamp()
+        what = "rate limit" if e.reset_at else "retry"
+        self.status.set_state("waiting", f"{what} until {time.strftime('%H:%M:%S', time.localtime(until))}")
+
+    def _on_published(self, e: Any) -> None:
+        self.transcript.notice(f"Published {len(e.files)} file(s) to {e.branch} (commit {e.commit[:7]}): "
+                               f"{e.compare_url}", "success")
 
     def _on_error(self, e: Any) -> None:
         self.transcript.notice(e.message, "error")

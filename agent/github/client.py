@@ -30,11 +30,12 @@ from agent.github.errors import (
 )
 
 if TYPE_CHECKING:
+    from agent.events import Retrying
     from github import Github
     from github.Repository import Repository
 
 T = TypeVar("T")
-Notify = Callable[[str, float], None]  # (why we wait, seconds)
+Notify = Callable[["Retrying"], None]  # a wait for a rate limit, announced before it starts
 
 DEFAULT_API_URL = "https://api.github.com"
 API_URL_ENV = ("CODER_TUI_GITHUB_API_URL", "GITHUB_API_URL")
@@ -126,9 +127,17 @@ class GitHubClient:
             attempt += 1
             if wait is None or attempt > self.settings.max_rate_retries:
                 raise error from None
-            if self.notify:
-                self.notify(str(error), wait)
+            self._announce(error, wait, attempt)
             await asyncio.sleep(wait)
+
+    def _announce(self, error: GitHubError, wait: float, attempt: int) -> None:
+        """Every wait is announced: nobody should wonder why the agent went quiet."""
+        from agent.events import Retrying
+
+        reset = getattr(error, "reset_at", None)
+        reset_at = reset.astimezone(dt.timezone.utc).isoformat(timespec="seconds") if reset else None
+        if self.notify is not None:
+            self.notify(Retrying(why=str(error), attempt=attempt, delay=round(wait, 1), reset_at=reset_at))
 
     async def repository(self, full_name: str, missing: GitHubError) -> Repository:
         return await self.call(f"reading {full_name}", lambda: self.gh.get_repo(full_name), missing=missing)
@@ -189,7 +198,7 @@ class GitHubClient:
         reset = dt.datetime.fromtimestamp(now + wait, dt.timezone.utc)
         clock = reset.astimezone().strftime("%H:%M:%S")
         if wait <= self.settings.max_rate_wait:
-            why = f"GitHub rate limit reached while {action}; waiting {wait:.0f}s (until {clock})"
+            why = f"GitHub rate limit reached while {action}; it resets at {clock}"
             return RateLimited(why, reset), wait
         hint = "" if self.has_token else f" Without a token the limit is 60 requests an hour: {TOKEN_HINT}."
         minutes = max(1, round(wait / 60))

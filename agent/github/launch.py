@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agent.github.auth import discover_token
 from agent.github.client import ClientSettings, GitHubClient, Notify, resolve_api_url
@@ -25,6 +25,9 @@ from agent.github.state import ClonePointer
 from agent.secrets import register
 from agent.workspaces.base import ProgressFn, Workspace
 from agent.workspaces.github import ClonedGitHubWorkspace, GitHubWorkspace
+
+if TYPE_CHECKING:
+    from agent.events import Published
 
 
 @dataclass
@@ -51,10 +54,8 @@ class OpenedGitHub:
         return ToolRegistry(default_tools() + [cls() for cls in GITHUB_TOOLS])
 
     def attach(self, session: Any) -> None:
-        from agent.events import Retrying
-
         self.workspace.attach(session.record_state, resumed=session.resumed)
-        self.client.notify = lambda why, delay: session.emit(Retrying(why=why, attempt=1, delay=delay))
+        self.client.notify = session.emit  # rate-limit waits become `retrying` events
 
 
 async def open_github(request: GitHubRequest, config: Any, notify: Notify | None = None,
@@ -188,3 +189,26 @@ async def open_pr(workspace: Workspace, title: str | None = None, body: str = ""
         staged = link.status().staged
         title = subject_line(staged) if staged else f"Changes from {link.publisher.branch}"
     return await link.open_pull_request(title, body, draft)
+
+
+def unpublished(workspace: Workspace | None) -> list[str]:
+    """Paths changed in a GitHub workspace and not yet published (empty for other workspaces)."""
+    link = getattr(workspace, "github", None)
+    if link is None or not link.publisher.has_unpublished():
+        return []
+    return [item.path for item in link.status().staged] or ["(commits not yet pushed)"]
+
+
+async def publish_changes(workspace: Workspace, title: str | None = None) -> Published:
+    """One commit of the unpublished changes on the work branch (no pull request), and where it is."""
+    from agent.events import Published
+
+    link = getattr(workspace, "github", None)
+    if link is None:
+        raise GitHubError("publishing works in GitHub workspaces")
+    result = await link.publish(title)
+    remote = link.remote
+    web = str(remote.api.raw_data.get("html_url") or f"https://github.com/{remote.full_name}").rstrip("/")
+    return Published(repository=remote.full_name, branch=result.branch, commit=result.commit,
+                     compare_url=f"{web}/compare/{remote.pr_base}...{result.branch}",
+                     files=[item.path for item in result.files])

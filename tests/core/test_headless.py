@@ -80,7 +80,9 @@ def test_closed_stdin_denies_with_a_reason(fake_llm: FakeLLM, ws: Path, isolated
                           capture_output=True, text=True, timeout=60)
     resolved = [json.loads(x) for x in done.stdout.splitlines() if '"approval_resolved"' in x][0]
     assert resolved["decision"] == "deny" and "stdin is closed" in resolved["feedback"]
-    assert done.returncode == 0 and (ws / "a.py").read_text().endswith("return 1\n")
+    assert done.returncode == 3 and (ws / "a.py").read_text().endswith("return 1\n")
+    last = json.loads(done.stdout.splitlines()[-1])
+    assert last["type"] == "error" and "1 approval denied because stdin closed" in last["message"]
 
 
 def test_readable_mode_streams_text_tools_diffs_and_a_summary(fake_llm: FakeLLM, ws: Path, isolated_home: Path) -> None:

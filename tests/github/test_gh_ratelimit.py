@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import time
 
 import pytest
 
+from agent.events import Retrying
 from agent.github.errors import GitHubError, RateLimited
 from agent.github.remote import RemoteRepo
 from agent.github.spec import RepoSpec
@@ -26,15 +28,17 @@ async def test_every_answer_reports_the_limit(gh_server, make_client, repo):
 
 
 async def test_near_reset_waits_and_says_so(gh_server, make_client, repo):
-    told: list[tuple[str, float]] = []
+    told: list[Retrying] = []
     client = make_client()
-    client.notify = lambda why, delay: told.append((why, delay))
+    client.notify = told.append
     gh_server.exhaust_rate_limit(reset_in=1.0)
     started = time.monotonic()
     remote = await RemoteRepo.open(client, RepoSpec("octo", "hello"))
     assert await remote.read_text("README.md") == "# Hello\n"
-    assert told and "GitHub rate limit reached while reading octo/hello; waiting" in told[0][0]
-    assert 0 < told[0][1] <= 3
+    assert told and "GitHub rate limit reached while reading octo/hello; it resets at" in told[0].why
+    assert 0 < told[0].delay <= 3 and told[0].attempt == 1
+    reset = dt.datetime.fromisoformat(told[0].reset_at)
+    assert started - 1 < reset.timestamp() < time.time() + 5
     assert time.monotonic() - started >= 0.5
 
 
@@ -58,7 +62,7 @@ async def test_anonymous_limit_suggests_a_token(gh_server, make_client, repo):
 async def test_secondary_limit_honours_retry_after(gh_server, make_client, repo):
     told: list[float] = []
     client = make_client()
-    client.notify = lambda why, delay: told.append(delay)
+    client.notify = lambda event: told.append(event.delay)
     gh_server.inject("GET", r"^/repos/octo/hello$", 403,
                      "You have exceeded a secondary rate limit. Please wait a few minutes before you try again.",
                      headers={"Retry-After": "1"})
@@ -80,3 +84,18 @@ async def test_transient_server_error_on_a_read_is_retried(gh_server, make_clien
     gh_server.inject("GET", r"^/repos/octo/hello$", 502, "Bad Gateway", times=1)
     remote = await RemoteRepo.open(make_client(), RepoSpec("octo", "hello"))
     assert remote.default_branch == "main"
+
+
+async def test_waits_during_a_run_are_events_with_their_attempt(make_gh_session, gh_server, repo):
+    """A wait inside a tool (here a search fetching files) reaches the session's event stream."""
+    from tests.fakellm import Reply, call
+
+    harness = await make_gh_session()
+    harness.script(Reply(tool_calls=[call("search_code", pattern="Hello")]), Reply(text="Found it."))
+    gh_server.inject("GET", r"/git/blobs/", 403, "API rate limit exceeded for user ID 1.",
+                     headers={"Retry-After": "1", "X-RateLimit-Remaining": "0"}, times=2)
+    await harness.run()
+    waits = harness.of("retrying")
+    assert [w.attempt for w in waits] == [1, 2]
+    assert all(w.reset_at and "while reading blob" in w.why for w in waits)
+    assert harness.tool_results()[0].ok

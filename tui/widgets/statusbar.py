@@ -14,8 +14,8 @@ from textual.widget import Widget
 from tui.widgets.spinner import SPINNER
 
 MODES = ("plan", "ask", "allow")
-BUSY_STATES = ("loading", "thinking", "writing", "running", "waiting for approval", "stopping", "leaving",
-               "closing")
+BUSY_STATES = ("loading", "thinking", "writing", "running", "waiting for approval", "waiting", "stopping",
+               "leaving", "closing")
 
 
 def compact_count(n: int) -> str:

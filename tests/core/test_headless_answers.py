@@ -1,0 +1,78 @@
+"""Headless approvals answered before they are asked (`echo y | coder-tui run ...`), and the exit
+code of a run whose edit was denied because nobody could answer."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import cli, cli_env
+from tests.fakellm import FakeLLM, Reply, call
+
+
+@pytest.fixture
+def ws(tmp_path: Path) -> Path:
+    root = tmp_path / "ws"
+    root.mkdir()
+    (root / "a.py").write_text("x = 1\ny = 1\n")
+    return root
+
+
+def run(llm: FakeLLM, ws: Path, home: Path, stdin: str | None, *extra: str) -> subprocess.CompletedProcess[str]:
+    args = cli("run", "change x and y", "--workspace", str(ws), "--model", llm.model, "--api-base", llm.url,
+               "--api-key", "sk-test-early-answers-0000", *extra)
+    return subprocess.run(args, env=cli_env(home), input=stdin, stdin=None if stdin is not None else subprocess.DEVNULL,
+                          capture_output=True, text=True, timeout=90)
+
+
+def edit(line: int, text: str) -> Reply:
+    return Reply(tool_calls=[call("replace_lines", file_path="a.py", start_line=line, end_line=line, new_content=text)])
+
+
+def test_answers_piped_before_the_approvals_are_used_in_order(fake_llm: FakeLLM, ws: Path, isolated_home: Path) -> None:
+    # Both answers are in the pipe (and stdin is closed) long before the first approval is asked.
+    fake_llm.script(edit(1, "x = 2"), edit(2, "y = 2"), Reply(text="Done."))
+    done = run(fake_llm, ws, isolated_home, "y\nn not y\n")
+    assert done.returncode == 0, done.stderr
+    assert (ws / "a.py").read_text() == "x = 2\ny = 1\n"
+    assert "allow once" in done.stdout and "deny: not y" in done.stdout
+    assert "ignored stdin line" not in done.stderr
+    denied = [m for m in fake_llm.requests[2]["messages"] if m["role"] == "tool"][-1]["content"]
+    assert "Their feedback: not y" in denied
+
+
+def test_json_decision_without_an_id_answers_the_next_approval(fake_llm: FakeLLM, ws: Path,
+                                                              isolated_home: Path) -> None:
+    fake_llm.script(edit(1, "x = 3"), Reply(text="Done."))
+    done = run(fake_llm, ws, isolated_home, '{"type": "decision", "decision": "allow_once"}\n', "--json")
+    assert done.returncode == 0, done.stderr
+    assert (ws / "a.py").read_text() == "x = 3\ny = 1\n"
+    events = [json.loads(line) for line in done.stdout.splitlines()]
+    assert [e["decision"] for e in events if e["type"] == "approval_resolved"] == ["allow_once"]
+
+
+@pytest.mark.parametrize("json_mode", [False, True])
+def test_edit_denied_for_want_of_an_answer_exits_3(fake_llm: FakeLLM, ws: Path, isolated_home: Path,
+                                                   json_mode: bool) -> None:
+    fake_llm.script(edit(1, "x = 2"), Reply(text="I could not change it."))
+    done = run(fake_llm, ws, isolated_home, None, *(["--json"] if json_mode else []))
+    assert done.returncode == 3, done.stderr
+    assert (ws / "a.py").read_text() == "x = 1\ny = 1\n"
+    message = "1 approval denied because stdin closed before an answer came"
+    if json_mode:
+        last = json.loads(done.stdout.splitlines()[-1])
+        assert last["type"] == "error" and message in last["message"] and not last["recoverable"]
+    else:
+        assert message in done.stderr and "use --mode allow" in done.stderr
+
+
+def test_early_answer_then_closed_stdin_denies_only_the_unanswered(fake_llm: FakeLLM, ws: Path,
+                                                                  isolated_home: Path) -> None:
+    fake_llm.script(edit(1, "x = 2"), edit(2, "y = 2"), Reply(text="Half done."))
+    done = run(fake_llm, ws, isolated_home, "y\n")
+    assert done.returncode == 3
+    assert (ws / "a.py").read_text() == "x = 2\ny = 1\n"
+    assert "1 approval denied because stdin closed" in done.stderr
