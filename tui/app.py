@@ -115,10 +115,17 @@ class CoderApp(App[int]):
             self.gc_policy.key_pressed()
         await super().on_event(event)
 
-    def on_resize(self) -> None:
-        narrow = self.size.width < NARROW
-        if narrow != self.screen.has_class("-narrow"):  # a class change restyles every widget
-            self.screen.set_class(narrow, "-narrow")
+    def on_resize(self, event: events.Resize) -> None:
+        # The new size: this handler runs before App's own, which is what updates self.size.
+        narrow = event.size.width < NARROW
+        main = self.screen_stack[0]  # the layout's screen, also when a dialog is on top
+        if narrow != main.has_class("-narrow"):  # a class change restyles every widget
+            main.set_class(narrow, "-narrow")
+            footer = main.query_one(Footer)  # narrow: every key's hint fits, Ctrl+P's gives way
+            footer.compact, footer.show_command_palette = narrow, not narrow
+
+    def get_key_display(self, binding: Binding) -> str:
+        return super().get_key_display(binding).replace("shift+", "⇧")
 
     def _first_frame_shown(self) -> None:
         # What exists now lives as long as the app: freeze it; full collections wait for pauses.
@@ -127,6 +134,7 @@ class CoderApp(App[int]):
         self._boot()
 
     def restart_boot(self) -> None:
+        self.bridge.failure = None
         self.query_one(StatusBar).set_state("loading")
         self._boot()
 
@@ -137,7 +145,7 @@ class CoderApp(App[int]):
         try:
             await boot(self)
         except Exception as exc:  # noqa: BLE001 - shown, never a traceback
-            self.fatal(f"could not start the agent: {exc}")
+            self.fatal(f"could not start the agent: {exc}", "Quit (Ctrl+Q) and start coder-tui again.")
 
     # -- called by boot and the bridge ----------------------------------------------------
     def session_opened(self, session: Any) -> None:
@@ -172,9 +180,10 @@ class CoderApp(App[int]):
         for strip in self.query("#livediff"):
             strip.new_run()  # type: ignore[attr-defined]
 
-    def fatal(self, message: str) -> None:
-        """The agent cannot start or go on: say why; the app stays open to read and quit."""
-        self.query_one(Transcript).notice(message, "error")
+    def fatal(self, message: str, fix: str) -> None:
+        """The agent cannot start: say why and what to do; the app stays open to read and quit."""
+        self.bridge.failure = (message, fix)
+        self.query_one(Transcript).notice(f"{message}\n{fix}", "error")
         self.query_one(StatusBar).set_state("not ready", "")
 
     def agent_idle(self) -> None:
@@ -196,6 +205,10 @@ class CoderApp(App[int]):
             self.notify("Queued: sent when the current run ends (Esc stops it).", timeout=4)
         else:
             self.notify("The agent is still loading; your prompt is sent as soon as it is ready.", timeout=4)
+        elif self.bridge.failure is not None:
+            message, fix = self.bridge.failure
+            self.query_one(Transcript).notice(f"Not sent yet: {message}. {fix} The prompt is kept and sent "
+                                              "if the agent starts.", "warning")
 
     def refresh_pane(self) -> None:
         from tui.panes import refresh_pane
@@ -249,6 +262,7 @@ class CoderApp(App[int]):
 
         self.run_worker(restore_checkpoint(self, message.checkpoint_id, message.label, confirm=True),
                         name="restore", group="commands", exit_on_error=False)
+        self.focus_prompt()  # where focus returns after the dialog: a stray Enter or `y` cannot restore again
 
     @on(StatusBar.ModeClicked)
     def _badge(self) -> None:
@@ -285,7 +299,15 @@ class CoderApp(App[int]):
         if selected:  # Ctrl+C with text selected copies it, as everywhere else
             self.copy_to_clipboard(selected)
             self.notify("Copied.", timeout=1.5)
+            self.query_one(Transcript).stop_answer()
             return
+        if self.query_one("#side").has_focus_within:
+            self.focus_prompt()
+
+    def focus_prompt(self) -> None:
+        """Back to the prompt; in a narrow terminal the side panel gives the column back to the chat."""
+        self.screen.remove_class("-side-open")
+        self.query_one(PromptInput).focus()
         if self.bridge.running:
             self.action_stop()
             return

@@ -46,7 +46,7 @@ async def load_config(app: Any, root: Any) -> Any:
     try:
         config = await asyncio.to_thread(load, root, flags)
     except ConfigError as exc:
-        app.fatal(f"configuration error: {exc}")
+        app.fatal(f"configuration error: {exc}", "Fix it, then quit (Ctrl+Q) and start again.")
         return None
     from tui.screens.setup import SetupScreen, needs_setup
 
@@ -54,8 +54,8 @@ async def load_config(app: Any, root: Any) -> Any:
     if why is None:
         return config
     result = await app.push_screen_wait(SetupScreen(config, os.environ, why))
-    if result is None:
-        app.fatal(f"no model is set up ({why}); type /setup to set one up")
+    if result is None:  # the setup screen's Quit: without a model there is nothing to do here
+        app.exit(0)
         return None
     return await _reload(app, root, result)
 
@@ -99,7 +99,7 @@ async def boot(app: Any) -> None:
     try:
         config = await opener(app)
     except SessionError as exc:
-        app.fatal(f"--resume: {exc}")
+        app.fatal(f"--resume: {exc}", "Quit (Ctrl+Q) and start again; `coder-tui sessions` lists them.")
         return
     if config is None:
         return
@@ -118,7 +118,8 @@ async def _open_local(app: Any) -> Any:
     try:
         workspace = LocalWorkspace(app.options.workspace)
     except WorkspaceError as exc:
-        app.fatal(f"cannot open {app.options.workspace}: {exc}")
+        app.fatal(f"cannot open {app.options.workspace}: {exc}",
+                  "Quit (Ctrl+Q) and start coder-tui on a folder you can read.")
         return None
     app.bridge.workspace = workspace
     config = await load_config(app, workspace.root)
@@ -140,7 +141,7 @@ async def _open_github(app: Any) -> Any:
     try:
         opened = await open_github(request, config, app.github_notice, app.github_progress)
     except GitHubError as exc:
-        app.fatal(f"--github: {exc}")
+        app.fatal(f"--github: {exc}", "Quit (Ctrl+Q), fix the repository or token, and start again.")
         return None
     finally:
         app.show_progress(None)
@@ -166,7 +167,8 @@ async def _open_room(app: Any) -> Any:
     try:
         app.bridge.workspace = await link.join()
     except OctError as exc:
-        app.fatal(f"could not join room {options.room}: {exc.message}")
+        app.fatal(f"could not join room {options.room}: {exc.message}",
+                  "Quit (Ctrl+Q), check the room id and --server, and start again.")
         return None
     app.bridge.meta = {"room": options.room, "server": options.server}
     app.bridge.open_session(config, options.resume)

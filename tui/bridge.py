@@ -41,6 +41,8 @@ class AgentBridge:
         self.waiting: list[tuple[str, list[str]]] = []  # prompts sent before the session was ready
         self.room: Any = None  # a RoomLink when the workspace is a live room
         self.run_worker: Any = None
+        self.failure: tuple[str, str] | None = None  # why the agent could not start, and what to do
+        self._quiet = True  # between runs, and after a stop until the next run starts
 
     # -- state ----------------------------------------------------------------------------
     @property
@@ -56,12 +58,25 @@ class AgentBridge:
         from agent.runner import AgentSession
 
         registry = self.registry_factory() if self.registry_factory else None
-        self.session = AgentSession.open(config, self.workspace, self.approver, self.sink, resume=resume,
+        self.session = AgentSession.open(config, self.workspace, self.approver, self._deliver, resume=resume,
                                          registry=registry, meta=self.meta)
         return self.session
 
     # -- running --------------------------------------------------------------------------
     def submit(self, text: str, mentions: list[str]) -> str:
+    def _deliver(self, event: Any) -> None:
+        """Events to the app, without the text a stopped or finished run still delivers: the model
+        streams on another thread, ahead of the app, so text can arrive after the stop (and even
+        after the run's end), and a fast long answer would go on being drawn for a minute."""
+        kind = event.type
+        if kind == "run_started":
+            self._quiet = False
+        elif kind == "text_delta" and self._quiet:
+            return
+        self.sink(event)
+        if kind == "complete":
+            self._quiet = True
+
         """Send a prompt; returns what happened: "started", "queued" or "waiting"."""
         if self.room is not None and self.session is not None:
             self.room.ask(text)
@@ -105,6 +120,7 @@ class AgentBridge:
     def stop(self) -> bool:
         self.waiting.clear()
         if self.room is not None:
+        self._quiet = True
             self.room.clear_queue()
         return self.session is not None and self.session.stop()
 

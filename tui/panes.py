@@ -12,7 +12,7 @@ def refresh_pane(app: Any) -> None:
     pane = app.query_one(WorkspacePane)
     bridge = app.bridge
     if bridge.room is not None:
-        pane.show_room(bridge.room.status)
+        pane.show_room(bridge.room.status, bridge.room.failed)
         return
     workspace = bridge.workspace
     if workspace is None:

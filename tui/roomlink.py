@@ -25,8 +25,10 @@ class RoomLink:
                                              email=options.email, on_web_login=_open_browser), start_key_pair())
         room_events(self.client, emit)
         self.client.listeners.append(lambda what, detail: changed())
+        self.changed = changed
         self.agent: Any = None
         self.workspace: Any = None
+        self.failed: str | None = None  # why the join failed (the client's phase stays where it stopped)
 
     @property
     def status(self) -> Any:
@@ -34,9 +36,15 @@ class RoomLink:
 
     async def join(self) -> Any:
         """Join (OctError with the server's reason on failure); returns the room workspace."""
+        from agent.oct.errors import OctError
         from agent.workspaces.room import RoomWorkspace
 
-        await self.client.join()
+        try:
+            await self.client.join()
+        except OctError as exc:
+            self.failed = exc.message
+            self.changed()
+            raise
         self.workspace = RoomWorkspace(self.client)
         return self.workspace
 

@@ -40,19 +40,6 @@ async def test_first_run_without_a_model_opens_setup_and_then_works(make_app: An
         assert answers(app) == ["Hello from the model."]
 
 
-async def test_quitting_setup_leaves_the_app_open_and_says_why(make_app: Any, fake_llm: Any) -> None:
-    from tui.screens.setup import SetupScreen
-
-    app = make_app(fake=None)
-    async with app.run_test(size=APP_SIZE) as pilot:
-        await wait_for(pilot, lambda: isinstance(app.screen, SetupScreen), what="setup")
-        await pilot.press("escape")
-        await wait_for(pilot, lambda: any("no model is set up" in n for n in notices(app)), what="the notice")
-        assert app.query_one("#status").state == "not ready"
-        await submit(pilot, "hello")  # typed anyway: kept, not lost, not a crash
-        assert app.bridge.waiting == [("hello", [])]
-
-
 async def test_slash_commands(make_app: Any, workspace: Path, fake_llm: Any, isolated_home: Path) -> None:
     from tui.screens.keys import KeysScreen
 

@@ -67,6 +67,13 @@ class AssistantMessage(Markdown):
             pos = cut + 1
         return -1
 
+    def drop_pending(self) -> None:
+        """Forget what is buffered and not drawn yet (the user stopped the answer)."""
+        if self.pending:
+            self.written = self.written[: len(self.written) - sum(map(len, self.pending))]
+            self.pending = []
+        self.streaming = False
+
     async def flush(self) -> None:
         """Append what has been buffered, unless an append is still rendering."""
         if self._appending or not self.pending:

@@ -1,8 +1,8 @@
 """Earlier requests on the timeline, folded into one list (their checkpoints stay restorable).
 
 The timeline keeps the latest requests as widgets; older ones become lines of this list, so the
-panel costs the same after 500 requests as after 10. Enter, `r` or a click on a checkpoint line
-asks to restore it, as on a live checkpoint entry.
+panel costs the same after 500 requests as after 10. `r` or a click on a checkpoint line asks to
+restore it, as on a live checkpoint entry; Enter does not (the restore dialog takes Enter as yes).
 """
 
 from __future__ import annotations
@@ -28,7 +28,10 @@ class EarlierRuns(OptionList):
         &:focus { background: $boost; }
     }
     """
-    BINDINGS = [Binding("r", "restore", "Restore checkpoint", id="timeline.restore_earlier")]
+    BINDINGS = [
+        Binding("r", "restore", "Restore checkpoint", id="timeline.restore_earlier"),
+        Binding("enter", "app.bell", show=False),  # replaces OptionList's Enter, which would restore
+    ]
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)

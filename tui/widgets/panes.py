@@ -94,12 +94,18 @@ class WorkspacePane(Static):
             _row(grid, "rate", f"{status.rate.remaining}/{status.rate.limit} left (resets {reset})")
         self.update(grid)
 
-    def show_room(self, status: Any) -> None:
+    def show_room(self, status: Any, failed: str | None = None) -> None:
+        """The room as the client sees it; `failed`: why joining failed (nothing else is shown then)."""
         self.border_title = "Room"
         colours = getattr(self.app, "theme_variables", {}) or {}
         grid = _grid()
         _row(grid, "server", status.server)
         _row(grid, "room", status.room_id, "bold")
+        if failed is not None:
+            _row(grid, "state", f"could not join · {failed}", "bold")
+            _row(grid, "next", "check the room id and --server, then start again (Ctrl+Q quits)")
+            self.update(grid)
+            return
         phase = PHASES.get(status.phase, status.phase)
         _row(grid, "state", phase + (f" · {status.message}" if status.message and status.phase != "joined" else ""),
              "bold" if status.phase != "joined" else "")

@@ -3,7 +3,8 @@
 Each request gets an entry; under it the plan the agent wrote with `todo_write` (pending ○, in
 progress with a spinner, done ✓, cancelled ✗), and the tool traces of the step in progress as
 small lines inside that step instead of chat spam. Every checkpoint sits on the timeline where it
-was taken; select one and press `r` (or click "restore") to roll the workspace back to it.
+was taken; select one and press `r` (or click "restore") to roll the workspace back to it; Esc goes back
+to the prompt.
 """
 
 from __future__ import annotations
@@ -159,7 +160,11 @@ class RunEnd(Static):
 
 
 class CheckpointEntry(Widget, can_focus=True):
-    """A checkpoint on the timeline; `r`, Enter or a click on "restore" asks to roll back to it."""
+    """A checkpoint on the timeline; `r` or a click on "restore" asks to roll back to it.
+
+    Not Enter: the restore dialog takes Enter and `y` as yes, so a stray Enter followed by a `y`
+    typed for the prompt would roll the workspace back.
+    """
 
     DEFAULT_CSS = """
     CheckpointEntry {
@@ -171,7 +176,7 @@ class CheckpointEntry(Widget, can_focus=True):
     }
     """
 
-    BINDINGS = [Binding("r,enter", "restore", "Restore checkpoint", id="timeline.restore")]
+    BINDINGS = [Binding("r", "restore", "Restore checkpoint", id="timeline.restore")]
 
     def __init__(self, checkpoint_id: str, label: str, created: float | None = None) -> None:
         super().__init__()

@@ -297,6 +297,14 @@ class Transcript(VerticalScroll, can_focus=False):
         if row is not None:
             row.finish(ok, body, duration)
 
+    def stop_answer(self) -> None:
+        """The user stopped the run: what the answer has not drawn yet is dropped, not drawn."""
+        from tui.widgets.answer import AssistantMessage
+
+        for answer in self.query_children(AssistantMessage):
+            answer.drop_pending()
+        self.end_answer()
+
     def note_row(self, call_id: str, note: str) -> None:
         row = self.rows.get(call_id)
         if row is not None:
