@@ -154,6 +154,7 @@ class ApprovalGate:
         self.mode: Mode = mode
         self.approver = approver
         self.allowed_tools: set[str] = set()
+        self._network_once: list[tuple[str, str]] = []  # (tool, command) approved with network asked
 
     def needs_approval(self, tool: str) -> bool:
         return self.mode == "ask" and tool not in self.allowed_tools
@@ -168,8 +169,19 @@ class ApprovalGate:
 def narrow_changes(changes: list[FileChange], decision: Decision) -> tuple[list[FileChange], list[str]]:
     """Apply a decision's hunk rejections and in-place edits to proposed changes.
 
+        if decision.allows and request.args.get("network") is True:
+            self._network_once.append((request.tool, str(request.args.get("command") or "")))
     Returns the changes to apply (files left unchanged are dropped) and notes for the model
     describing what the user altered.
+    def network_allowed(self, tool: str, command: str) -> bool:
+        """Whether the user let this command that asked for the network have it: approved when
+        asked (used once), or the tool allowed for the session in ask mode. Allow mode never asks,
+        so it never grants the network (config's `sandbox_network` does)."""
+        if (tool, command) in self._network_once:
+            self._network_once.remove((tool, command))
+            return True
+        return self.mode == "ask" and tool in self.allowed_tools
+
     """
     result: list[FileChange] = []
     notes: list[str] = []

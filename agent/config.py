@@ -1,6 +1,13 @@
 """One config object: command-line flags > environment > workspace `.coder-tui.toml` > user config.
 
 Loading is cheap (no litellm). Errors name the file, key, flag or variable to fix.
+
+A workspace's `.coder-tui.toml` comes with the repository, so it is untrusted: until the user
+trusts the folder (`--trust`, or the app's prompt; remembered in the user config as
+`trusted_folders`), it may not raise the mode, change where keys or prompts are sent (api_base,
+api_key, a model of another provider, the GitHub API) or weaken the shell sandbox. Such settings
+are left out and listed in `Config.ignored` so that front ends can say so. A new setting that
+runs programs (MCP servers, profiles) joins `UNTRUSTED` and is covered by the same rule.
 """
 
 from __future__ import annotations
@@ -9,11 +16,11 @@ import os
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
 
-from agent import paths
+from agent import paths, secrets
 from agent.events import Mode
 
 WORKSPACE_FILE = ".coder-tui.toml"
@@ -40,6 +47,31 @@ DEFAULT_MODELS: list[tuple[str, str]] = [
     ("OPENROUTER_API_KEY", "openrouter/anthropic/claude-sonnet-4.5"),
 ]
 KEYLESS_PROVIDERS = {"ollama", "ollama_chat", "lm_studio", "hosted_vllm", "llamafile"}
+Sandbox = Literal["auto", "bwrap", "off"]
+# Settings an untrusted workspace file may not make, and why (shown to the user).
+UNTRUSTED: dict[str, str] = {
+    "api_base": "it would change where your API key and code are sent",
+    "api_key": "it would send your prompts and code to an account the file chooses",
+    "github_token": "tokens belong in your own config",
+    "github_api_url": "it would change where your GitHub token is sent",
+    "sandbox": "it would change how shell commands are confined",
+    "sandbox_network": "it would give shell commands network access",
+    "trusted_folders": "only your own config can trust folders",
+}
+MODE_RANK = {"plan": 0, "ask": 1, "allow": 2}
+SECRET_VARS = ("CODER_TUI_API_KEY", "GITHUB_TOKEN", "GH_TOKEN")
+
+
+@dataclass(frozen=True)
+class Ignored:
+    """A workspace setting left out because the folder is not trusted."""
+
+    setting: str  # e.g. mode = 'allow'
+    why: str
+    file: str
+
+    def __str__(self) -> str:
+        return f"{self.setting} in {self.file}: {self.why}"
 
 
 class ConfigError(Exception):
@@ -62,6 +94,9 @@ class Settings(BaseModel):
     github_token: SecretStr | None = None  # used when GITHUB_TOKEN, GH_TOKEN and `gh auth token` give none
     github_api_url: str | None = None  # GitHub Enterprise: https://HOST/api/v3
     keymap: dict[str, str] | None = None  # the app's binding id -> keys, e.g. {"app.quit" = "ctrl+x"}
+    sandbox: Sandbox | None = None  # shell commands in bubblewrap: auto (when it works), bwrap, off
+    sandbox_network: bool | None = None  # shell commands in the sandbox may use the network
+    trusted_folders: list[str] | None = None  # folders whose .coder-tui.toml may use every setting
 
 
 @dataclass
@@ -78,7 +113,11 @@ class Config:
     github_token: SecretStr | None = None
     github_api_url: str | None = None
     keymap: dict[str, str] = field(default_factory=dict)
+    sandbox: Sandbox = "auto"
+    sandbox_network: bool = False
+    trusted_folders: list[str] = field(default_factory=list)
     sources: dict[str, str] = field(default_factory=dict)  # key -> where it came from
+    ignored: list[Ignored] = field(default_factory=list)  # workspace settings left out, with why
 
     def require_model(self) -> str:
         if not self.model:
@@ -141,16 +180,26 @@ def load_config(
     workspace: Path | None = None,
     flags: dict[str, Any] | None = None,
     environ: dict[str, str] | None = None,
+    trust: bool = False,
 ) -> Config:
-    """Merge the layers; later layers in `layers` override earlier ones."""
+    """Merge the layers; later layers in `layers` override earlier ones.
+
+    `trust` trusts the workspace's own file for this load (see `trust_folder` to remember it).
+    Read from the real environment, the secrets found are registered for masking and hidden
+    from /proc (see `secrets.hide_from_proc`).
+    """
+    real_environment = environ is None
     environ = dict(os.environ) if environ is None else environ
     user_file = paths.user_config_file()
-    layers: list[tuple[str, dict[str, Any]]] = [
-        (str(user_file), read_settings(user_file).model_dump(exclude_none=True)),
-    ]
+    user = read_settings(user_file).model_dump(exclude_none=True)
+    layers: list[tuple[str, dict[str, Any]]] = [(str(user_file), user)]
+    ignored: list[Ignored] = []
     if workspace is not None:
         ws_file = workspace / WORKSPACE_FILE
-        layers.append((str(ws_file), read_settings(ws_file).model_dump(exclude_none=True)))
+        ws = read_settings(ws_file).model_dump(exclude_none=True)
+        if ws and not (trust or is_trusted(workspace, user.get("trusted_folders", []))):
+            ws, ignored = _untrusted(ws, user, environ, ws_file)
+        layers.append((str(ws_file), ws))
     layers.append(("environment", _env_settings(environ)))
     layers.append(("command line", {k: v for k, v in (flags or {}).items() if v is not None}))
     config = Config()
@@ -161,7 +210,55 @@ def load_config(
             setattr(config, key, value)
             config.sources[key] = source
     _apply_provider_env(config, environ)
+    config.ignored = ignored
+    _register_secrets(config, environ)
+    if real_environment:
+        secrets.hide_from_proc()
     return config
+
+
+def is_trusted(folder: Path, trusted: list[str]) -> bool:
+    real = os.path.realpath(folder)
+    return any(os.path.realpath(item) == real for item in trusted)
+
+
+def _untrusted(ws: dict[str, Any], user: dict[str, Any], environ: dict[str, str],
+               ws_file: Path) -> tuple[dict[str, Any], list[Ignored]]:
+    """The workspace settings an untrusted file may make, and what was left out with why."""
+    kept, ignored = {}, []
+    base_mode = user.get("mode", "ask")
+    base_model = user.get("model") or next((m for var, m in DEFAULT_MODELS if environ.get(var)), None)
+    for key, value in ws.items():
+        why = UNTRUSTED.get(key)
+        if key == "mode" and MODE_RANK[value] > MODE_RANK[base_mode]:
+            why = f"it would raise the mode above {base_mode}"
+        elif key == "model" and base_model and provider_of(value) != provider_of(base_model):
+            why = f"it would send your code to another provider than {provider_of(base_model) or base_model}"
+        if why is None:
+            kept[key] = value
+            continue
+        shown = "(hidden)" if isinstance(value, SecretStr) else repr(value)
+        ignored.append(Ignored(f"{key} = {shown}", why, str(ws_file)))
+    return kept, ignored
+
+
+def _register_secrets(config: Config, environ: dict[str, str]) -> None:
+    """Every configured key is masked wherever it would appear, whatever it looks like."""
+    for value in (config.api_key, config.github_token):
+        if value is not None:
+            secrets.register(value.get_secret_value())
+    for var, value in environ.items():
+        if var in SECRET_VARS or var in PROVIDER_KEY_VARS.values() or var.endswith("_API_KEY"):
+            secrets.register(value)
+
+
+def trust_folder(folder: Path) -> Path:
+    """Remember that `folder`'s own .coder-tui.toml may use every setting."""
+    current = read_settings(paths.user_config_file()).trusted_folders or []
+    real = os.path.realpath(folder)
+    if is_trusted(folder, current):
+        return paths.user_config_file()
+    return save_user_settings({"trusted_folders": [*current, real]})
 
 
 def _apply_provider_env(config: Config, environ: dict[str, str]) -> None:
@@ -192,7 +289,7 @@ def save_user_settings(updates: dict[str, Any]) -> Path:
             current[key] = value
     plain = {k: (v.get_secret_value() if isinstance(v, SecretStr) else v) for k, v in current.items()}
     Settings.model_validate(plain)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    paths.private_dir(path.parent)
     tmp = path.with_suffix(".tmp")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(fd, "wb") as handle:

@@ -167,6 +167,13 @@ class Complete(_Event):
 
 
 class ErrorEvent(_Event):
+class WarningEvent(_Event):
+    """Something the user should know that does not stop anything (e.g. settings left out)."""
+
+    type: Literal["warning"] = "warning"
+    message: str
+
+
     type: Literal["error"] = "error"
     message: str
     recoverable: bool = True
@@ -242,6 +249,7 @@ Event = Annotated[
         Complete,
         ErrorEvent,
         RoomState,
+        WarningEvent,
         PeerJoined,
         PeerLeft,
         TriggerEvent,

@@ -15,6 +15,7 @@ from agent.approval import StopRun
 from agent.events import Complete, ErrorEvent, Retrying, StepStarted, TextDelta, Usage
 from agent.executor import Executor
 from agent.llm import LLM, LLMError, ModelReply
+from agent.secrets import StreamRedactor
 
 MARKER_RE = re.compile(
     r"complete_task_and_submit_final_output|<!--\s*task complete\s*-->|<task_complete>|task_complete",
@@ -142,7 +143,8 @@ class Run:
                 return strip_markers(reply.text)
 
     async def _query(self) -> ModelReply:
-        stream = MarkerFilter(lambda text: self.emit(TextDelta(text=text)))
+        masked = StreamRedactor(lambda text: self.emit(TextDelta(text=text)))
+        stream = MarkerFilter(masked.feed)
 
         def on_retry(why: str, attempt: int, delay: float) -> None:
             self.emit(Retrying(why=why, attempt=attempt, delay=round(delay, 2)))
@@ -151,6 +153,7 @@ class Run:
             reply = await self.llm.complete(self.messages, self.tools, stream.feed, on_retry)
         finally:
             stream.flush()
+            masked.flush()
         self.emit(self.totals.add(reply))
         return reply
 

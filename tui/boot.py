@@ -34,7 +34,7 @@ def _prewarm_litellm() -> None:
 
 def flags_of(options: Any) -> dict[str, Any]:
     return {"model": options.model, "api_base": options.api_base, "api_key": options.api_key,
-            "mode": options.mode}
+            "mode": options.mode, "sandbox": getattr(options, "sandbox", None)}
 
 
 async def load_config(app: Any, root: Any) -> Any:
@@ -44,7 +44,7 @@ async def load_config(app: Any, root: Any) -> Any:
 
     flags = flags_of(app.options)
     try:
-        config = await asyncio.to_thread(load, root, flags)
+        config = await _trusted_config(app, root, flags)
     except ConfigError as exc:
         app.fatal(f"configuration error: {exc}", "Fix it, then quit (Ctrl+Q) and start again.")
         return None
@@ -55,6 +55,27 @@ async def load_config(app: Any, root: Any) -> Any:
         return config
     result = await app.push_screen_wait(SetupScreen(config, os.environ, why))
     if result is None:  # the setup screen's Quit: without a model there is nothing to do here
+async def _trusted_config(app: Any, root: Any, flags: dict[str, Any]) -> Any:
+    """The config, after asking whether to trust the folder when its own file wanted more."""
+    from agent.config import load_config as load
+    from agent.config import trust_folder
+
+    if root is not None and getattr(app.options, "trust", False):
+        await asyncio.to_thread(trust_folder, root)
+    config = await asyncio.to_thread(load, root, flags)
+    if not config.ignored:
+        return config
+    from tui.screens.trust import TrustScreen
+
+    if await app.push_screen_wait(TrustScreen(root, config.ignored)):
+        await asyncio.to_thread(trust_folder, root)
+        app.query_one("#transcript").notice(f"trusted {root}: its .coder-tui.toml applies in full", "success")
+        return await asyncio.to_thread(load, root, flags)
+    for item in config.ignored:
+        app.query_one("#transcript").notice(f"ignored {item} (the folder is not trusted)", "warning")
+    return config
+
+
         app.exit(0)
         return None
     return await _reload(app, root, result)

@@ -56,10 +56,12 @@ class AgentBridge:
     def open_session(self, config: Any, resume: str | None = None) -> Any:
         """A new AgentSession on the current workspace (or the continuation of a recorded one)."""
         from agent.runner import AgentSession
+        from agent.tools import sandbox
 
         registry = self.registry_factory() if self.registry_factory else None
         self.session = AgentSession.open(config, self.workspace, self.approver, self._deliver, resume=resume,
                                          registry=registry, meta=self.meta)
+        sandbox.configure(self.session)
         return self.session
 
     # -- running --------------------------------------------------------------------------

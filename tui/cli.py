@@ -16,6 +16,7 @@ from collections.abc import Callable
 from agent import __version__
 
 MODES = ("plan", "ask", "allow")
+SANDBOXES = ("auto", "bwrap", "off")
 COMMANDS_HELP = """commands:
   coder-tui [DIR]              open the app on a folder (default: the current folder)
   coder-tui --github OWNER/REPO[@REF] [--clone] [--issue N]
@@ -47,6 +48,14 @@ def _model_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--api-base", metavar="URL", help="OpenAI-compatible server address (proxy, Ollama, ...)")
     parser.add_argument("--api-key", metavar="KEY", help="API key (prefer the provider's environment variable)")
     parser.add_argument("--resume", metavar="ID|last", help="continue a recorded session")
+
+
+def _workspace_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--trust", action="store_true",
+                        help="trust this folder's .coder-tui.toml (remembered in your config.toml): without it, "
+                             "the file may not raise the mode, change where keys are sent or loosen the sandbox")
+    parser.add_argument("--sandbox", choices=SANDBOXES,
+                        help="run shell commands in bubblewrap: auto (when it works, default), bwrap (required), off")
 
 
 def _github_options(parser: argparse.ArgumentParser) -> argparse._ArgumentGroup:
@@ -82,6 +91,7 @@ def launch_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("workspace", nargs="?", default=".", metavar="DIR", help="folder to work in")
     _model_options(parser)
+    _workspace_options(parser)
     parser.add_argument("--theme", metavar="NAME", help="colour theme (dark, light, high-contrast, or a user theme)")
     _github_options(parser)
     _room_options(parser, positional=False)
@@ -106,6 +116,7 @@ def run_parser() -> argparse.ArgumentParser:
     _model_options(parser)
     parser.add_argument("--max-steps", type=_positive, metavar="N", help="most model turns in this run (default: 50)")
     parser.add_argument("--json", action="store_true", help="print one JSON event per line, nothing else")
+    _workspace_options(parser)
     _github_options(parser).add_argument(
         "--no-publish", action="store_true",
         help="with --github: keep the edits unpublished in the session (by default a run that completed "

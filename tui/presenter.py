@@ -128,6 +128,9 @@ class Presenter:
 
     def _on_error(self, e: Any) -> None:
         self.transcript.notice(e.message, "error")
+    def _on_warning(self, e: Any) -> None:
+        self.transcript.notice(e.message, "warning")
+
 
     def _on_complete(self, e: Any) -> None:
         self.transcript.end_answer()

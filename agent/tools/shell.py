@@ -1,14 +1,16 @@
 """Exec tools: bash_exec (one command) and persistent shells (shell_open/exec/close).
 
 Commands run in the workspace folder, in their own process group (killed as a whole on timeout
-or cancellation), with variables that look like secrets removed from their environment.
+or cancellation), with variables that look like secrets removed from their environment, and in
+the bubblewrap sandbox when it applies (agent/tools/sandbox.py). Our own process environment, which
+a command could read through /proc/$PPID/environ, no longer shows the secrets either (see
+`secrets.hide_from_proc`, done when the config is loaded).
 """
 
 from __future__ import annotations
 
 import asyncio
 import os
-import re
 import shutil
 import signal
 import uuid
@@ -18,10 +20,13 @@ from typing import Any
 
 from pydantic import Field
 
+from agent.secrets import SECRET_NAME
+from agent.tools import sandbox
 from agent.tools.base import Proposal, Tool, ToolArgs, ToolContext, ToolError
 from agent.workspaces.base import Workspace
 
-SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD", re.IGNORECASE)
+NETWORK_HELP = ("True only when the command needs the network (installing packages, downloading); "
+                "the user is asked to allow it. Otherwise commands run without network access.")
 STREAM_CAP = 30_000
 MAX_SHELLS = 5
 KILL_GRACE = 2.0
@@ -77,6 +82,11 @@ def _exec_available(workspace: Workspace) -> bool:
 class BashExecArgs(ToolArgs):
     command: str = Field(description="The bash command line to run in the workspace folder.")
     timeout: int = Field(default=60, ge=1, le=600, description="Seconds before the command is killed.")
+    network: bool = Field(default=False, description=NETWORK_HELP)
+
+
+def _summary(text: str, network: bool) -> str:
+    return f"{text}  (asks for network access)" if network else text
 
 
 class BashExec(Tool):
@@ -93,11 +103,16 @@ class BashExec(Tool):
 
     async def prepare(self, args: BashExecArgs, ctx: ToolContext) -> Proposal:
         root = str(ctx.workspace.root)
-        return Proposal(summary=args.command, command=args.command, cwd=root, timeout=args.timeout)
+        return Proposal(summary=_summary(args.command, args.network), command=args.command, cwd=root,
+                        timeout=args.timeout)
 
     async def run(self, args: BashExecArgs, ctx: ToolContext) -> str:
+        await sandbox.ready(ctx)
+        network = sandbox.wants_network(ctx, self.name, args.command, args.network)
+        argv, sandboxed = sandbox.wrap(ctx, [default_shell(), "-c", args.command], network)
+        note = sandbox.network_note(args.network, network) if sandboxed else ""
         proc = await asyncio.create_subprocess_exec(
-            default_shell(), "-c", args.command, cwd=str(ctx.workspace.root), env=child_env(),
+            *argv, cwd=str(ctx.workspace.root), env=child_env(),
             stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE, start_new_session=True,
         )
@@ -121,7 +136,7 @@ class BashExec(Tool):
             readers.cancel()
         status = (f"timed out after {args.timeout} s; the command's process group was killed"
                   if timed_out else f"exit code: {proc.returncode}")
-        return _format(status, out, err)
+        return note + _format(status, out, err)
 
 
 def _format(status: str, out: bytes, err: bytes) -> str:
@@ -173,10 +188,12 @@ class ShellManager:
         self.sessions: dict[str, ShellSession] = {}
         self._counter = 0
 
-    async def open(self, program: str, cwd: Path) -> ShellSession:
+    async def open(self, program: str, cwd: Path, wrap: Any = None) -> ShellSession:
+        """Start `program` in `cwd`; `wrap` turns its argv into the argv to run (the sandbox)."""
         if len(self.sessions) >= MAX_SHELLS:
             raise ToolError(f"{MAX_SHELLS} shells are open already; close one with shell_close")
         argv = [program] + (["--noprofile", "--norc"] if Path(program).name == "bash" else [])
+        argv = wrap(argv) if wrap is not None else argv
         try:
             proc = await asyncio.create_subprocess_exec(
                 *argv, cwd=str(cwd), env=child_env(), stdin=asyncio.subprocess.PIPE,
@@ -213,6 +230,8 @@ def shells(ctx: ToolContext) -> ShellManager:
 
 class ShellOpenArgs(ToolArgs):
     command: str | None = Field(default=None, description="Shell program to start (default: bash).")
+    network: bool = Field(default=False, description="True only when commands in this shell need the network; "
+                                                     "the user is asked to allow it.")
 
 
 class ShellOpen(Tool):
@@ -229,14 +248,25 @@ class ShellOpen(Tool):
 
     async def prepare(self, args: ShellOpenArgs, ctx: ToolContext) -> Proposal:
         program = args.command or default_shell()
-        return Proposal(summary=f"open a shell: {program}", command=program, cwd=str(ctx.workspace.root))
+        return Proposal(summary=_summary(f"open a shell: {program}", args.network), command=program,
+                        cwd=str(ctx.workspace.root))
 
     async def run(self, args: ShellOpenArgs, ctx: ToolContext) -> str:
         program = shutil.which(args.command) if args.command else default_shell()
         if not program:
             raise ToolError(f"shell program {args.command!r} was not found")
-        session = await shells(ctx).open(program, ctx.workspace.root)  # type: ignore[arg-type]
-        return f"session_id: {session.id} ({session.program}, in {ctx.workspace.root})"
+        await sandbox.ready(ctx)
+        network = sandbox.wants_network(ctx, self.name, args.command or "", args.network)
+        sandboxed = False
+
+        def wrap(argv: list[str]) -> list[str]:
+            nonlocal sandboxed
+            wrapped, sandboxed = sandbox.wrap(ctx, argv, network)
+            return wrapped
+
+        session = await shells(ctx).open(program, ctx.workspace.root, wrap)  # type: ignore[arg-type]
+        note = sandbox.network_note(args.network, network) if sandboxed else ""
+        return f"{note}session_id: {session.id} ({session.program}, in {ctx.workspace.root})"
 
 
 class ShellExecArgs(ToolArgs):

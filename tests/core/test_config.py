@@ -19,7 +19,7 @@ def _write(path: Path, text: str) -> None:
 def test_layers_override_in_order(tmp_path: Path) -> None:
     _write(paths.user_config_file(), 'model = "user/m"\nmode = "plan"\nmax_steps = 7\n')
     _write(tmp_path / ".coder-tui.toml", 'model = "ws/m"\napi_base = "http://ws"\n')
-    config = load_config(tmp_path, {}, environ={})
+    config = load_config(tmp_path, {}, environ={}, trust=True)
     assert (config.model, config.mode, config.max_steps, config.api_base) == ("ws/m", "plan", 7, "http://ws")
     config = load_config(tmp_path, {}, environ={"CODER_TUI_MODEL": "env/m", "CODER_TUI_MODE": "allow"})
     assert (config.model, config.mode, config.sources["model"]) == ("env/m", "allow", "environment")
@@ -29,7 +29,7 @@ def test_layers_override_in_order(tmp_path: Path) -> None:
 
 def test_provider_variable_outranks_a_key_in_a_file(tmp_path: Path) -> None:
     _write(tmp_path / ".coder-tui.toml", 'model = "openai/gpt-4.1"\napi_key = "sk-from-file-000000"\n')
-    assert load_config(tmp_path, {}, environ={}).api_key.get_secret_value() == "sk-from-file-000000"
+    assert load_config(tmp_path, {}, environ={}, trust=True).api_key.get_secret_value() == "sk-from-file-000000"
     config = load_config(tmp_path, {}, environ={"OPENAI_API_KEY": "sk-env"})
     assert config.api_key is None and config.sources["api_key"] == "OPENAI_API_KEY"
     config = load_config(tmp_path, {"api_key": "sk-flag-000000"}, environ={"OPENAI_API_KEY": "sk-env"})

@@ -1,0 +1,51 @@
+"""Trust a folder? Asked when its own .coder-tui.toml wants settings an untrusted file may not make.
+
+The answer is remembered in the user config (`trusted_folders`); "Not now" opens the folder with
+those settings left out, and the transcript says which.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Button, Static
+
+
+class TrustScreen(ModalScreen[bool]):
+    CSS_PATH = "trust.tcss"
+    BINDINGS = [
+        Binding("t", "answer(True)", "Trust", id="trust.yes"),
+        Binding("n,escape", "answer(False)", "Not now", id="trust.no"),
+    ]
+
+    def __init__(self, folder: Path, ignored: list[Any]) -> None:
+        super().__init__()
+        self.folder, self.ignored = folder, ignored
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="trust-frame"):
+            yield Static("Trust this folder?", id="trust-title")
+            yield Static(
+                f"{self.folder}/.coder-tui.toml came with the folder and asks for settings that only "
+                "a folder you trust may use:", classes="trust-text", markup=False)
+            for line in self.ignored:
+                yield Static(f"• {line.setting}: {line.why}", classes="trust-item", markup=False)
+            yield Static("Trust it only if you know who wrote it. Without trust these settings are left "
+                         "out and everything else in the file applies.", classes="trust-text", markup=False)
+            with Horizontal(id="trust-actions"):
+                yield Button("Not now (n)", id="no")
+                yield Button("Trust this folder (t)", id="yes", variant="warning")
+
+    def on_mount(self) -> None:
+        self.query_one("#no", Button).focus()  # the safe answer is the default
+
+    def action_answer(self, value: bool) -> None:
+        self.dismiss(value)
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        self.dismiss(event.button.id == "yes")
