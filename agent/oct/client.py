@@ -86,7 +86,16 @@ class RoomClient:
 
     # -- joining --------------------------------------------------------------------------
     async def join(self) -> None:
-        """Log in, get admitted and connect (OctError with a readable message on failure)."""
+        """Log in, get admitted and connect (OctError with a readable message on failure).
+
+        A join that fails closes the client with that reason (never "left the room")."""
+        try:
+            await self._join()
+        except OctError as exc:
+            self._close(f"could not join: {exc.message}")
+            raise
+
+    async def _join(self) -> None:
         if self._keys is None:
             self._keys = start_key_pair()
         self._phase("connecting", f"connecting to {self.options.server}")

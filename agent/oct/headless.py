@@ -17,7 +17,7 @@ import threading
 import webbrowser
 from typing import Any
 
-from agent.events import PeerJoined, PeerLeft, RoomClosed, RoomState
+from agent.events import ErrorEvent, PeerJoined, PeerLeft, RoomClosed, RoomState
 from agent.headless import StdinApprover, UsageError, build_config
 from agent.oct.client import RoomClient, RoomOptions
 from agent.oct.crypto import start_key_pair
@@ -103,7 +103,10 @@ async def run_room(options: Any) -> int:
         await client.join()
     except OctError as exc:
         await client.leave()
-        if not options.json:
+        if options.json:  # stdout carries events only: the reason is an event too
+            printer.handle(ErrorEvent(message=f"could not join room {options.room_id}: {exc.message}",
+                                      recoverable=False))
+        else:
             print(f"coder-tui: {exc.message}", file=sys.stderr)
         return 1
     try:
