@@ -203,12 +203,12 @@ class CoderApp(App[int]):
                 self.show_prompt(text, mentions or [])
         elif outcome == "queued":
             self.notify("Queued: sent when the current run ends (Esc stops it).", timeout=4)
-        else:
-            self.notify("The agent is still loading; your prompt is sent as soon as it is ready.", timeout=4)
         elif self.bridge.failure is not None:
             message, fix = self.bridge.failure
             self.query_one(Transcript).notice(f"Not sent yet: {message}. {fix} The prompt is kept and sent "
                                               "if the agent starts.", "warning")
+        else:
+            self.notify("The agent is still loading; your prompt is sent as soon as it is ready.", timeout=4)
 
     def refresh_pane(self) -> None:
         from tui.panes import refresh_pane
@@ -260,9 +260,9 @@ class CoderApp(App[int]):
     def _restore(self, message: Timeline.RestoreRequested) -> None:
         from tui.commands import restore_checkpoint
 
+        self.focus_prompt()  # where focus returns after the dialog: a stray Enter or `y` cannot restore again
         self.run_worker(restore_checkpoint(self, message.checkpoint_id, message.label, confirm=True),
                         name="restore", group="commands", exit_on_error=False)
-        self.focus_prompt()  # where focus returns after the dialog: a stray Enter or `y` cannot restore again
 
     @on(StatusBar.ModeClicked)
     def _badge(self) -> None:
@@ -291,16 +291,8 @@ class CoderApp(App[int]):
     def action_stop(self) -> None:
         if self.bridge.running or self.bridge.waiting:
             self.bridge.stop()
-            self.query_one(StatusBar).set_state("stopping")
-
-    def action_interrupt(self) -> None:
-        focused = self.focused
-        selected = getattr(focused, "selected_text", "") or self.screen.get_selected_text()
-        if selected:  # Ctrl+C with text selected copies it, as everywhere else
-            self.copy_to_clipboard(selected)
-            self.notify("Copied.", timeout=1.5)
             self.query_one(Transcript).stop_answer()
-            return
+            self.query_one(StatusBar).set_state("stopping")
         if self.query_one("#side").has_focus_within:
             self.focus_prompt()
 
@@ -308,6 +300,14 @@ class CoderApp(App[int]):
         """Back to the prompt; in a narrow terminal the side panel gives the column back to the chat."""
         self.screen.remove_class("-side-open")
         self.query_one(PromptInput).focus()
+
+    def action_interrupt(self) -> None:
+        focused = self.focused
+        selected = getattr(focused, "selected_text", "") or self.screen.get_selected_text()
+        if selected:  # Ctrl+C with text selected copies it, as everywhere else
+            self.copy_to_clipboard(selected)
+            self.notify("Copied.", timeout=1.5)
+            return
         if self.bridge.running:
             self.action_stop()
             return

@@ -55,6 +55,11 @@ async def load_config(app: Any, root: Any) -> Any:
         return config
     result = await app.push_screen_wait(SetupScreen(config, os.environ, why))
     if result is None:  # the setup screen's Quit: without a model there is nothing to do here
+        app.exit(0)
+        return None
+    return await _reload(app, root, result)
+
+
 async def _trusted_config(app: Any, root: Any, flags: dict[str, Any]) -> Any:
     """The config, after asking whether to trust the folder when its own file wanted more."""
     from agent.config import load_config as load
@@ -74,11 +79,6 @@ async def _trusted_config(app: Any, root: Any, flags: dict[str, Any]) -> Any:
     for item in config.ignored:
         app.query_one("#transcript").notice(f"ignored {item} (the folder is not trusted)", "warning")
     return config
-
-
-        app.exit(0)
-        return None
-    return await _reload(app, root, result)
 
 
 async def _reload(app: Any, root: Any, result: Any) -> Any:

@@ -64,8 +64,6 @@ class AgentBridge:
         sandbox.configure(self.session)
         return self.session
 
-    # -- running --------------------------------------------------------------------------
-    def submit(self, text: str, mentions: list[str]) -> str:
     def _deliver(self, event: Any) -> None:
         """Events to the app, without the text a stopped or finished run still delivers: the model
         streams on another thread, ahead of the app, so text can arrive after the stop (and even
@@ -79,6 +77,8 @@ class AgentBridge:
         if kind == "complete":
             self._quiet = True
 
+    # -- running --------------------------------------------------------------------------
+    def submit(self, text: str, mentions: list[str]) -> str:
         """Send a prompt; returns what happened: "started", "queued" or "waiting"."""
         if self.room is not None and self.session is not None:
             self.room.ask(text)
@@ -120,9 +120,9 @@ class AgentBridge:
         self._next()
 
     def stop(self) -> bool:
+        self._quiet = True
         self.waiting.clear()
         if self.room is not None:
-        self._quiet = True
             self.room.clear_queue()
         return self.session is not None and self.session.stop()
 
