@@ -163,16 +163,10 @@ class ApprovalGate:
         decision = await self.approver.decide(request)
         if decision.decision == "allow_all":
             self.allowed_tools.add(request.tool)
-        return decision
-
-
-def narrow_changes(changes: list[FileChange], decision: Decision) -> tuple[list[FileChange], list[str]]:
-    """Apply a decision's hunk rejections and in-place edits to proposed changes.
-
         if decision.allows and request.args.get("network") is True:
             self._network_once.append((request.tool, str(request.args.get("command") or "")))
-    Returns the changes to apply (files left unchanged are dropped) and notes for the model
-    describing what the user altered.
+        return decision
+
     def network_allowed(self, tool: str, command: str) -> bool:
         """Whether the user let this command that asked for the network have it: approved when
         asked (used once), or the tool allowed for the session in ask mode. Allow mode never asks,
@@ -182,6 +176,12 @@ def narrow_changes(changes: list[FileChange], decision: Decision) -> tuple[list[
             return True
         return self.mode == "ask" and tool in self.allowed_tools
 
+
+def narrow_changes(changes: list[FileChange], decision: Decision) -> tuple[list[FileChange], list[str]]:
+    """Apply a decision's hunk rejections and in-place edits to proposed changes.
+
+    Returns the changes to apply (files left unchanged are dropped) and notes for the model
+    describing what the user altered.
     """
     result: list[FileChange] = []
     notes: list[str] = []

@@ -166,7 +166,6 @@ class Complete(_Event):
     completion_reason: CompletionReason
 
 
-class ErrorEvent(_Event):
 class WarningEvent(_Event):
     """Something the user should know that does not stop anything (e.g. settings left out)."""
 
@@ -174,6 +173,7 @@ class WarningEvent(_Event):
     message: str
 
 
+class ErrorEvent(_Event):
     type: Literal["error"] = "error"
     message: str
     recoverable: bool = True
@@ -248,8 +248,8 @@ Event = Annotated[
         Published,
         Complete,
         ErrorEvent,
-        RoomState,
         WarningEvent,
+        RoomState,
         PeerJoined,
         PeerLeft,
         TriggerEvent,

@@ -224,6 +224,14 @@ def _launch_problem(options: argparse.Namespace) -> str | None:
         return "DIR cannot be combined with --room or --github"
     if not os.path.isdir(options.workspace):
         return f"DIR: {options.workspace!r} is not a folder"
+    if options.github:  # as `run` does: a repository that cannot exist is a usage error, not a screen
+        from agent.github.errors import InvalidRepoSpec
+        from agent.github.spec import parse_repo_spec
+
+        try:
+            parse_repo_spec(options.github)
+        except InvalidRepoSpec as exc:
+            return f"--github: {exc}"
     return None
 
 
@@ -235,14 +243,6 @@ COMMANDS: dict[str, Callable[[list[str]], int]] = {
 def main(argv: list[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     command = COMMANDS.get(args[0]) if args else None
-    if options.github:  # as `run` does: a repository that cannot exist is a usage error, not a screen
-        from agent.github.errors import InvalidRepoSpec
-        from agent.github.spec import parse_repo_spec
-
-        try:
-            parse_repo_spec(options.github)
-        except InvalidRepoSpec as exc:
-            return f"--github: {exc}"
     try:
         return command(args[1:]) if command else _cmd_launch(args)
     except KeyboardInterrupt:
