@@ -96,7 +96,7 @@ def _last_change(h: Hunk) -> tuple[int, int]:
     return (h.old_end, h.new_end)
 
 
-def _opcodes(a: list[str], b: list[str]) -> list[Opcode]:
+def line_opcodes(a: list[str], b: list[str]) -> list[Opcode]:
     """difflib opcodes, with a common prefix and suffix handled without difflib."""
     n_pre = 0
     limit = min(len(a), len(b))
@@ -120,7 +120,7 @@ def _opcodes(a: list[str], b: list[str]) -> list[Opcode]:
 
 def compute_hunks(a: list[str], b: list[str], context: int = 3) -> list[Hunk]:
     """Group opcodes into hunks exactly as difflib.unified_diff does."""
-    codes = _opcodes(a, b)
+    codes = line_opcodes(a, b)
     if not codes or all(tag == "equal" for tag, *_ in codes):
         return []
     if codes[0][0] == "equal":

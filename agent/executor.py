@@ -68,6 +68,8 @@ class Executor:
             args = self.registry.parse(tool, call.arguments)
         except ArgumentError as exc:
             return self._malformed(call, str(exc))
+        if (problem := unusable_text(args.model_dump())) is not None:
+            return self._malformed(call, problem)
         shown = args.model_dump(mode="json")
         self.ctx.emit(ToolCallEvent(call_id=call.id, tool=tool.name, args=shown))
         started, self._waited = time.perf_counter(), 0.0
@@ -75,6 +77,8 @@ class Executor:
             output = await self._run(tool, args, call.id)
         except (ToolError, WorkspaceError, Denied) as exc:
             return self._finish(call, tool, started, error=str(exc))
+        except OSError as exc:  # a file system refusal no tool foresaw: the model reads it, the run goes on
+            return self._finish(call, tool, started, error=f"{tool.name} failed: {exc}")
         except StopRun:
             self._finish(call, tool, started, error="stopped by the user")
             raise
@@ -176,6 +180,25 @@ class Executor:
         info = await self.checkpoint(label[:160])
         if info is not None:
             self.ctx.emit(CheckpointEvent(id=info.id, label=info.label))
+
+
+def unusable_text(value: Any, key: str = "") -> str | None:
+    """Why a string argument can reach no path, command or file (a NUL byte, a lone surrogate)."""
+    if isinstance(value, dict):
+        found = (unusable_text(v, f"{key}.{k}" if key else str(k)) for k, v in value.items())
+    elif isinstance(value, list):
+        found = (unusable_text(v, f"{key}[{i}]") for i, v in enumerate(value))
+    elif isinstance(value, str):
+        if "\x00" in value:
+            return f"`{key}` contains a NUL byte (\\x00), which no path, command or text file can hold"
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return f"`{key}` contains an unpaired surrogate (invalid Unicode); send valid text"
+        return None
+    else:
+        return None
+    return next((problem for problem in found if problem is not None), None)
 
 
 def _describe(change: FileChange) -> str:

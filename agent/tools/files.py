@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import asyncio
+
 from pydantic import BaseModel, ConfigDict, Field
 
 from agent.diffing import FileChange
 from agent.tools.base import EditTool, Tool, ToolArgs, ToolContext, ToolError
 from agent.tools.lines import numbered_view
 from agent.tools.textutil import closest_lines, line_of, occurrences
-from agent.workspaces.base import Workspace, WorkspaceError
+from agent.workspaces.base import DirEntry, Workspace, WorkspaceError
 
 MAX_DIR_ENTRIES = 500
 
@@ -38,7 +40,10 @@ class ListDirArgs(ToolArgs):
 
 class ListDir(Tool):
     name = "list_dir"
-    description = "List a folder: sub-folders (with a trailing /) then files with sizes. Honours .gitignore."
+    description = (
+        "List a folder: sub-folders (with a trailing /) then files with sizes; links show their target "
+        "and are not followed. Honours .gitignore."
+    )
     Args = ListDirArgs
 
     async def run(self, args: ListDirArgs, ctx: ToolContext) -> str:
@@ -47,10 +52,16 @@ class ListDir(Tool):
         entries = await ws.list_dir(path)
         if not entries:
             return f"{path or '.'} is empty."
-        lines = [f"{e.name}/" if e.is_dir else f"{e.name}  ({_size(e.size)})" for e in entries[:MAX_DIR_ENTRIES]]
+        lines = [_entry_line(e) for e in entries[:MAX_DIR_ENTRIES]]
         if len(entries) > MAX_DIR_ENTRIES:
             lines.append(f"[{len(entries) - MAX_DIR_ENTRIES} more entries not shown]")
         return f"{path or '.'}/\n" + "\n".join(lines)
+
+
+def _entry_line(entry: DirEntry) -> str:
+    if entry.is_dir:
+        return f"{entry.name}/"
+    return f"{entry.name}  ({entry.note or _size(entry.size)})"
 
 
 def _size(size: int) -> str:
@@ -111,10 +122,16 @@ async def patched(ws: Workspace, file_path: str, patches: list[Patch], base: str
     old = await ws.load_for_edit(path)
     if old is None:
         raise ToolError(f"{path} does not exist; use write_file to create it")
-    text = old if base is None else base
+    # Matching a long old_text (and finding the closest lines when it is absent) is CPU work:
+    # a thread keeps the event loop free to hear Ctrl+C.
+    text = await asyncio.to_thread(_apply_patches, path, old if base is None else base, patches)
+    return FileChange(path, old, text, "patch")
+
+
+def _apply_patches(path: str, text: str, patches: list[Patch]) -> str:
     for index, patch in enumerate(patches, start=1):
         text = _apply_patch(path, text, patch, index, len(patches))
-    return FileChange(path, old, text, "patch")
+    return text
 
 
 def _apply_patch(path: str, text: str, patch: Patch, index: int, total: int) -> str:

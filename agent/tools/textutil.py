@@ -57,23 +57,41 @@ def window(lines: list[str], start: int, end: int | None) -> tuple[int, int, str
     return start, shown_end, note
 
 
+# The closest-match search compares at most this much text in all, so a huge old_text that
+# matches nothing costs a fraction of a second, not minutes.
+MAX_PROBE_LINES = 40
+MAX_PROBE_CHARS = 4000
+MAX_CANDIDATES = 2000
+MAX_COMPARED_CHARS = 1_500_000
+
+
 def closest_lines(text: str, wanted: str, limit: int = 12) -> str:
     """The stretch of text most similar to `wanted`, with line numbers, for error messages."""
     lines, _ = to_lines(text)
     target = content_lines(wanted)
     if not lines or not target:
         return "(the file is empty)" if not lines else ""
-    size = len(target)
-    probe = target[0].strip()
-    candidates = [i for i, line in enumerate(lines) if probe and probe[:20] in line] or range(len(lines))
-    best, best_ratio = 0, -1.0
-    joined_target = "\n".join(target)
-    for i in list(candidates)[:2000]:
-        ratio = difflib.SequenceMatcher(None, "\n".join(lines[i : i + size]), joined_target).quick_ratio()
+    size = min(len(target), MAX_PROBE_LINES)
+    probe = target[0].strip()[:20]
+    candidates = [i for i, line in enumerate(lines) if probe and probe in line] or range(len(lines))
+    matcher = difflib.SequenceMatcher(None, autojunk=False)
+    matcher.set_seq2(_excerpt(target, 0, size))  # analysed once, compared with every candidate
+    best, best_ratio, budget = 0, -1.0, MAX_COMPARED_CHARS
+    for i in candidates[:MAX_CANDIDATES]:
+        window = _excerpt(lines, i, size)
+        budget -= len(window)
+        if budget < 0:
+            break
+        matcher.set_seq1(window)
+        ratio = matcher.quick_ratio()
         if ratio > best_ratio:
             best, best_ratio = i, ratio
     shown = lines[best : best + min(size, limit)]
     return number(shown, best + 1)
+
+
+def _excerpt(lines: list[str], start: int, count: int) -> str:
+    return "\n".join(line[:MAX_PROBE_CHARS] for line in lines[start : start + count])[:MAX_PROBE_CHARS]
 
 
 def occurrences(text: str, needle: str) -> list[int]:

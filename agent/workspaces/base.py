@@ -8,6 +8,7 @@ Text handed to tools always uses "\n" line ends; a workspace restores the file's
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 from abc import ABC, abstractmethod
 from collections.abc import Callable
@@ -30,6 +31,7 @@ class DirEntry:
     name: str
     is_dir: bool
     size: int = 0
+    note: str = ""  # shown instead of a size: what a link points to, a FIFO, a device, ...
 
 
 @dataclass(frozen=True)
@@ -87,6 +89,7 @@ class Workspace(ABC):
     # -- reading --------------------------------------------------------------------------
     def normalize(self, path: str) -> str:
         """The canonical relative form of a path the model gave (raises when invalid)."""
+        check_path_text(path)
         cleaned = path.strip().replace("\\", "/")
         parts = [p for p in cleaned.split("/") if p not in ("", ".")]
         if ".." in parts:
@@ -161,6 +164,27 @@ class Workspace(ABC):
 
     async def close(self) -> None:
         """Release resources (connections, processes)."""
+
+
+MAX_PATH_BYTES = 4096  # Linux PATH_MAX, and NAME_MAX per name: longer paths cannot exist
+MAX_NAME_BYTES = 255
+
+
+def check_path_text(path: str) -> None:
+    """Refuse a path no file system can hold (a NUL byte, too long), before the OS raises."""
+    if "\x00" in path:
+        raise WorkspaceError(f"path {path[:80]!r} contains a NUL byte (\\x00), which no file name can hold")
+    try:
+        raw = os.fsencode(path)
+    except UnicodeEncodeError:
+        raise WorkspaceError(f"path {path[:80]!r} contains a character no file name can hold") from None
+    size, longest = len(raw), max(len(name) for name in raw.split(b"/"))
+    if size >= MAX_PATH_BYTES or longest > MAX_NAME_BYTES:
+        shown = repr(path) if len(path) <= 60 else repr(path[:60]) + "…"
+        raise WorkspaceError(
+            f"path {shown} is too long ({size} bytes, longest name {longest}); paths are at most "
+            f"{MAX_PATH_BYTES - 1} bytes with names of at most {MAX_NAME_BYTES}"
+        )
 
 
 def collect_hits(

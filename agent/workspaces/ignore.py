@@ -1,7 +1,9 @@
 """`.gitignore` rules for a folder tree (nested files, negation, directory patterns).
 
 `.git` itself is always ignored. Rules from deeper `.gitignore` files override shallower ones,
-as git does. Works the same in folders that are not git repositories.
+as git does. Works the same in folders that are not git repositories. Walking never follows a
+symbolic link, and ignore files are read only when they are small regular files (never a link
+or a FIFO, which would block).
 """
 
 from __future__ import annotations
@@ -11,6 +13,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pathspec
+
+from agent.workspaces.safefs import read_small
 
 ALWAYS_IGNORED = {".git"}
 
@@ -25,10 +29,9 @@ class IgnoreRules:
             lines: list[str] = []
             folder = self.root / rel_dir
             for name in (".gitignore",) + ((".git/info/exclude",) if not rel_dir else ()):
-                try:
-                    lines += (folder / name).read_text("utf-8", errors="replace").splitlines()
-                except OSError:
-                    pass
+                data = read_small(folder / name)
+                if data is not None:
+                    lines += data.decode("utf-8", errors="replace").splitlines()
             self._specs[rel_dir] = pathspec.GitIgnoreSpec.from_lines(lines) if lines else None
         return self._specs[rel_dir]
 
@@ -49,7 +52,10 @@ class IgnoreRules:
         return bool(verdict)
 
     def walk(self, start: str = "") -> Iterator[str]:
-        """Every non-ignored file under start (relative POSIX paths), sorted per folder."""
+        """Every non-ignored regular file under start (relative POSIX paths), sorted per folder.
+
+        Links are not yielded or followed, so nothing outside the tree is reached through them.
+        """
         stack = [start]
         while stack:
             rel_dir = stack.pop()
@@ -65,6 +71,6 @@ class IgnoreRules:
                     continue
                 if is_dir:
                     subdirs.append(rel)
-                elif entry.is_file():
+                elif entry.is_file(follow_symlinks=False):
                     yield rel
             stack.extend(reversed(subdirs))

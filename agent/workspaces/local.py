@@ -1,17 +1,24 @@
-"""A folder on disk: confined to its root, atomic writes, .gitignore-aware listing and search."""
+"""A folder on disk: confined to its root, atomic writes, .gitignore-aware listing and search.
+
+Every file operation runs in a thread (a slow disk never stalls the event loop, so Ctrl+C is
+always heard) and goes through `safefs`: folders opened from the root without following links,
+only regular files read. Links are listed as links and never followed by listing or search.
+"""
 
 from __future__ import annotations
 
 import asyncio
+import errno
 import os
 import re
-import tempfile
-from dataclasses import dataclass
+import stat
+import time
+from datetime import datetime
 from pathlib import Path
 
 from agent import gitsafe
 from agent.diffing import FileChange
-from agent.workspaces import textio
+from agent.workspaces import localwrite, safefs, textio
 from agent.workspaces.base import (
     ConflictError,
     DirEntry,
@@ -19,21 +26,13 @@ from agent.workspaces.base import (
     SearchResult,
     Workspace,
     WorkspaceError,
+    check_path_text,
     collect_hits,
 )
 from agent.workspaces.ignore import IgnoreRules
 
-MAX_READ_BYTES = 20 * 1024 * 1024
+MAX_READ_BYTES = localwrite.MAX_EDIT_BYTES
 MAX_SEARCH_BYTES = 2 * 1024 * 1024
-
-
-@dataclass
-class _Staged:
-    change: FileChange
-    target: Path
-    original: bytes | None  # bytes on disk before, None when the file is new
-    mode: int | None
-    temp: Path | None  # None for deletions
 
 
 class LocalWorkspace(Workspace):
@@ -50,6 +49,8 @@ class LocalWorkspace(Workspace):
             raise WorkspaceError(f"workspace {path} is not a folder")
         self._root = Path(os.path.realpath(path))
         self.ignore = IgnoreRules(self._root)
+        # Files modified after this moment and never read are someone else's news (see load_for_edit).
+        self._opened_ns = time.time_ns()
 
     @property
     def root(self) -> Path:
@@ -70,6 +71,7 @@ class LocalWorkspace(Workspace):
         return self._locate(path)[1]
 
     def _locate(self, path: str) -> tuple[str, Path]:
+        check_path_text(path)
         raw = path.strip()
         if not raw:
             return "", self._root
@@ -84,34 +86,52 @@ class LocalWorkspace(Workspace):
         rel = lexical.relative_to(self._root).as_posix()
         return ("" if rel == "." else rel), real
 
-    def _writable(self, path: str) -> Path:
+    def _inside(self, real: Path) -> tuple[str, ...]:
+        """real's names below the root (real is already checked to be inside)."""
+        return real.relative_to(self._root).parts
+
+    def _writable(self, path: str) -> tuple[str, ...]:
         rel, real = self._locate(path)
-        inside = real.relative_to(self._root).parts if real != self._root else ()
+        inside = self._inside(real)
         if ".git" in rel.split("/") or ".git" in inside:
             raise WorkspaceError(f"refusing to write {rel}: files under .git/ belong to git")
-        if real == self._root:
+        if not inside:
             raise WorkspaceError("a file path is required")
-        return real
+        return inside
 
     # -- reading --------------------------------------------------------------------------
     async def read_text(self, path: str) -> str:
-        return self._read(path)[0]
+        return await asyncio.to_thread(self._read, path)
 
-    def _read(self, path: str) -> tuple[str, textio.TextFormat, bytes]:
+    def _read(self, path: str) -> str:
         rel, real = self._locate(path)
-        if not real.exists():
-            raise WorkspaceError(f"{rel or path} does not exist")
-        if real.is_dir():
-            raise WorkspaceError(f"{rel} is a folder, not a file (use list_dir)")
-        size = real.stat().st_size
-        if size > MAX_READ_BYTES:
-            raise WorkspaceError(f"{rel} is {size // 1024 // 1024} MB; files over 20 MB are not read")
-        data = real.read_bytes()
         try:
-            text, fmt = textio.decode(data)
+            data = self._bytes(real, MAX_READ_BYTES)
+        except FileNotFoundError:
+            raise WorkspaceError(f"{rel or path} does not exist") from None
+        except safefs.NotRegular as exc:
+            if exc.what == "a folder":
+                raise WorkspaceError(f"{rel or '.'} is a folder, not a file (use list_dir)") from None
+            raise WorkspaceError(f"{rel} cannot be read: {exc.strerror}") from None
+        except safefs.TooLarge as exc:
+            raise WorkspaceError(f"{rel} is {exc.size // 1024 // 1024} MB; files over 20 MB are not read") from None
+        except OSError as exc:
+            raise WorkspaceError(f"{rel} cannot be read: {safefs.why(exc)}") from None
+        try:
+            return textio.decode(data)[0]
         except textio.BinaryFileError:
             raise WorkspaceError(f"{rel} is a binary file; the text tools do not read or edit it") from None
-        return text, fmt, data
+
+    def _bytes(self, real: Path, limit: int) -> bytes:
+        """A regular file's bytes, opened from the root without following links (OSError: why not)."""
+        parts = self._inside(real)
+        if not parts:
+            raise safefs.NotRegular("a folder")
+        with safefs.opened_dir(self._root, parts[:-1]) as fd:
+            found = safefs.read_regular(fd, parts[-1], limit)
+        if found is None:
+            raise FileNotFoundError(errno.ENOENT, "does not exist")
+        return found[0]
 
     async def exists(self, path: str) -> bool:
         return self._locate(path)[1].exists()
@@ -121,24 +141,47 @@ class LocalWorkspace(Workspace):
 
     async def list_dir(self, path: str = "") -> list[DirEntry]:
         rel, real = self._locate(path)
-        if not real.is_dir():
-            raise WorkspaceError(f"{rel or path} is not a folder")
-        entries = []
-        for entry in os.scandir(real):
-            child = f"{rel}/{entry.name}" if rel else entry.name
-            is_dir = entry.is_dir()
-            if self.ignore.ignored(child, is_dir):
-                continue
-            size = 0 if is_dir else _size(entry)
-            entries.append(DirEntry(entry.name, is_dir, size))
-        return sorted(entries, key=lambda e: (not e.is_dir, e.name.lower()))
+        return await asyncio.to_thread(self._list_dir, rel, real)
+
+    def _list_dir(self, rel: str, real: Path) -> list[DirEntry]:
+        shown = rel or "."
+        try:
+            with safefs.opened_dir(self._root, self._inside(real)) as fd:
+                entries = [self._entry(fd, real, entry) for entry in os.scandir(fd)]
+        except FileNotFoundError:
+            raise WorkspaceError(f"{shown} does not exist") from None
+        except OSError as exc:
+            if exc.errno == errno.ENOTDIR:
+                raise WorkspaceError(f"{shown} is not a folder") from None
+            raise WorkspaceError(f"cannot list {shown}: {safefs.why(exc)}") from None
+        kept = [e for e in entries if not self.ignore.ignored(f"{rel}/{e.name}" if rel else e.name, e.is_dir)]
+        return sorted(kept, key=lambda e: (not e.is_dir, e.name.lower()))
+
+    def _entry(self, dir_fd: int, real: Path, entry: os.DirEntry[str]) -> DirEntry:
+        """One listing line from lstat: a link says where it points and is never followed."""
+        try:
+            info = entry.stat(follow_symlinks=False)
+            if stat.S_ISLNK(info.st_mode):
+                target = os.readlink(entry.name, dir_fd=dir_fd)
+                resolved = Path(os.path.realpath(real / entry.name))
+                inside = resolved == self._root or resolved.is_relative_to(self._root)
+                where = "" if inside else ", outside the workspace: not followed"
+                return DirEntry(entry.name, False, note=f"link to {target}{where}")
+        except OSError as exc:
+            return DirEntry(entry.name, False, note=f"cannot be read: {safefs.why(exc)}")
+        if stat.S_ISDIR(info.st_mode):
+            return DirEntry(entry.name, True)
+        if stat.S_ISREG(info.st_mode):
+            return DirEntry(entry.name, False, info.st_size)
+        return DirEntry(entry.name, False, note=safefs.kind(info.st_mode))
 
     async def list_files(self, path: str = "") -> list[str]:
         rel, real = self._locate(path)
         if real.is_file():
             return [rel]
         if not real.is_dir():
-            raise WorkspaceError(f"{rel or path} does not exist")
+            raise WorkspaceError(f"{rel or path} does not exist" if not real.exists() else
+                                 f"{rel} is neither a regular file nor a folder")
         return await asyncio.to_thread(lambda: list(self.ignore.walk(rel)))
 
     async def search(self, pattern: re.Pattern[str], path: str = "", max_results: int = 100,
@@ -150,14 +193,12 @@ class LocalWorkspace(Workspace):
         result = SearchResult()
         skipped = 0
         for rel in files:
-            real = self._root / rel
             try:
-                if real.stat().st_size > MAX_SEARCH_BYTES:
-                    skipped += 1
-                    continue
-                data = real.read_bytes()
-                text, _fmt = textio.decode(data)
-            except (OSError, textio.BinaryFileError):
+                text, _fmt = textio.decode(self._bytes(self._locate(rel)[1], MAX_SEARCH_BYTES))
+            except safefs.TooLarge:
+                skipped += 1
+                continue
+            except (OSError, WorkspaceError, textio.BinaryFileError):
                 continue
             result.files_searched += 1
             if collect_hits(result, rel, text, pattern, max_results):
@@ -167,67 +208,42 @@ class LocalWorkspace(Workspace):
         return result
 
     # -- writing --------------------------------------------------------------------------
-    async def apply(self, changes: list[FileChange]) -> None:
-        staged: list[_Staged] = []
+    async def load_for_edit(self, path: str) -> str | None:
+        """As for any workspace, and: a file never read that changed after the session opened
+        (a person's edit, a formatter) is refused until read, so its news is not overwritten."""
+        text = await super().load_for_edit(path)
+        if text is None or path in self._seen:
+            return text
         try:
-            for change in changes:
-                staged.append(self._stage(change))
-            self._commit(staged)
-        finally:
-            for item in staged:
-                if item.temp is not None and item.temp.exists():
-                    item.temp.unlink()
+            changed = os.stat(self._locate(path)[1]).st_mtime_ns
+        except OSError:
+            return text
+        if changed > self._opened_ns:
+            at = datetime.fromtimestamp(changed / 1e9).strftime("%H:%M:%S")
+            raise ConflictError(
+                f"{path} was modified at {at}, after this session started, and you have not read it "
+                f"since: read_file {path} first so that your edit keeps those changes. Nothing was changed."
+            )
+        return text
+
+    async def apply(self, changes: list[FileChange]) -> None:
+        targets = [self._writable(change.path) for change in changes]
+        await asyncio.to_thread(self._apply, changes, targets)
         for change in changes:
             if change.new is None:
                 self.forget_read(change.path)
             else:
                 self.note_read(change.path, change.new)
 
-    def _stage(self, change: FileChange) -> _Staged:
-        """Check the change's base against the disk and write its bytes to a temp file."""
-        target = self._writable(change.path)
-        original, mode, fmt = None, None, textio.TextFormat()
-        if target.exists():
-            if target.is_dir():
-                raise WorkspaceError(f"{change.path} is a folder")
-            text, fmt, original = self._read(change.path)
-            mode = target.stat().st_mode & 0o7777
-            if change.old is None or text != change.old:
-                raise ConflictError(f"{change.path} changed on disk while the edit was prepared; read it again")
-        elif change.old is not None:
-            raise ConflictError(f"{change.path} was deleted while the edit was prepared")
-        if change.new is None:
-            return _Staged(change, target, original, mode, None)
+    def _apply(self, changes: list[FileChange], targets: list[tuple[str, ...]]) -> None:
+        staged: list[localwrite.Staged] = []
         try:
-            data = textio.encode(change.new, fmt)
-        except UnicodeEncodeError as exc:
-            raise WorkspaceError(
-                f"{change.path} is {fmt.encoding}-encoded and cannot hold {exc.object[exc.start:exc.end]!r}"
-            ) from None
-        target.parent.mkdir(parents=True, exist_ok=True)
-        fd, temp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        if mode is not None:
-            os.chmod(temp, mode)
-        return _Staged(change, target, original, mode, Path(temp))
-
-    def _commit(self, staged: list[_Staged]) -> None:
-        """Rename every staged file into place; on failure put back what was already done."""
-        done: list[_Staged] = []
-        try:
+            for change, parts in zip(changes, targets):
+                staged.append(localwrite.stage(self._root, parts, change))
+            localwrite.commit(staged)
+        finally:
             for item in staged:
-                if item.temp is None:
-                    item.target.unlink()
-                else:
-                    os.replace(item.temp, item.target)
-                done.append(item)
-        except OSError as exc:
-            for item in reversed(done):
-                _restore(item)
-            raise WorkspaceError(f"could not write {item.change.path}: {exc.strerror}; nothing was changed") from None
+                item.close()
 
     # -- facts ----------------------------------------------------------------------------
     def facts(self) -> dict[str, str]:
@@ -241,25 +257,6 @@ class LocalWorkspace(Workspace):
         else:
             facts["git"] = "not a git repository"
         return facts
-
-
-def _size(entry: os.DirEntry[str]) -> int:
-    try:
-        return entry.stat().st_size
-    except OSError:
-        return 0
-
-
-def _restore(item: _Staged) -> None:
-    if item.original is None:
-        item.target.unlink(missing_ok=True)
-        return
-    fd, temp = tempfile.mkstemp(dir=item.target.parent, prefix=f".{item.target.name}.", suffix=".tmp")
-    with os.fdopen(fd, "wb") as handle:
-        handle.write(item.original)
-    if item.mode is not None:
-        os.chmod(temp, item.mode)
-    os.replace(temp, item.target)
 
 
 def _git(root: Path, *args: str) -> str | None:

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from agent.diffing import FileChange
+from agent.workspaces import localwrite
 from agent.workspaces.base import ConflictError, WorkspaceError
 from agent.workspaces.local import LocalWorkspace
 
@@ -123,15 +124,17 @@ async def test_multi_file_write_rolls_back_when_a_rename_fails(root: Path) -> No
     locked.mkdir()
     (locked / "c.py").write_text("c\n")
     changes = [FileChange("b.py", "b\n", "B\n"), FileChange("locked/c.py", "c\n", "C\n")]
-    staged = [ws._stage(c) for c in changes]
+    staged = [localwrite.stage(ws.root, ws._writable(c.path), c) for c in changes]
     os.chmod(locked, 0o500)  # the second rename now fails (unless running as root)
     try:
-        if os.geteuid() == 0:
-            staged[1].temp.unlink()  # root ignores permissions: make the rename fail another way
+        if os.geteuid() == 0:  # root ignores permissions: make the rename fail another way
+            os.unlink(staged[1].temp, dir_fd=staged[1].dir_fd)
         with pytest.raises(WorkspaceError, match="nothing was changed"):
-            ws._commit(staged)
+            localwrite.commit(staged)
     finally:
         os.chmod(locked, 0o700)
+        for item in staged:
+            item.close()
     assert (root / "b.py").read_text() == "b\n"
     assert (locked / "c.py").read_text() == "c\n"
 
