@@ -2,23 +2,28 @@
 
 Streams text and tool-call deltas, retries what is worth retrying (rate limits, connection
 errors, timeouts, 5xx) with backoff, and turns everything else into an `LLMError` whose message
-says what to fix. Usage and cost per call come from litellm.
+says what to fix (agent/llm_errors.py). Usage per call is the provider's, read through litellm;
+prompt-cache markers and cost come from agent/llm_usage.py.
 """
 
 from __future__ import annotations
 
 import asyncio
 import atexit
+import functools
+import gc
 import os
 import random
-import re
 import threading
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from agent.secrets import redact
+from agent.llm_errors import Failure, LLMError, classify, unknown_provider, where
+from agent.llm_usage import Prices, caches_prompts, prices_for, with_cache_markers
+
+__all__ = ["LLM", "LLMError", "ModelReply", "ToolCallRequest", "configuration_problem", "ensure_loaded", "prewarm"]
 
 TextHook = Callable[[str], None]
 RetryHook = Callable[[str, int, float], None]  # (why, attempt, delay)
@@ -37,6 +42,10 @@ def load_litellm() -> Any:
     litellm.telemetry = False
     # We register no litellm loggers or caches; skip its per-stream logging thread work.
     litellm.disable_streaming_logging = True
+    # litellm prices every streamed request on arrival by tokenizing the whole conversation
+    # (before any usage exists): O(history) per step, for a number nobody reads. Usage comes
+    # from the provider; when it does not, litellm no longer estimates it (we show 0).
+    litellm.disable_token_counter = True
     return litellm
 
 
@@ -50,6 +59,9 @@ def prewarm() -> None:
     load_litellm()
     import openai.resources  # noqa: F401
 
+    # The model library brings about a million long-lived objects; left in the collected
+    # generations, every full collection walks them: 0.3-0.6 s pauses of every thread, mid-run.
+    gc.freeze()
     _warm = True
 
 
@@ -65,6 +77,11 @@ class _RequestLoop:
     At exit the thread's work is wound down before the interpreter finalizes: a daemon thread
     frozen there while it holds an import lock (litellm imports lazily mid-request) deadlocks
     the finalizers that import, and the process never ends.
+
+    The loop runs one long-lived host task (run_until_complete, not run_forever): AnyIO, which
+    litellm uses to assemble every finished stream in a worker thread, keeps its idle worker
+    threads for the life of the loop's root task. Without one, each request is its own root and
+    every call started (and stopped) a new thread, about 2 ms a step.
     """
 
     _instance: _RequestLoop | None = None
@@ -72,9 +89,14 @@ class _RequestLoop:
 
     def __init__(self) -> None:
         self.loop = asyncio.new_event_loop()
-        self.thread = threading.Thread(target=self.loop.run_forever, name="model-requests", daemon=True)
+        self._finished = self.loop.create_future()
+        self._host = self.loop.create_task(_host(self._finished), name="model-requests-host")
+        self.thread = threading.Thread(target=self._serve, name="model-requests", daemon=True)
         self.thread.start()
         atexit.register(self.shutdown)
+
+    def _serve(self) -> None:
+        self.loop.run_until_complete(self._host)
 
     def shutdown(self, timeout: float = 5.0) -> None:
         """Cancel what still runs on the thread, wait for it, and stop the thread."""
@@ -84,10 +106,10 @@ class _RequestLoop:
         if not self.thread.is_alive():
             return
         try:
-            asyncio.run_coroutine_threadsafe(_wind_down(), self.loop).result(timeout)
+            asyncio.run_coroutine_threadsafe(_wind_down(self._host), self.loop).result(timeout)
         except Exception:  # noqa: BLE001 - exiting anyway; the thread is stopped below
             pass
-        self.loop.call_soon_threadsafe(self.loop.stop)
+        self.loop.call_soon_threadsafe(_settle, self._finished)
         self.thread.join(timeout)
 
     @classmethod
@@ -101,15 +123,24 @@ class _RequestLoop:
         return await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(coroutine, self.loop))
 
 
-async def _wind_down() -> None:
-    """Cancel every other task on this loop and wait for them and the loop's worker threads."""
-    tasks = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
-    for task in tasks:
+async def _host(finished: asyncio.Future[None]) -> None:
+    await finished
+
+
+async def _wind_down(host: asyncio.Task[None]) -> None:
+    """Cancel every request on this loop and wait for them and the loop's worker threads."""
+    requests = [t for t in asyncio.all_tasks() if t not in (host, asyncio.current_task())]
+    for task in requests:
         task.cancel()
-    await asyncio.gather(*tasks, return_exceptions=True)
+    await asyncio.gather(*requests, return_exceptions=True)
     loop = asyncio.get_running_loop()
     await loop.shutdown_asyncgens()
     await loop.shutdown_default_executor()
+
+
+def _settle(future: asyncio.Future[None]) -> None:
+    if not future.done():
+        future.set_result(None)
 
 
 def _on_caller_loop(hook: TextHook) -> TextHook:
@@ -125,10 +156,6 @@ async def ensure_loaded() -> Any:
     return load_litellm()
 
 
-class LLMError(Exception):
-    """The model could not be reached or refused the request; the message says why."""
-
-
 @dataclass
 class ToolCallRequest:
     id: str
@@ -140,10 +167,13 @@ class ToolCallRequest:
 class ModelReply:
     text: str = ""
     tool_calls: list[ToolCallRequest] = field(default_factory=list)
-    prompt_tokens: int = 0
+    prompt_tokens: int = 0  # all of the prompt, cached or not
     completion_tokens: int = 0
+    cache_read_tokens: int = 0  # prompt tokens read from the provider's prompt cache
+    cache_write_tokens: int = 0  # prompt tokens written to it
     cost: float | None = None
     finish_reason: str | None = None
+    usage_seen: bool = False
 
 
 class _Retryable(Exception):
@@ -151,6 +181,16 @@ class _Retryable(Exception):
         super().__init__(why)
         self.why = why
         self.retry_after = retry_after
+
+
+async def configuration_problem(model: str) -> str | None:
+    """Why litellm cannot route `model` at all (an unknown provider), checked before any request."""
+    litellm = await ensure_loaded()
+    try:
+        litellm.get_llm_provider(model)
+    except Exception:  # noqa: BLE001 - litellm raises BadRequestError, or ValueError for odd strings
+        return unknown_provider(model)
+    return None
 
 
 @dataclass
@@ -172,6 +212,8 @@ class LLM:
     ) -> ModelReply:
         attempt = 0
         requests, deliver = _RequestLoop.get(), _on_caller_loop(on_text)
+        if caches_prompts(self.model):
+            messages, tools = with_cache_markers(messages, tools)
         while True:
             try:
                 reply = await requests.run(self._attempt(messages, tools, deliver))
@@ -179,7 +221,8 @@ class LLM:
                 return reply
             except _Retryable as exc:
                 if attempt >= self.max_retries:
-                    raise LLMError(f"{exc.why} (gave up after {attempt + 1} attempts)") from None
+                    raise LLMError(f"{exc.why} ({self.model} at {where(self.model, self.api_base)}; "
+                                   f"gave up after {attempt + 1} attempts)", "gave_up") from None
                 attempt += 1
                 delay = self._delay(attempt, exc.retry_after)
                 on_retry(exc.why, attempt, delay)
@@ -198,7 +241,8 @@ class LLM:
                 max_tokens=5, **self._request_args(stream=False),
             )
         except Exception as exc:  # noqa: BLE001 - every failure becomes a message
-            raise LLMError(self._describe(exc, litellm)) from None
+            failure = self._classify(exc, litellm)
+            raise LLMError(failure.message, failure.kind) from None
         return response.choices[0].message.content or ""
 
     def _delay(self, attempt: int, retry_after: float | None) -> float:
@@ -219,9 +263,13 @@ class LLM:
             args["api_key"] = self.api_key
         return args
 
+    def _classify(self, exc: Exception, litellm: Any, streaming: bool = False) -> Failure:
+        return classify(exc, litellm, self.model, self.api_base, self.key_variable, streaming)
+
     async def _attempt(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]],
                        on_text: TextHook) -> ModelReply:
         litellm = await ensure_loaded()
+        stream = None
         try:
             stream = await litellm.acompletion(messages=messages, tools=tools or None,
                                                **self._request_args(stream=True))
@@ -233,10 +281,10 @@ class LLM:
         except Exception as exc:  # noqa: BLE001 - classified below
             if _cancelling():  # litellm turns an interrupted read into its own errors
                 raise asyncio.CancelledError() from None
-            retry = self._retryable(exc, litellm)
-            if retry is not None:
-                raise retry from None
-            raise LLMError(self._describe(exc, litellm)) from None
+            failure = self._classify(exc, litellm, streaming=stream is not None)
+            if failure.retryable:
+                raise _Retryable(failure.message, failure.retry_after) from None
+            raise LLMError(failure.message, failure.kind) from None
 
     async def _consume(self, stream: Any, on_text: TextHook) -> ModelReply:
         reply = ModelReply()
@@ -253,6 +301,10 @@ class LLM:
                 except TimeoutError:
                     raise _Retryable(f"the model sent nothing for {self.timeout:g} s") from None
                 self._absorb(chunk, reply, calls, on_text)
+                # Usage comes last: reading on only makes litellm assemble the whole answer again
+                # (in a thread) and run its success logging, several milliseconds a step.
+                if reply.finish_reason and reply.usage_seen:
+                    break
         finally:
             await _close_stream(stream)
         reply.tool_calls = [calls[i] for i in sorted(calls)]
@@ -266,8 +318,7 @@ class LLM:
                 on_text: TextHook) -> None:
         usage = getattr(chunk, "usage", None)
         if usage is not None and getattr(usage, "prompt_tokens", None) is not None:
-            reply.prompt_tokens = usage.prompt_tokens or 0
-            reply.completion_tokens = usage.completion_tokens or 0
+            _read_usage(usage, reply)
         if not chunk.choices:
             return
         choice = chunk.choices[0]
@@ -294,84 +345,32 @@ class LLM:
     def _cost(self, reply: ModelReply) -> float | None:
         if not (reply.prompt_tokens or reply.completion_tokens):
             return None
-        litellm = load_litellm()
-        try:
-            prompt_cost, completion_cost = litellm.cost_per_token(
-                model=self.model, prompt_tokens=reply.prompt_tokens,
-                completion_tokens=reply.completion_tokens,
-            )
-        except Exception:  # noqa: BLE001 - unknown models have no price
+        prices = _prices(self.model)
+        if prices is None:
             return None
-        return float(prompt_cost + completion_cost)
-
-    @staticmethod
-    def _retryable(exc: Exception, litellm: Any) -> _Retryable | None:
-        errors = litellm.exceptions
-        if isinstance(exc, errors.ContextWindowExceededError):
-            return None
-        status = getattr(exc, "status_code", None)
-        transient = (errors.RateLimitError, errors.APIConnectionError, errors.Timeout,
-                     errors.InternalServerError, errors.ServiceUnavailableError, errors.BadGatewayError)
-        if isinstance(exc, transient) or (isinstance(status, int) and status >= 500):
-            return _Retryable(f"{_short_kind(exc)}: {_first_line(exc)}", _retry_after(exc))
-        return None
-
-    def _describe(self, exc: Exception, litellm: Any) -> str:
-        errors = litellm.exceptions
-        if isinstance(exc, (errors.AuthenticationError, errors.PermissionDeniedError)):
-            var = self.key_variable or "the provider's API key variable"
-            return redact(
-                f"authentication failed for {self.model}: set {var} or CODER_TUI_API_KEY, "
-                f"or pass --api-key ({_first_line(exc)})"
-            )
-        if isinstance(exc, errors.ContextWindowExceededError):
-            return (f"the conversation no longer fits {self.model}'s context window; "
-                    "start a new session (or /clear in the app) and give a narrower task")
-        if isinstance(exc, errors.NotFoundError):
-            return redact(f"model {self.model} was not found at the provider: {_first_line(exc)}")
-        if isinstance(exc, errors.BadRequestError) and "LLM Provider NOT provided" in str(exc):
-            return (f"litellm does not know the provider of model {self.model!r}: use a provider "
-                    "prefix such as openai/, anthropic/, ollama_chat/ (see litellm's provider list)")
-        return redact(f"{_short_kind(exc)}: {_first_line(exc)}")
+        return prices.cost(reply.prompt_tokens, reply.completion_tokens, reply.cache_read_tokens,
+                           reply.cache_write_tokens)
 
 
-_KINDS = {
-    "RateLimitError": "rate limited", "APIConnectionError": "connection error", "Timeout": "timed out",
-    "InternalServerError": "server error", "ServiceUnavailableError": "service unavailable",
-    "BadGatewayError": "bad gateway", "MidStreamFallbackError": "the stream broke off",
-}
-_NOISE = re.compile(r"\b(?:litellm\.|OpenAIException - |[A-Z]\w*(?:Error|Exception|Timeout): )")
+def _read_usage(usage: Any, reply: ModelReply) -> None:
+    reply.usage_seen = True
+    reply.prompt_tokens = usage.prompt_tokens or 0
+    reply.completion_tokens = usage.completion_tokens or 0
+    details = getattr(usage, "prompt_tokens_details", None)
+    # litellm reports cache reads as OpenAI's cached_tokens for every provider, and Anthropic's
+    # cache writes as cache_creation_input_tokens.
+    reply.cache_read_tokens = int(getattr(details, "cached_tokens", None) or 0)
+    reply.cache_write_tokens = int(getattr(usage, "cache_creation_input_tokens", None) or 0)
 
 
-def _short_kind(exc: Exception) -> str:
-    return _KINDS.get(type(exc).__name__, type(exc).__name__)
-
-
-def _first_line(exc: Exception) -> str:
-    """The provider's message without litellm's repeated class-name prefixes."""
-    text = (str(exc).strip() or type(exc).__name__).split(" Original exception")[0]
-    text = _NOISE.sub("", text).strip()
-    return redact((text.splitlines() or [type(exc).__name__])[0][:300])
+@functools.lru_cache(maxsize=32)
+def _prices(model: str) -> Prices | None:
+    return prices_for(model, load_litellm().model_cost)
 
 
 def _cancelling() -> bool:
     task = asyncio.current_task()
     return task is not None and task.cancelling() > 0
-
-
-def _retry_after(exc: Exception) -> float | None:
-    headers = None
-    response = getattr(exc, "response", None)
-    if response is not None:
-        headers = getattr(response, "headers", None)
-    headers = headers or getattr(exc, "litellm_response_headers", None)
-    if not headers:
-        return None
-    value = headers.get("retry-after") or headers.get("Retry-After")
-    try:
-        return float(value) if value is not None else None
-    except ValueError:
-        return None
 
 
 async def _close_stream(stream: Any) -> None:

@@ -1,4 +1,4 @@
-"""A scripted OpenAI-compatible chat-completions server on loopback.
+"""A scripted OpenAI-compatible chat-completions server on loopback, and the base of its siblings.
 
 Real HTTP (aiohttp) in a background thread, so litellm's own request path is exercised by
 in-process tests and by `coder-tui` subprocesses alike. Each test scripts the replies in order:
@@ -8,6 +8,11 @@ delays, stalls and dropped connections. Every request body is recorded for asser
     with FakeLLM() as llm:
         llm.script(Reply(tool_calls=[call("read_file", file_path="a.py")]), Reply(text="done"))
         ... model=llm.model, api_base=llm.url, api_key="sk-test"
+
+`ScriptedServer` holds what every provider's double shares (the script, recorded requests,
+usage estimates, the streaming mechanics of delays, stalls and drops); `FakeLLM` speaks the
+OpenAI wire format, tests/fake_anthropic.py the Anthropic Messages API and tests/fake_ollama.py
+Ollama's /api/chat, all from the same `Reply` script.
 """
 
 from __future__ import annotations
@@ -54,13 +59,21 @@ class Reply:
     stall_after: int | None = None  # stop sending (but keep the connection) after N chunks
     drop_after: int | None = None  # close the connection after N chunks
     usage: tuple[int, int] | None = None  # (prompt, completion); default: estimated
+    # prompt tokens written to / read from the provider's prompt cache (part of the prompt's count)
+    cache_write: int = 0
+    cache_read: int = 0
 
 
-class FakeLLM:
+class ScriptedServer:
+    """The script, the recorded requests and the server's lifecycle; subclasses speak a wire format."""
+
+    model = MODEL
+
     def __init__(self, *replies: Reply, responder: Callable[[dict[str, Any]], Reply] | None = None):
         self._replies: list[Reply] = list(replies)
         self.responder = responder
         self.requests: list[dict[str, Any]] = []
+        self.headers: list[dict[str, str]] = []  # the request headers, in the order of `requests`
         self._ids = itertools.count(1)
         self._lock = threading.Lock()
         self._closing = threading.Event()
@@ -78,21 +91,45 @@ class FakeLLM:
 
     @property
     def url(self) -> str:
-        return f"{self._server.base_url}/v1"
+        return self._server.base_url
 
-    model = MODEL
-
-    def _next(self, body: dict[str, Any]) -> Reply:
+    def _next(self, body: dict[str, Any], headers: dict[str, str]) -> Reply:
         with self._lock:
             self.requests.append(body)
+            self.headers.append(headers)
             if self.responder is not None:
                 return self.responder(body)
             if not self._replies:
                 return Reply(status=500, error_message="fake LLM: script exhausted")
             return self._replies.pop(0)
 
+    async def _take(self, request: web.Request) -> tuple[dict[str, Any], Reply]:
+        """The request's body and the scripted reply to it, after the reply's delay."""
+        body = await request.json()
+        reply = self._next(body, dict(request.headers))
+        if reply.delay:
+            await asyncio.sleep(reply.delay)
+        return body, reply
+
+    def _call_id(self, spec: ToolCallSpec, prefix: str = "call_") -> str:
+        return spec.id or f"{prefix}{next(self._ids)}"
+
+    @staticmethod
+    def _arguments(spec: ToolCallSpec) -> str:
+        return spec.arguments if isinstance(spec.arguments, str) else json.dumps(spec.arguments)
+
+    @staticmethod
+    def _estimate(body: dict[str, Any], reply: Reply) -> tuple[int, int]:
+        """(prompt, completion) tokens: the scripted figures, or about four characters a token."""
+        if reply.usage:
+            return reply.usage
+        sent = [body["system"], body.get("messages", [])] if "system" in body else body.get("messages", [])
+        prompt = max(1, len(json.dumps(sent)) // 4)
+        completion = max(1, (len(reply.text) + sum(len(str(c.arguments)) for c in reply.tool_calls)) // 4)
+        return prompt, completion
+
     # -- lifecycle --------------------------------------------------------------------------
-    def start(self) -> FakeLLM:
+    def start(self) -> Any:
         self._server.start()
         return self
 
@@ -100,7 +137,7 @@ class FakeLLM:
         self._closing.set()
         self._server.stop()
 
-    def __enter__(self) -> FakeLLM:
+    def __enter__(self) -> Any:
         return self.start()
 
     def __exit__(self, *exc: object) -> None:
@@ -108,46 +145,79 @@ class FakeLLM:
 
     def _app(self) -> web.Application:
         app = web.Application()
-        app.router.add_post("/v1/chat/completions", self._handle)
-        app.router.add_post("/chat/completions", self._handle)
-        app.router.add_get("/v1/models", self._models)
+        self.routes(app.router)
         return app
+
+    def routes(self, router: web.UrlDispatcher) -> None:
+        raise NotImplementedError
+
+    # -- streaming --------------------------------------------------------------------------
+    async def _send(self, request: web.Request, reply: Reply, frames: list[bytes], content_type: str,
+                    end: bytes = b"") -> web.StreamResponse:
+        """Stream the wire frames, honouring the reply's chunk delay, stall and drop."""
+        response = web.StreamResponse(headers={"Content-Type": content_type, "Cache-Control": "no-cache"})
+        await response.prepare(request)
+        for sent, frame in enumerate(frames):
+            if reply.stall_after is not None and sent >= reply.stall_after:
+                while not self._closing.is_set():  # hang until the client gives up
+                    await asyncio.sleep(0.05)
+                return response
+            if reply.drop_after is not None and sent >= reply.drop_after:
+                request.transport.close()  # type: ignore[union-attr]
+                return response
+            await response.write(frame)
+            if reply.chunk_delay:
+                await asyncio.sleep(reply.chunk_delay)
+        if end:
+            await response.write(end)
+        await response.write_eof()
+        return response
+
+    @staticmethod
+    def sse(data: dict[str, Any], event: str | None = None) -> bytes:
+        head = f"event: {event}\n" if event else ""
+        return f"{head}data: {json.dumps(data)}\n\n".encode()
+
+
+class FakeLLM(ScriptedServer):
+    """The OpenAI chat-completions wire format."""
+
+    @property
+    def url(self) -> str:
+        return f"{self._server.base_url}/v1"
+
+    def routes(self, router: web.UrlDispatcher) -> None:
+        router.add_post("/v1/chat/completions", self._handle)
+        router.add_post("/chat/completions", self._handle)
+        router.add_get("/v1/models", self._models)
 
     # -- handlers ---------------------------------------------------------------------------
     async def _models(self, request: web.Request) -> web.Response:
         return web.json_response({"object": "list", "data": [{"id": "fake-model", "object": "model"}]})
 
     async def _handle(self, request: web.Request) -> web.StreamResponse:
-        body = await request.json()
-        reply = self._next(body)
-        if reply.delay:
-            await asyncio.sleep(reply.delay)
+        body, reply = await self._take(request)
         if reply.status != 200:
             payload = {"error": {"message": reply.error_message, "type": "scripted", "code": reply.error_code}}
             return web.json_response(payload, status=reply.status, headers=reply.headers)
         usage = self._usage(body, reply)
         if body.get("stream"):
-            return await self._stream(request, reply, usage)
+            frames = [self.sse(chunk) for chunk in self._chunks(reply, usage)]
+            return await self._send(request, reply, frames, "text/event-stream", end=b"data: [DONE]\n\n")
         return web.json_response(self._completion(reply, usage))
 
-    def _usage(self, body: dict[str, Any], reply: Reply) -> dict[str, int]:
-        if reply.usage:
-            prompt, completion = reply.usage
-        else:
-            prompt = max(1, len(json.dumps(body.get("messages", []))) // 4)
-            completion = max(1, (len(reply.text) + sum(len(str(c.arguments)) for c in reply.tool_calls)) // 4)
-        return {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
+    def _usage(self, body: dict[str, Any], reply: Reply) -> dict[str, Any]:
+        prompt, completion = self._estimate(body, reply)
+        usage: dict[str, Any] = {"prompt_tokens": prompt, "completion_tokens": completion,
+                                 "total_tokens": prompt + completion}
+        if reply.cache_read:
+            usage["prompt_tokens_details"] = {"cached_tokens": reply.cache_read}
+        return usage
 
     def _tool_calls(self, reply: Reply) -> list[dict[str, Any]]:
-        calls = []
-        for spec in reply.tool_calls:
-            args = spec.arguments if isinstance(spec.arguments, str) else json.dumps(spec.arguments)
-            calls.append({
-                "id": spec.id or f"call_{next(self._ids)}",
-                "type": "function",
-                "function": {"name": spec.name, "arguments": args},
-            })
-        return calls
+        return [{"id": self._call_id(spec), "type": "function",
+                 "function": {"name": spec.name, "arguments": self._arguments(spec)}}
+                for spec in reply.tool_calls]
 
     def _completion(self, reply: Reply, usage: dict[str, int]) -> dict[str, Any]:
         message: dict[str, Any] = {"role": "assistant", "content": reply.text or None}
@@ -187,24 +257,6 @@ class FakeLLM:
         chunks.append({**base, "choices": [{"index": 0, "delta": {}, "finish_reason": finish}]})
         chunks.append({**base, "choices": [], "usage": usage})
         return chunks
-
-    async def _stream(self, request: web.Request, reply: Reply, usage: dict[str, int]) -> web.StreamResponse:
-        response = web.StreamResponse(headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"})
-        await response.prepare(request)
-        for sent, chunk in enumerate(self._chunks(reply, usage)):
-            if reply.stall_after is not None and sent >= reply.stall_after:
-                while not self._closing.is_set():  # hang until the client gives up
-                    await asyncio.sleep(0.05)
-                return response
-            if reply.drop_after is not None and sent >= reply.drop_after:
-                request.transport.close()  # type: ignore[union-attr]
-                return response
-            await response.write(f"data: {json.dumps(chunk)}\n\n".encode())
-            if reply.chunk_delay:
-                await asyncio.sleep(reply.chunk_delay)
-        await response.write(b"data: [DONE]\n\n")
-        await response.write_eof()
-        return response
 
 
 def _tool_loop_responder(steps: int) -> Callable[[dict[str, Any]], Reply]:

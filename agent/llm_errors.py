@@ -1,0 +1,170 @@
+"""What went wrong with a model request, in words that say what to fix.
+
+litellm raises its own exception classes, but the same failure arrives differently from each
+adapter: a missing OpenAI key is an `InternalServerError` ("Missing credentials"), a refused
+connection a 500 ("Connection error."), Anthropic's 529 a 500 whose body says it was overloaded.
+`classify` names the kind (no key, cannot connect, unknown provider or model, rate limited,
+server error with its status, ...) together with the model and the address it was sent to, and
+says whether trying again can help. Keys never appear: every message passes through `redact`.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from agent.secrets import redact
+
+# Kinds that only a change of configuration fixes (`coder-tui run` exits 2; the app opens setup).
+CONFIGURATION_KINDS = frozenset({"no_key", "unknown_provider", "unknown_model"})
+RETRYABLE_KINDS = frozenset({"rate_limited", "cannot_connect", "timeout", "server", "stream_broke", "failed"})
+DEFAULT_URLS = {"openai": "https://api.openai.com/v1", "anthropic": "https://api.anthropic.com",
+                "ollama": "http://localhost:11434", "ollama_chat": "http://localhost:11434"}
+_MISSING_KEY = re.compile(r"Missing credentials|Missing [\w ]*API Key|api_key client option must be set|"
+                          r"no key is set", re.IGNORECASE)
+_CONNECT = re.compile(r"Connection error|Cannot connect to host|Connect call failed|Connection refused|"
+                      r"Name or service not known|nodename nor servname|getaddrinfo failed", re.IGNORECASE)
+_NOISE = re.compile(r"\b(?:litellm\.|[A-Z]\w*(?:Exception|Error) - |[A-Z]\w*(?:Error|Exception|Timeout): )")
+
+
+class LLMError(Exception):
+    """The model could not be reached or refused the request; the message says why."""
+
+    def __init__(self, message: str, kind: str = "request") -> None:
+        super().__init__(redact(message))
+        self.kind = kind
+
+    @property
+    def configuration(self) -> bool:
+        """Only a different model, provider or key fixes it: not worth a retry or another prompt."""
+        return self.kind in CONFIGURATION_KINDS
+
+
+@dataclass
+class Failure:
+    kind: str
+    message: str
+    retry_after: float | None = None
+
+    @property
+    def retryable(self) -> bool:
+        return self.kind in RETRYABLE_KINDS
+
+
+def where(model: str, api_base: str | None) -> str:
+    """The address a request for `model` goes to, as the user would recognise it."""
+    if api_base:
+        return api_base
+    provider = model.split("/", 1)[0] if "/" in model else ""
+    return DEFAULT_URLS.get(provider, f"the {provider} API" if provider else "the provider's API")
+
+
+def classify(exc: Exception, litellm: Any, model: str, api_base: str | None, key_variable: str | None,
+             streaming: bool = False) -> Failure:
+    """The kind of a failed request and the message to show for it (`streaming`: it failed after
+    the answer had started to arrive, so a lost connection is a broken stream, not a refusal)."""
+    errors, text = litellm.exceptions, provider_message(exc)
+    status = getattr(exc, "status_code", None)
+    url = where(model, api_base)
+    raw = _chain_text(exc)
+    if _MISSING_KEY.search(raw):
+        return Failure("no_key", f"no API key for {model}: {_key_hint(key_variable)}")
+    if isinstance(exc, (errors.AuthenticationError, errors.PermissionDeniedError)):
+        return Failure("auth", f"authentication failed for {model} at {url}: {_key_hint(key_variable)} ({text})")
+    if "LLM Provider NOT provided" in raw:
+        return Failure("unknown_provider", unknown_provider(model))
+    if isinstance(exc, errors.ContextWindowExceededError):
+        return Failure("context_window", f"the conversation no longer fits {model}'s context window; start a "
+                                         "new session (or /clear in the app) and give a narrower task")
+    if isinstance(exc, errors.NotFoundError):
+        return Failure("unknown_model", f"model {model} was not found at {url}: {text} (check the model "
+                                        "name, or --api-base if the address is wrong)")
+    if isinstance(exc, errors.RateLimitError) or status == 429:
+        return Failure("rate_limited", f"rate limited: {text}", retry_after(exc))
+    if isinstance(exc, errors.Timeout):
+        return Failure("timeout", f"timed out waiting for {url}: {text}")
+    if type(exc).__name__ == "MidStreamFallbackError" or (streaming and isinstance(exc, errors.APIConnectionError)):
+        return Failure("stream_broke", f"the stream broke off: {text}")
+    if _CONNECT.search(raw):
+        return Failure("cannot_connect", f"cannot connect to {url}: {_connect_reason(raw)}")
+    if isinstance(exc, errors.APIConnectionError):  # litellm's name for anything its adapter raised
+        return Failure("failed", f"the request to {model} at {url} failed: {text}")
+    if isinstance(status, int) and status >= 500:
+        return Failure("server", f"server error {status} from {url}: {text}", retry_after(exc))
+    if isinstance(status, int):
+        return Failure("request", f"{url} refused the request for {model} ({status}): {text}")
+    return Failure("request", f"the request to {model} at {url} failed: {text}")
+
+
+def _chain_text(exc: BaseException) -> str:
+    """The exception's text and its causes': the OpenAI SDK says only "Connection error." and
+    keeps the refused connection underneath."""
+    parts, seen = [], 0
+    current: BaseException | None = exc
+    while current is not None and seen < 8:
+        parts.append(str(current))
+        current, seen = current.__cause__ or current.__context__, seen + 1
+    return "\n".join(parts)
+
+
+def unknown_provider(model: str) -> str:
+    return (f"litellm does not know the provider of model {model!r}: use a provider prefix such as "
+            "openai/, anthropic/, ollama_chat/ (see litellm's provider list)")
+
+
+def _key_hint(key_variable: str | None) -> str:
+    var = key_variable or "the provider's API key variable"
+    return f"set {var} or CODER_TUI_API_KEY, or pass --api-key"
+
+
+def _connect_reason(raw: str) -> str:
+    if re.search(r"Connect call failed|Connection refused", raw, re.IGNORECASE):
+        return "connection refused (is the server running?)"
+    if re.search(r"Name or service not known|nodename nor servname|getaddrinfo", raw, re.IGNORECASE):
+        return "the host name does not resolve"
+    return "the connection failed"
+
+
+def provider_message(exc: Exception) -> str:
+    """The provider's own message: the `error.message` of a JSON error body when there is one,
+    else the exception's first line without litellm's repeated class-name prefixes."""
+    text = (str(exc).strip() or type(exc).__name__).split(" Original exception")[0]
+    body = _json_body(text)
+    if body is not None:
+        error = body.get("error")
+        if isinstance(error, dict) and error.get("message"):
+            kind = error.get("type")
+            text = f"{error['message']} ({kind})" if kind and kind not in ("error", "scripted") else error["message"]
+        elif isinstance(error, str):
+            text = error
+    text = _NOISE.sub("", text).strip()
+    return redact((text.splitlines() or [type(exc).__name__])[0][:300])
+
+
+def _json_body(text: str) -> dict[str, Any] | None:
+    start = text.find("{")
+    end = text.rfind("}")
+    if start < 0 or end <= start:
+        return None
+    try:
+        value = json.loads(text[start : end + 1])
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def retry_after(exc: Exception) -> float | None:
+    headers = None
+    response = getattr(exc, "response", None)
+    if response is not None:
+        headers = getattr(response, "headers", None)
+    headers = headers or getattr(exc, "litellm_response_headers", None)
+    if not headers:
+        return None
+    value = headers.get("retry-after") or headers.get("Retry-After")
+    try:
+        return float(value) if value is not None else None
+    except ValueError:
+        return None

@@ -1,0 +1,158 @@
+"""Model errors say what happened: the kind, the model or the address, never the key.
+
+Every case goes through litellm's real adapters against scripted servers on loopback (or a port
+nothing listens on); configuration errors end `coder-tui run` with exit code 2.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agent.llm import LLM, LLMError
+from tests.conftest import cli, cli_env
+from tests.fake_anthropic import FakeAnthropic
+from tests.fake_ollama import FakeOllama
+from tests.fakellm import FakeLLM, Reply
+
+KEY = "sk-ant-errors-0123456789abcdefSECRETKEY"
+
+
+def closed_port() -> int:
+    """A loopback port with nothing listening on it."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+async def failure(model: LLM) -> tuple[LLMError, list[str]]:
+    """The error of one request, and the reasons given for each retry before it."""
+    retries: list[str] = []
+    with pytest.raises(LLMError) as caught:
+        await model.complete([{"role": "user", "content": "hi"}], [], lambda text: None,
+                             lambda why, attempt, delay: retries.append(why))
+    assert KEY not in str(caught.value) and all(KEY not in why for why in retries)
+    return caught.value, retries
+
+
+def fast(model: str, api_base: str | None, api_key: str | None = KEY, var: str | None = None) -> LLM:
+    return LLM(model, api_base, api_key, timeout=5, max_retries=1, retry_base_delay=0.01, key_variable=var)
+
+
+async def test_a_missing_key_is_named_with_the_variable_to_set(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    with FakeLLM(Reply(text="never")) as server:
+        error, retries = await failure(fast("openai/gpt-4.1", server.url, None, "OPENAI_API_KEY"))
+        assert server.requests == []  # nothing was sent without a key
+    assert (error.kind, error.configuration, retries) == ("no_key", True, [])
+    assert str(error).startswith("no API key for openai/gpt-4.1: set OPENAI_API_KEY or CODER_TUI_API_KEY")
+    assert "server error" not in str(error)
+    error, _ = await failure(fast("anthropic/claude-sonnet-4-5", None, None, "ANTHROPIC_API_KEY"))
+    assert error.kind == "no_key" and "ANTHROPIC_API_KEY" in str(error)
+
+
+@pytest.mark.parametrize("model", ["openai/gpt-4.1", "anthropic/claude-sonnet-4-5", "ollama_chat/qwen2.5-coder"])
+async def test_a_refused_connection_names_the_address(model: str) -> None:
+    url = f"http://127.0.0.1:{closed_port()}"
+    error, retries = await failure(fast(model, url))
+    assert error.kind == "gave_up" and not error.configuration
+    assert retries == [f"cannot connect to {url}: connection refused (is the server running?)"]
+    assert str(error).startswith(f"cannot connect to {url}: connection refused")
+    assert "gave up after 2 attempts" in str(error) and "server error" not in str(error)
+
+
+def test_a_default_address_is_named_when_none_was_given() -> None:
+    from agent.llm_errors import where
+
+    assert where("anthropic/claude-sonnet-4-5", None) == "https://api.anthropic.com"
+    assert where("ollama_chat/qwen2.5-coder", None) == "http://localhost:11434"
+    assert where("openai/gpt-4.1", "http://proxy:4000") == "http://proxy:4000"
+
+
+@pytest.mark.parametrize("server,message", [
+    (FakeLLM, "The model `gpt-9` does not exist"),
+    (FakeAnthropic, "model: claude-9"),
+    (FakeOllama, "model 'qwen9' not found, try pulling it first"),
+])
+async def test_an_unknown_model_is_a_configuration_error(server: Any, message: str) -> None:
+    with server(Reply(status=404, error_message=message)) as fake:
+        error, retries = await failure(fast(fake.model, fake.url))
+    assert (error.kind, error.configuration, retries) == ("unknown_model", True, [])
+    assert str(error).startswith(f"model {fake.model} was not found at {fake.url}: {message}")
+
+
+async def test_an_unknown_provider_is_a_configuration_error() -> None:
+    from agent.llm import configuration_problem
+
+    error, _ = await failure(fast("foo/bar", None))
+    assert (error.kind, error.configuration) == ("unknown_provider", True)
+    assert "litellm does not know the provider of model 'foo/bar'" in str(error)
+    assert await configuration_problem("foo/bar") == str(error)
+    assert await configuration_problem("anthropic/claude-sonnet-4-5") is None
+
+
+@pytest.mark.parametrize("server", [FakeLLM, FakeAnthropic])
+async def test_rate_limits_and_server_errors_name_the_kind_and_status(server: Any) -> None:
+    with server(Reply(status=429, error_message="slow down", headers={"Retry-After": "0"}),
+                Reply(status=500, error_message="boom"), Reply(status=503, error_message="busy")) as fake:
+        error, retries = await failure(LLM(fake.model, fake.url, KEY, timeout=5, max_retries=2,
+                                           retry_base_delay=0.01))
+    assert retries[0].startswith("rate limited: slow down")
+    assert retries[1].startswith(f"server error 500 from {fake.url}: boom")
+    assert str(error).startswith(f"server error 503 from {fake.url}: busy")
+    assert f"{fake.model} at {fake.url}; gave up after 3 attempts" in str(error)
+
+
+async def test_anthropic_overloaded_says_so() -> None:
+    with FakeAnthropic(Reply(status=529, error_message="Overloaded")) as fake:
+        error, retries = await failure(LLM(fake.model, fake.url, KEY, timeout=5, max_retries=0))
+    assert str(error).startswith(f"server error 500 from {fake.url}: Overloaded (overloaded_error)")
+
+
+async def test_a_rejected_key_is_an_authentication_error_without_the_key() -> None:
+    with FakeAnthropic(Reply(status=401, error_message=f"invalid x-api-key {KEY}")) as fake:
+        error, retries = await failure(fast(fake.model, fake.url, var="ANTHROPIC_API_KEY"))
+    assert (error.kind, error.configuration, retries) == ("auth", False, [])
+    assert f"authentication failed for {fake.model} at {fake.url}: set ANTHROPIC_API_KEY" in str(error)
+
+
+# -- `coder-tui run`: configuration errors exit 2 ---------------------------------------------
+def run(home: Path, ws: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(cli("run", "hi", "--workspace", str(ws), "--json", *args), env=cli_env(home),
+                          capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
+
+
+def test_headless_unknown_provider_exits_2_before_the_run(tmp_path: Path, isolated_home: Path) -> None:
+    done = run(isolated_home, tmp_path, "--model", "foo/bar", "--api-key", KEY)
+    assert done.returncode == 2, done.stderr
+    assert "litellm does not know the provider of model 'foo/bar'" in done.stderr
+    assert "the model is set by: command line" in done.stderr
+    assert done.stdout == "" and "Traceback" not in done.stderr and KEY not in done.stderr
+
+
+def test_headless_unknown_model_exits_2_with_an_error_event(tmp_path: Path, isolated_home: Path) -> None:
+    with FakeAnthropic(Reply(status=404, error_message="model: claude-nope")) as fake:
+        done = run(isolated_home, tmp_path, "--model", "anthropic/claude-nope", "--api-base", fake.url,
+                   "--api-key", KEY)
+    assert done.returncode == 2, done.stderr
+    events = [json.loads(line) for line in done.stdout.splitlines()]
+    error = next(e for e in events if e["type"] == "error")
+    assert error["configuration"] is True
+    assert error["message"].startswith(f"model anthropic/claude-nope was not found at {fake.url}")
+    assert KEY not in done.stdout + done.stderr
+
+
+def test_headless_refused_connection_exits_1_naming_the_address(tmp_path: Path, isolated_home: Path) -> None:
+    url = f"http://127.0.0.1:{closed_port()}"
+    (tmp_path / ".coder-tui.toml").write_text("max_retries = 0\n")
+    done = run(isolated_home, tmp_path, "--model", "ollama_chat/qwen2.5-coder", "--api-base", url)
+    assert done.returncode == 1, done.stderr
+    error = next(json.loads(line) for line in done.stdout.splitlines() if '"type": "error"' in line
+                 or '"type":"error"' in line)
+    assert error["message"].startswith(f"cannot connect to {url}: connection refused")
+    assert error["configuration"] is False

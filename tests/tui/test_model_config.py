@@ -1,0 +1,60 @@
+"""The app with a model it cannot use: the setup screen says why; cached prompt tokens in the status bar."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from tests.conftest import TEST_KEY
+from tests.fakellm import Reply
+from tests.tui.conftest import APP_SIZE, ready, rendered_text, wait_for
+from tests.tui.test_app_sessions import submit
+
+
+def setup_reason(app: Any) -> str:
+    from tui.screens.setup import SetupScreen
+
+    screen = app.screen
+    if not isinstance(screen, SetupScreen) or not screen.query("#setup-intro"):
+        return ""
+    return str(screen.query_one("#setup-intro").render())
+
+
+async def test_an_unknown_provider_opens_setup_before_the_first_prompt(workspace: Path, fake_llm: Any) -> None:
+    from tui.app import CoderApp
+    from tui.cli import launch_parser
+
+    options = launch_parser().parse_args([str(workspace), "--model", "foo/bar", "--api-base", fake_llm.url,
+                                          "--api-key", TEST_KEY])
+    app = CoderApp(options, animate=False)
+    async with app.run_test(size=APP_SIZE) as pilot:
+        reason = await wait_for(pilot, lambda: setup_reason(app), timeout=60, what="the setup screen")
+        assert "litellm does not know the provider of model 'foo/bar'" in reason
+        assert fake_llm.requests == []  # found before anything was sent
+        assert app.screen.query_one("#setup-model").value == "foo/bar"  # the value to correct
+
+
+async def test_a_model_the_provider_does_not_know_opens_setup(make_app: Any, fake_llm: Any) -> None:
+    app = make_app()
+    async with app.run_test(size=APP_SIZE) as pilot:
+        await ready(pilot)
+        fake_llm.script(Reply(status=404, error_message="The model `fake-model` does not exist"))
+        await submit(pilot, "hi")
+        reason = await wait_for(pilot, lambda: setup_reason(app), timeout=30, what="the setup screen")
+        assert f"model {fake_llm.model} was not found at {fake_llm.url}" in reason
+        await pilot.press("escape")  # Quit from a setup opened mid-session: back to the conversation
+        await wait_for(pilot, lambda: not setup_reason(app), what="the conversation")
+        assert app.bridge.session is not None
+
+
+async def test_the_status_bar_shows_cached_prompt_tokens(make_app: Any) -> None:
+    app = make_app()
+    async with app.run_test(size=APP_SIZE) as pilot:
+        status = (await ready(pilot)).query_one("#status")
+        status.set_usage(12_400, 800, 0.0123, cached=9_800)
+        await pilot.pause()
+        assert "12.4k in (9.8k cached) · 800 out · $0.012" in rendered_text(status)
+        status.set_usage(1200, 80, None)
+        await pilot.pause()
+        text = rendered_text(status)
+        assert "1.2k in · 80 out" in text and "cached" not in text
