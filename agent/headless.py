@@ -179,10 +179,14 @@ async def run_headless(options: Any) -> int:
     if not (github.prompt if github else options.prompt.strip()):
         raise UsageError("PROMPT is required (or --issue N with --github)")
     config = build_config(options, workspace.root)
+    await _check_model(config)
     approver = StdinApprover(emit=lambda event: session.emit(event), shorthand=not options.json)
+    misconfigured: list[ErrorEvent] = []
 
     def sink(event: Any) -> None:
         approver.note_request(event)
+        if isinstance(event, ErrorEvent) and event.configuration:
+            misconfigured.append(event)
         printer.handle(event)
 
     try:
@@ -204,7 +208,18 @@ async def run_headless(options: Any) -> int:
     finally:
         await session.close()
     printer.summary(complete, session.totals, session.session_id)
+    if misconfigured:  # an unknown model or provider, no key: the configuration, not the run, failed
+        return 2
     return _exit_code(complete, approver, published, printer)
+
+
+async def _check_model(config: Any) -> None:
+    """An unknown provider is a configuration error, found before the run starts (exit 2)."""
+    from agent.llm import configuration_problem
+
+    problem = await configuration_problem(config.model)
+    if problem is not None:
+        raise UsageError(f"{problem}; the model is set by: {config.sources.get('model', 'the configuration')}")
 
 
 def _exit_code(complete: Any, approver: StdinApprover, published: bool, printer: Any) -> int:

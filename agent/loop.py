@@ -6,6 +6,7 @@ decision, or a fatal error. Non-local exits are exceptions carrying what to tell
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -71,15 +72,29 @@ class Totals:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     cost: float | None = None
+    cached_tokens: int = 0
+    cache_write_tokens: int = 0
 
     def add(self, reply: ModelReply) -> Usage:
         self.prompt_tokens += reply.prompt_tokens
         self.completion_tokens += reply.completion_tokens
+        self.cached_tokens += reply.cache_read_tokens
+        self.cache_write_tokens += reply.cache_write_tokens
         if reply.cost is not None:
             self.cost = (self.cost or 0.0) + reply.cost
         return Usage(prompt_tokens=reply.prompt_tokens, completion_tokens=reply.completion_tokens,
                      cost=reply.cost, total_prompt_tokens=self.prompt_tokens,
-                     total_completion_tokens=self.completion_tokens, total_cost=self.cost)
+                     total_completion_tokens=self.completion_tokens, total_cost=self.cost,
+                     cached_tokens=reply.cache_read_tokens, cache_write_tokens=reply.cache_write_tokens,
+                     total_cached_tokens=self.cached_tokens, total_cache_write_tokens=self.cache_write_tokens)
+
+    def restore(self, usage: dict[str, Any]) -> None:
+        """The totals as a recorded `usage` event left them (resuming a session)."""
+        self.prompt_tokens = usage.get("total_prompt_tokens", 0)
+        self.completion_tokens = usage.get("total_completion_tokens", 0)
+        self.cost = usage.get("total_cost")
+        self.cached_tokens = usage.get("total_cached_tokens", 0)
+        self.cache_write_tokens = usage.get("total_cache_write_tokens", 0)
 
 
 @dataclass
@@ -108,7 +123,8 @@ class Run:
         except StopRun:
             return self._complete(False, self._with("Stopped by the user."), "stopped")
         except (LLMError, FatalLoopError) as exc:
-            self.emit(ErrorEvent(message=str(exc), recoverable=False))
+            self.emit(ErrorEvent(message=str(exc), recoverable=False,
+                                 configuration=isinstance(exc, LLMError) and exc.configuration))
             return self._complete(False, str(exc), "error")
 
     def _with(self, note: str) -> str:
@@ -181,7 +197,17 @@ def _assistant_message(reply: ModelReply) -> dict[str, Any]:
     message: dict[str, Any] = {"role": "assistant", "content": reply.text or None}
     if reply.tool_calls:
         message["tool_calls"] = [
-            {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments or "{}"}}
+            {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": _json_object(c.arguments)}}
             for c in reply.tool_calls
         ]
     return message
+
+
+def _json_object(arguments: str) -> str:
+    """The arguments, or "{}" when they are not a JSON object: adapters that send calls back as
+    objects (Ollama's, Anthropic's) cannot convert them and would fail every later request. The
+    call's result already tells the model what was wrong with what it sent."""
+    try:
+        return arguments if isinstance(json.loads(arguments), dict) else "{}"
+    except ValueError:
+        return "{}"

@@ -100,9 +100,7 @@ class AgentSession:
         self.ctx.todos[:] = [TodoItem.model_validate(t) for t in data.todos]
         for event in data.events:
             if event.get("type") == "usage":
-                self.totals.prompt_tokens = event.get("total_prompt_tokens", 0)
-                self.totals.completion_tokens = event.get("total_completion_tokens", 0)
-                self.totals.cost = event.get("total_cost")
+                self.totals.restore(event)
         self.state = dict(data.state)
 
     # -- properties -----------------------------------------------------------------------

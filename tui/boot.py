@@ -19,17 +19,12 @@ def _import_core() -> None:
 
 
 def _prewarm_litellm() -> None:
-    import gc
-
     from agent.llm import prewarm
 
     try:
-        prewarm()
+        prewarm()  # also freezes the model library's objects out of full collections
     except Exception:  # noqa: BLE001 - the first run imports it again and reports the problem
         return
-    # The model library brings about a million long-lived objects; left in the collected
-    # generations, every full collection walks them (~300 ms pauses while typing).
-    gc.freeze()
 
 
 def flags_of(options: Any) -> dict[str, Any]:
@@ -91,12 +86,15 @@ async def _reload(app: Any, root: Any, result: Any) -> Any:
     return await asyncio.to_thread(load, root, flags)
 
 
-async def apply_setup(app: Any) -> None:
-    """/setup: choose again; the session (or, when none could start, the boot) takes it up."""
+async def apply_setup(app: Any, reason: str = "choose the model, server and key") -> None:
+    """/setup, or a model the provider or litellm rejected: choose again; the session (or, when
+    none could start, the boot) takes it up."""
     from tui.screens.setup import SetupScreen
 
+    if any(isinstance(screen, SetupScreen) for screen in app.screen_stack):
+        return  # already choosing (a failed check and a failed run can both ask)
     workspace = app.bridge.workspace
-    result = await app.push_screen_wait(SetupScreen(app.config, os.environ, "choose the model, server and key"))
+    result = await app.push_screen_wait(SetupScreen(app.config, os.environ, reason))
     if result is None:
         return
     app.config = await _reload(app, workspace.root if workspace is not None else None, result)
@@ -128,8 +126,21 @@ async def boot(app: Any) -> None:
     app.apply_keymap(config.keymap)
     session = app.bridge.session
     app.session_opened(session)
+    app.run_worker(_check_model(app, config.model or ""), name="check-model", exit_on_error=False)
     if app.bridge.room is not None:
         app.bridge.room.start(session, app)
+
+
+async def _check_model(app: Any, model: str) -> None:
+    """An unknown provider is a configuration error: the setup screen, before the first prompt.
+    (The check needs litellm, loading meanwhile; a prompt sent before it answers fails with the
+    same message, and setup opens once.)"""
+    from agent.llm import configuration_problem
+
+    problem = await configuration_problem(model)
+    if problem is not None:
+        app.query_one("#transcript").notice(problem, "error")
+        await apply_setup(app, problem)
 
 
 async def _open_local(app: Any) -> Any:

@@ -76,6 +76,10 @@ class AgentBridge:
         self.sink(event)
         if kind == "complete":
             self._quiet = True
+        elif kind == "error" and event.configuration:  # unknown model or provider, no key
+            from tui.boot import apply_setup
+
+            self.app.run_worker(apply_setup(self.app, event.message), name="setup", exit_on_error=False)
 
     # -- running --------------------------------------------------------------------------
     def submit(self, text: str, mentions: list[str]) -> str:
