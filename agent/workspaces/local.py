@@ -106,7 +106,7 @@ class LocalWorkspace(Workspace):
     def _read(self, path: str) -> str:
         rel, real = self._locate(path)
         try:
-            data = self._bytes(real, MAX_READ_BYTES)
+            data = self._bytes(self._inside(real), MAX_READ_BYTES)
         except FileNotFoundError:
             raise WorkspaceError(f"{rel or path} does not exist") from None
         except safefs.NotRegular as exc:
@@ -122,9 +122,8 @@ class LocalWorkspace(Workspace):
         except textio.BinaryFileError:
             raise WorkspaceError(f"{rel} is a binary file; the text tools do not read or edit it") from None
 
-    def _bytes(self, real: Path, limit: int) -> bytes:
+    def _bytes(self, parts: tuple[str, ...], limit: int) -> bytes:
         """A regular file's bytes, opened from the root without following links (OSError: why not)."""
-        parts = self._inside(real)
         if not parts:
             raise safefs.NotRegular("a folder")
         with safefs.opened_dir(self._root, parts[:-1]) as fd:
@@ -187,14 +186,18 @@ class LocalWorkspace(Workspace):
     async def search(self, pattern: re.Pattern[str], path: str = "", max_results: int = 100,
                      progress: ProgressFn | None = None) -> SearchResult:
         files = await self.list_files(path)
-        return await asyncio.to_thread(self._search_files, files, pattern, max_results)
+        start, real = self._locate(path)
+        return await asyncio.to_thread(self._search_files, files, start, self._inside(real), pattern, max_results)
 
-    def _search_files(self, files: list[str], pattern: re.Pattern[str], max_results: int) -> SearchResult:
+    def _search_files(self, files: list[str], start: str, real_start: tuple[str, ...], pattern: re.Pattern[str],
+                      max_results: int) -> SearchResult:
         result = SearchResult()
         skipped = 0
         for rel in files:
+            # The walk follows no link below start, so a file's real names are start's plus its own.
+            parts = real_start + tuple(name for name in rel[len(start):].split("/") if name)
             try:
-                text, _fmt = textio.decode(self._bytes(self._locate(rel)[1], MAX_SEARCH_BYTES))
+                text, _fmt = textio.decode(self._bytes(parts, MAX_SEARCH_BYTES))
             except safefs.TooLarge:
                 skipped += 1
                 continue
