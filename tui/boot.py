@@ -124,6 +124,8 @@ async def boot(app: Any) -> None:
         return
     app.config = config
     app.apply_keymap(config.keymap)
+    if not options.mode and config.mode != app.mode:  # the config's mode (user, or a trusted folder)
+        app.set_mode(config.mode)
     session = app.bridge.session
     app.session_opened(session)
     app.run_worker(_check_model(app, config.model or ""), name="check-model", exit_on_error=False)

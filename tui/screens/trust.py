@@ -18,6 +18,7 @@ from textual.widgets import Button, Static
 
 class TrustScreen(ModalScreen[bool]):
     CSS_PATH = "trust.tcss"
+    AUTO_FOCUS = "#no"  # the safe answer is the default
     BINDINGS = [
         Binding("t", "answer(True)", "Trust", id="trust.yes"),
         Binding("n,escape", "answer(False)", "Not now", id="trust.no"),
@@ -36,13 +37,11 @@ class TrustScreen(ModalScreen[bool]):
             for line in self.ignored:
                 yield Static(f"• {line.setting}: {line.why}", classes="trust-item", markup=False)
             yield Static("Trust it only if you know who wrote it. Without trust these settings are left "
-                         "out and everything else in the file applies.", classes="trust-text", markup=False)
+                         "out and everything else in the file applies.", id="trust-note", classes="trust-text",
+                         markup=False)
             with Horizontal(id="trust-actions"):
                 yield Button("Not now (n)", id="no")
                 yield Button("Trust this folder (t)", id="yes", variant="warning")
-
-    def on_mount(self) -> None:
-        self.query_one("#no", Button).focus()  # the safe answer is the default
 
     def action_answer(self, value: bool) -> None:
         self.dismiss(value)
