@@ -262,8 +262,14 @@ class FakeLLM(ScriptedServer):
 def _tool_loop_responder(steps: int) -> Callable[[dict[str, Any]], Reply]:
     """Answers with a read_file call `steps` times per conversation, then with text."""
 
+    def results(message: dict[str, Any]) -> int:
+        if message.get("role") == "tool":  # OpenAI and Ollama
+            return 1
+        content = message.get("content")  # Anthropic: tool_result blocks in a user message
+        return sum(1 for b in content if b.get("type") == "tool_result") if isinstance(content, list) else 0
+
     def respond(body: dict[str, Any]) -> Reply:
-        done = sum(1 for m in body.get("messages", []) if m.get("role") == "tool")
+        done = sum(results(m) for m in body.get("messages", []))
         if done >= steps:
             return Reply(text="done", usage=(100, 1))
         return Reply(tool_calls=[call("read_file", file_path="a.py")], usage=(100, 10))
@@ -271,9 +277,18 @@ def _tool_loop_responder(steps: int) -> Callable[[dict[str, Any]], Reply]:
     return respond
 
 
-if __name__ == "__main__":  # a separate server process for benchmarks: prints its URL, serves until killed
-    import sys
+def _serve(steps: int, wire: str) -> None:
+    """A separate server process for benchmarks: prints its URL, serves until killed."""
+    from tests.fake_anthropic import FakeAnthropic
+    from tests.fake_ollama import FakeOllama
 
-    server = FakeLLM(responder=_tool_loop_responder(int(sys.argv[1]) if len(sys.argv) > 1 else 200)).start()
+    kind = {"openai": FakeLLM, "anthropic": FakeAnthropic, "ollama": FakeOllama}[wire]
+    server = kind(responder=_tool_loop_responder(steps)).start()
     print(server.url, flush=True)
     threading.Event().wait()
+
+
+if __name__ == "__main__":  # python -m tests.fakellm [STEPS] [openai|anthropic|ollama]
+    import sys
+
+    _serve(int(sys.argv[1]) if len(sys.argv) > 1 else 200, sys.argv[2] if len(sys.argv) > 2 else "openai")

@@ -2,6 +2,11 @@
 
 Run: python tests/bench/bench_core.py   (or python -m tests.bench for every benchmark)
 Goals: < 10 ms median per step (HTTP included), < 100 ms for the big-file edit, < 150 ms for --help.
+
+A loop step is one read_file round trip through litellm's real adapters against a scripted server
+in its own process (OpenAI over httpx and over the OpenAI SDK, Anthropic Messages, Ollama /api/chat).
+"cpu" is the client process's CPU time per step (all its threads): on a busy machine the wall
+time waits for cores, the CPU time does not.
 """
 
 from __future__ import annotations
@@ -32,23 +37,26 @@ from agent.workspaces.local import LocalWorkspace  # noqa: E402
 STEPS = 200
 
 
-async def loop_overhead(model_prefix: str, api_base: str) -> tuple[list[float], list[float]]:
-    """Per-step wall time for STEPS read_file round trips, and the part spent outside the model call."""
+async def loop_overhead(model: str, api_base: str) -> tuple[list[float], list[float], list[float]]:
+    """Per-step wall time for STEPS read_file round trips, the part spent outside the model call,
+    and the client's CPU time per step."""
     stamps: list[float] = []
+    cpu: list[float] = []
     in_model: list[float] = []
 
     def sink(event: object) -> None:
         if isinstance(event, StepStarted):
             stamps.append(time.perf_counter())
+            cpu.append(time.process_time())
 
     with tempfile.TemporaryDirectory() as tmp:
         (Path(tmp) / "a.py").write_text("x = 1\n" * 20)
-        config = Config(model=f"{model_prefix}/fake-model", api_base=api_base, api_key=SecretStr("sk-bench"),
+        config = Config(model=model, api_base=api_base, api_key=SecretStr("sk-bench"),
                         mode="allow", max_steps=STEPS + 5)
         session = AgentSession.open(config, LocalWorkspace(tmp), ScriptedApprover([]), sink,
                                     store=SessionStore(Path(tmp) / "sessions"))
-        model = session.llm()
-        complete = model.complete
+        llm = session.llm()
+        complete = llm.complete
 
         async def timed(*args: object, **kwargs: object) -> object:
             started = time.perf_counter()
@@ -57,17 +65,17 @@ async def loop_overhead(model_prefix: str, api_base: str) -> tuple[list[float], 
             finally:
                 in_model.append(time.perf_counter() - started)
 
-        model.complete = timed  # type: ignore[method-assign]
+        llm.complete = timed  # type: ignore[method-assign]
         await session.run("read a.py many times")
         await session.close()
     steps = [b - a for a, b in zip(stamps, stamps[1:])]
-    return steps, [step - model for step, model in zip(steps, in_model)]
+    return steps, [step - model for step, model in zip(steps, in_model)], [b - a for a, b in zip(cpu, cpu[1:])]
 
 
-def scripted_server() -> subprocess.Popen[str]:
+def scripted_server(wire: str = "openai") -> subprocess.Popen[str]:
     """The scripted server in its own process, as a provider would be."""
     env = dict(os.environ, PYTHONPATH=str(ROOT))
-    proc = subprocess.Popen([sys.executable, "-m", "tests.fakellm", str(STEPS)], env=env, cwd=ROOT,
+    proc = subprocess.Popen([sys.executable, "-m", "tests.fakellm", str(STEPS), wire], env=env, cwd=ROOT,
                             stdout=subprocess.PIPE, text=True)
     assert proc.stdout is not None
     proc.url = proc.stdout.readline().strip()  # type: ignore[attr-defined]
@@ -112,15 +120,24 @@ def report(name: str, values: list[float], goal_ms: float) -> None:
     print(f"{name:<38} median {median:8.2f} ms   p95 {p95:8.2f} ms   n={len(ms):<4} goal < {goal_ms:g} ms  {verdict}")
 
 
+ROUTES = [  # (label, wire format of the scripted server, model)
+    ("OpenAI-compatible, httpx", "openai", "hosted_vllm/fake-model"),
+    ("OpenAI SDK", "openai", "openai/fake-model"),
+    ("Anthropic Messages", "anthropic", "anthropic/claude-sonnet-4-5"),
+    ("Ollama /api/chat", "ollama", "ollama_chat/qwen2.5-coder"),
+]
+
+
 def main() -> None:
-    server = scripted_server()
-    try:
-        for prefix, route in (("hosted_vllm", "litellm httpx route"), ("openai", "litellm OpenAI-SDK route")):
-            steps, ours = asyncio.run(loop_overhead(prefix, server.url))  # type: ignore[attr-defined]
-            report(f"loop step, {route}", steps, 10)
-            report("  of which outside the model call", ours, 10)
-    finally:
-        server.kill()
+    for label, wire, model in ROUTES:
+        server = scripted_server(wire)
+        try:
+            steps, ours, cpu = asyncio.run(loop_overhead(model, server.url))  # type: ignore[attr-defined]
+        finally:
+            server.kill()
+        report(f"loop step, {label}", steps, 10)
+        report("  of which outside the model call", ours, 10)
+        report("  client cpu per step", cpu, 10)
     report("replace_lines + diff, 100,000 lines", asyncio.run(big_file_edit()), 100)
     report("coder-tui --help (process wall time)", help_time(), 150)
 
