@@ -93,6 +93,8 @@ class WriteFile(EditTool):
         if await ws.is_dir(path):
             raise ToolError(f"{path} is a folder")
         old = await ws.load_for_edit(path)
+        if old is not None:
+            await ws.check_unread(path)
         new = args.content
         if old:
             had_newline, has_newline = old.endswith("\n"), new.endswith("\n")

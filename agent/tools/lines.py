@@ -67,6 +67,7 @@ async def _load(ctx: ToolContext, file_path: str) -> tuple[str, str, list[str], 
     old = await ws.load_for_edit(path)
     if old is None:
         raise ToolError(f"{path} does not exist; use write_file to create it")
+    await ws.check_unread(path)  # line numbers taken before a change point at the wrong lines
     lines, trailing = to_lines(old)
     return path, old, lines, trailing
 

@@ -158,6 +158,11 @@ class Workspace(ABC):
             )
         return text
 
+    async def check_unread(self, path: str) -> None:
+        """Before an edit not anchored in text the model quotes (a whole-file write, line numbers):
+        refuse an existing file the model never read if it changed during the session, so that a
+        person's concurrent edit is not overwritten. Only a folder on disk can tell (see local)."""
+
     @abstractmethod
     async def apply(self, changes: list[FileChange]) -> None:
         """Apply whole-file changes, all or nothing (ConflictError when a base is stale)."""

@@ -211,23 +211,19 @@ class LocalWorkspace(Workspace):
         return result
 
     # -- writing --------------------------------------------------------------------------
-    async def load_for_edit(self, path: str) -> str | None:
-        """As for any workspace, and: a file never read that changed after the session opened
-        (a person's edit, a formatter) is refused until read, so its news is not overwritten."""
-        text = await super().load_for_edit(path)
-        if text is None or path in self._seen:
-            return text
+    async def check_unread(self, path: str) -> None:
+        if path in self._seen:
+            return  # load_for_edit compares with what the model read
         try:
             changed = os.stat(self._locate(path)[1]).st_mtime_ns
         except OSError:
-            return text
+            return
         if changed > self._opened_ns:
             at = datetime.fromtimestamp(changed / 1e9).strftime("%H:%M:%S")
             raise ConflictError(
                 f"{path} was modified at {at}, after this session started, and you have not read it "
                 f"since: read_file {path} first so that your edit keeps those changes. Nothing was changed."
             )
-        return text
 
     async def apply(self, changes: list[FileChange]) -> None:
         targets = [self._writable(change.path) for change in changes]

@@ -266,7 +266,12 @@ async def test_write_over_an_unread_file_changed_meanwhile_is_refused(make_harne
     os.utime(target, ns=(now, now))
     out = await use(h, "write_file", file_path="notes.md", content="model's version\n")
     assert out.startswith("Error: notes.md was modified at ") and "read_file notes.md first" in out
+    out = await use(h, "replace_lines", file_path="notes.md", start_line=2, end_line=2, new_content="guess")
+    assert out.startswith("Error: notes.md was modified at ")
     assert target.read_text() == "first draft\nthe user's new line\n"
+    # a patch quotes the text it replaces, so it lands on the current content, keeping the user's line
+    await use(h, "patch_file", file_path="notes.md", patches=[{"old_text": "first", "new_text": "second"}])
+    assert target.read_text() == "second draft\nthe user's new line\n"
     await use(h, "read_file", file_path="notes.md")
     assert (await use(h, "write_file", file_path="notes.md", content="merged\n")).startswith("Edited notes.md")
     assert (await use(h, "write_file", file_path="fresh.md", content="1\n")).startswith("Created fresh.md")
