@@ -233,10 +233,14 @@ def edited_files(draw: st.DrawFn) -> tuple[str, list[str], list[str]]:
         lines[-1] = lines[-1].rstrip("\r\n")  # no final newline
     index = draw(st.integers(0, len(lines) - 1))
     edited = list(lines)
-    action = draw(st.sampled_from(["replace", "delete", "none"]))
+    action = draw(st.sampled_from(["replace", "insert", "delete", "none"]))
     if action == "replace":
         old = lines[index]
         edited[index] = "new:" + draw(fits) + old[len(old.rstrip("\r\n")):]  # a changed line keeps its end
+    elif action == "insert":  # an added line takes the file's main style (ties go to CRLF)
+        crlf = sum(line.endswith("\r\n") for line in lines)
+        main = "\r\n" if crlf and crlf >= sum(line.endswith("\n") for line in lines) - crlf else "\n"
+        edited.insert(index, "new:" + draw(fits) + main)
     elif action == "delete" and index < len(lines) - 1:
         del edited[index]
     return encoding, lines, edited
