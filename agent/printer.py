@@ -81,7 +81,8 @@ class TextPrinter:
         for preview in e.files:
             self._diff(preview.diff)
         if e.command:
-            self._line(f"$ {e.command}  (in {e.cwd}, timeout {e.timeout} s)", self.err)
+            network = ", asks for network access" if e.args.get("network") is True else ""
+            self._line(f"$ {e.command}  (in {e.cwd}, timeout {e.timeout} s{network})", self.err)
         if e.url:
             self._line(f"fetch {e.url}", self.err)
         prompt = f"Allow {e.tool}? [y] once · [a] always for {e.tool} · [n] deny (n <feedback>) · [s] stop"

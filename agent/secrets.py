@@ -148,7 +148,9 @@ def _proc_bounds() -> tuple[int, int, int, int] | None:
         with open("/proc/self/stat", "rb") as handle:
             stat = handle.read()
         fields = stat[stat.rindex(b")") + 2 :].split()
-        bounds = tuple(int(fields[i]) for i in (45, 46, 47, 48))
+        arg_start, arg_end, env_start, env_end = (int(fields[i]) for i in (45, 46, 47, 48))
     except (OSError, ValueError, IndexError):
         return None
-    return bounds if all(bounds) and bounds[1] > bounds[0] and bounds[3] > bounds[2] else None  # type: ignore[return-value]
+    if 0 < arg_start < arg_end and 0 < env_start < env_end:
+        return arg_start, arg_end, env_start, env_end
+    return None

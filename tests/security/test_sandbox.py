@@ -74,7 +74,8 @@ async def test_persistent_shells_are_sandboxed(make_harness: Any, tmp_path: Path
     sandbox.configure(h.session)
     elsewhere = Path("/var/tmp") / f"coder-tui-sbx-{tmp_path.name}"
     h.script(Reply(tool_calls=[call("shell_open")]),
-             Reply(tool_calls=[call("shell_exec", session_id="sh1", command=f"echo a > kept.txt; echo b > {elsewhere}")]),
+             Reply(tool_calls=[call("shell_exec", session_id="sh1",
+                                    command=f"echo a > kept.txt; echo b > {elsewhere}")]),
              Reply(text="done"))
     await h.run()
     result = [m["content"] for m in h.session.messages if m["role"] == "tool"][-1]
@@ -112,3 +113,22 @@ async def test_off_runs_commands_as_before(make_harness: Any, tmp_path: Path) ->
     sandbox.configure(h.session)
     out = await _shell(h, f"echo x > {tmp_path}/outside.txt && echo ok")
     assert "ok" in out[0] and (tmp_path / "outside.txt").exists()
+
+
+@needs_bwrap
+def test_headless_approval_shows_and_grants_the_network(tmp_path: Path, isolated_home: Path) -> None:
+    import subprocess
+
+    from tests.conftest import cli, cli_env
+
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    with FakeLLM() as llm:
+        connect = CONNECT.format(port=urlsplit(llm.url).port)
+        llm.script(Reply(tool_calls=[call("bash_exec", command=connect, network=True)]), Reply(text="done"))
+        done = subprocess.run(cli("run", "fetch", "--workspace", str(ws), "--model", llm.model, "--api-base", llm.url,
+                                  "--api-key", "sk-test-x"), env=cli_env(isolated_home), input="y\n",
+                              capture_output=True, text=True, timeout=90)
+        result = [m for m in llm.requests[-1]["messages"] if m["role"] == "tool"][-1]["content"]
+    assert done.returncode == 0, done.stderr
+    assert "asks for network access" in done.stderr and "connected" in result

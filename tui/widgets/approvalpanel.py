@@ -132,6 +132,8 @@ class ApprovalPanel(Vertical, can_focus=True):
                 facts.append(("Shell", str(session)))
             if request.timeout is not None:
                 facts.append(("Timeout", f"{request.timeout} s"))
+            if request.args.get("network") is True:  # the sandbox gives it only when allowed here
+                facts.append(("Network", "asked for: allowing grants it for this command"))
             # The command once (the summary repeats it): highlighted, with where and how long.
             return [
                 Static(Content("$ ").stylize("$text-muted") + highlight(command, language="bash"),
