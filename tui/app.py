@@ -23,9 +23,7 @@ from agent import paths
 from tui.bridge import AgentBridge
 from tui.gcpolicy import GcPolicy
 from tui.pathfmt import home_relative
-from tui.presenter import Presenter
 from tui.theme_vars import derive_app_variables
-from tui.widgets.panes import WorkspacePane
 from tui.widgets.prompt import PromptInput
 from tui.widgets.spinner import TICK
 from tui.widgets.statusbar import MODES, StatusBar
@@ -63,7 +61,7 @@ class CoderApp(App[int]):
         self.github: Any = None
         self.mode = options.mode or "ask"
         self.bridge = AgentBridge(self, self._sink)
-        self.presenter: Presenter | None = None
+        self.presenter: Any = None  # made with the side panel, right after the first frame
         self._last_interrupt = 0.0
         self._remember_theme = False  # only a theme the user picks is saved
         self.gc_policy = GcPolicy()
@@ -82,9 +80,7 @@ class CoderApp(App[int]):
             with Vertical(id="main"):
                 yield Transcript(last_input=lambda: self.gc_policy.last_input, id="transcript")
                 yield PromptInput(history_path=paths.prompt_history_file(), commands=self._commands(), id="prompt")
-            with Vertical(id="side"):
-                yield Timeline(id="timeline")
-                yield WorkspacePane(id="pane")
+            yield Vertical(id="side")  # its timeline and pane come right after the first frame
         yield StatusBar(self.mode, id="status")
         yield Footer()
 
@@ -95,17 +91,10 @@ class CoderApp(App[int]):
         return [c for c in SLASH_COMMANDS if self.options.github or c[0] not in github_only]
 
     def on_mount(self) -> None:
-        transcript = self.query_one(Transcript)
-        self.presenter = Presenter(transcript, self.query_one(Timeline), self.query_one(StatusBar), self._key_argument)
-        self.presenter.on_files_changed = lambda event, approved: self.live_diff().landed(event, approved)
-        self.presenter.on_run_start = self._run_started
-        self.presenter.on_run_end = lambda event: self.agent_idle()
-        self.presenter.on_room = lambda event: self.refresh_pane()
         status = self.query_one(StatusBar)
         status.set_workspace(self._target_label())
         status.set_model(self.options.model or "")
-        self.query_one(Timeline).border_title = "Plan · timeline"
-        transcript.notice(WELCOME.format(mode=self.mode.upper()), "dim")
+        self.query_one(Transcript).notice(WELCOME.format(mode=self.mode.upper()), "dim")
         if self.animate:
             self.set_interval(TICK, self._tick, name="spinners")
         self.call_after_refresh(self._first_frame_shown)
@@ -121,17 +110,34 @@ class CoderApp(App[int]):
         main = self.screen_stack[0]  # the layout's screen, also when a dialog is on top
         if narrow != main.has_class("-narrow"):  # a class change restyles every widget
             main.set_class(narrow, "-narrow")
-            footer = main.query_one(Footer)  # narrow: every key's hint fits, Ctrl+P's gives way
+            footer = main.query_one(Footer)  # narrow: the keys' hints fit, Ctrl+P's gives way (F1 lists it)
             footer.compact, footer.show_command_palette = narrow, not narrow
 
     def get_key_display(self, binding: Binding) -> str:
         return super().get_key_display(binding).replace("shift+", "⇧")
 
-    def _first_frame_shown(self) -> None:
+    async def _first_frame_shown(self) -> None:
+        await self._compose_side()
         # What exists now lives as long as the app: freeze it; full collections wait for pauses.
         self.gc_policy.start()
         self.set_interval(1.0, self.gc_policy.tick, name="gc")
         self._boot()
+
+    async def _compose_side(self) -> None:
+        """The side panel's timeline and pane, and the presenter that fills them and the chat: both
+        empty until the agent runs, they would only delay the first frame."""
+        from tui.presenter import Presenter
+        from tui.widgets.panes import WorkspacePane
+
+        timeline = Timeline(id="timeline")
+        timeline.border_title = "Plan · timeline"
+        await self.query_one("#side").mount(timeline, WorkspacePane(id="pane"))
+        self.presenter = Presenter(self.query_one(Transcript), timeline, self.query_one(StatusBar),
+                                   self._key_argument)
+        self.presenter.on_files_changed = lambda event, approved: self.live_diff().landed(event, approved)
+        self.presenter.on_run_start = self._run_started
+        self.presenter.on_run_end = lambda event: self.agent_idle()
+        self.presenter.on_room = lambda event: self.refresh_pane()
 
     def restart_boot(self) -> None:
         self.bridge.failure = None

@@ -86,7 +86,10 @@ async def test_old_requests_fold_into_one_list_and_their_checkpoints_still_resto
         assert "request 0" in str(earlier.get_option_at_index(0).prompt)
         earlier.focus()
         earlier.highlighted = 1
-        await pilot.press("enter")
+        await pilot.press("enter")  # Enter alone never restores: the restore dialog takes Enter as yes
+        await pilot.pause()
+        assert app.restores == []
+        await pilot.press("r")
         await pilot.pause()
         assert app.restores == ["cp0000abcdef"]
         earlier.highlighted = 3
