@@ -217,7 +217,8 @@ async def test_escape_stops_a_run_in_a_room_and_drops_only_the_prompts_typed_her
             await pilot.press("escape")
             await wait_for(pilot, lambda: "Stopped." in notices(app) and not app.bridge.running, what="the stop")
             assert app.bridge.room.status.queue == []
-            assert len(fake_llm.requests) == 1  # the prompt queued here was dropped with the stop
+            asked = [m["content"] for r in fake_llm.requests for m in r["messages"] if m["role"] == "user"]
+            assert not any("and then this" in a for a in asked), asked  # dropped with the stop
             await app.bridge.shutdown()
     finally:
         await host.stop()
