@@ -141,10 +141,16 @@ class AgentSession:
         return list(self.ctx.todos)
 
     def emit(self, event: Any) -> None:
-        text = event.text if event.type == "text_delta" else event.model_dump_json()
-        if contains_secret(text):
-            event = parse_event(redact(event.model_dump_json()))
-        self.writer.event(event)
+        if event.type == "text_delta":  # streamed text is not recorded
+            if contains_secret(event.text):
+                event = parse_event(redact(event.model_dump_json()))
+            self.sink(event)
+            return
+        dumped = event.model_dump_json()  # once, for the check, the mask and the session file
+        if contains_secret(dumped):
+            dumped = redact(dumped)
+            event = parse_event(dumped)
+        self.writer.event(event, dumped)
         self.sink(event)
 
     def record_state(self, key: str, value: Any) -> None:
@@ -174,14 +180,16 @@ class AgentSession:
         run = Run(llm, self.executor, self.messages, self.registry.schemas(self.workspace), self.emit,
                   self.writer.message, self.totals, self.config.max_steps)
         try:
-            return await run.execute()
+            complete = await run.execute()
         except asyncio.CancelledError:
             if not self._stop_requested or self._task is None:
                 raise
             self._task.uncancel()
-            return run._complete(False, run._with("Stopped by the user."), "stopped")
+            complete = run._complete(False, run._with("Stopped by the user."), "stopped")
         finally:
             self._task = None
+        await self.writer.durable()  # a completed turn's record is on disk before the turn ends
+        return complete
 
     def stop(self) -> bool:
         """Stop the active run promptly (the model stream and any running tool are cancelled)."""
