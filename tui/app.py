@@ -162,9 +162,11 @@ class CoderApp(App[int]):
         label = session.workspace.label
         status.set_workspace(home_relative(label) if session.workspace.root is not None else label)
         status.set_model(session.model or "")
-        session.mode = self.mode
         if session.restored is not None:
-            replay(session.restored, self.presenter, self.query_one(Transcript))
+            mode = replay(session.restored, self.presenter, self.query_one(Transcript), self.options.mode)
+            if mode:
+                self.set_mode(mode)
+        session.mode = self.mode
         status.set_state("idle")
         self.refresh_pane()
         self._load_files()
@@ -273,6 +275,12 @@ class CoderApp(App[int]):
     @on(StatusBar.ModeClicked)
     def _badge(self) -> None:
         self.action_cycle_mode()
+
+    @on(StatusBar.AllowancesClicked)
+    def _allowances(self) -> None:
+        from tui.commands import run_command
+
+        self.run_worker(run_command(self, "/allowances"), name="command", group="commands", exit_on_error=False)
 
     # -- actions --------------------------------------------------------------------------
     MAIN_SCREEN_ACTIONS = frozenset({"cycle_mode", "toggle_side", "toggle_diff", "new_session", "focus_timeline",
