@@ -272,8 +272,11 @@ class RoomClient:
     def _on_transport(self, state: TransportState) -> None:
         if self._leaving or self.closed.is_set():
             return  # the server drops our socket once we left or the room closed: not a loss
-        if state == "reconnecting":
-            self._phase("reconnecting", "connection lost; reconnecting")
+        if state in ("reconnecting", "refused"):
+            message = ("the server does not know the room (it may have restarted); trying again until the host "
+                       "is back" if state == "refused" else "connection lost; reconnecting")
+            if (self.status.phase, self.status.message) != ("reconnecting", message):
+                self._phase("reconnecting", message)
         elif state == "reconnected":
             if self.docs:
                 self.docs.sync_all()  # the server replays what it buffered; this covers the rest

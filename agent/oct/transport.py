@@ -31,7 +31,7 @@ GRACE_SECONDS = 30.0
 CONNECT_TIMEOUT = 30.0
 CLIENT_NAME = "coder-tui"
 
-TransportState = Literal["connected", "reconnecting", "reconnected", "settled", "lost", "kicked", "closed"]
+TransportState = Literal["connected", "reconnecting", "refused", "reconnected", "settled", "lost", "kicked", "closed"]
 
 
 def socket_endpoint(server_url: str) -> tuple[str, str]:
@@ -149,10 +149,11 @@ class SocketTransport:
             self._on_state("kicked")
             return
         log.info("room connection dropped (%s); reconnecting", reason)
-        self._on_state("reconnecting")
+        refused = reason == socketio.AsyncClient.reason.SERVER_DISCONNECT
+        self._on_state("refused" if refused else "reconnecting")
         if self._grace_task is None:
             self._grace_task = asyncio.create_task(self._expire())
-        if reason == socketio.AsyncClient.reason.SERVER_DISCONNECT and self._rejoin_task is None:
+        if refused and self._rejoin_task is None:
             # Ended before it settled: the server does not know the room (yet), e.g. right after a
             # restart, before the host is back. python-socketio leaves that to us.
             self._rejoin_task = asyncio.create_task(self._rejoin())

@@ -86,7 +86,7 @@ class OctTestServer:
         self.sio = socketio.AsyncServer(
             async_mode="aiohttp", always_connect=True, async_handlers=False, max_http_buffer_size=100_000_000
         )
-        self.app = web.Application()
+        self.app = web.Application(middlewares=[self._hold_host])
         self.sio.attach(self.app, socketio_path="socket.io")
         self.relay = Relay(self._send, self._disconnect, self.config.grace, self.config.request_timeout)
         self._locks: dict[str, asyncio.Lock] = {}
@@ -137,6 +137,17 @@ class OctTestServer:
         if self.runner:
             await self.runner.cleanup()
 
+    @web.middleware
+    async def _hold_host(self, request: web.Request, handler: Any) -> web.StreamResponse:
+        """A host's first socket handshake after a restart waits `host_delay` (a host whose
+        reconnect backoff is longer than the guest's); nothing is open yet, so nothing is lost."""
+        if self._host_delay and request.path.startswith("/socket.io") and "sid" not in request.query:
+            claim = self.claims.get(request.headers.get("x-oct-jwt", ""))
+            if claim and claim.get("host"):
+                delay, self._host_delay = self._host_delay, 0.0
+                await asyncio.sleep(delay)
+        return await handler(request)
+
     # -- socket.io ------------------------------------------------------------------------
     def _lock(self, sid: str) -> asyncio.Lock:
         """python-socketio writes a binary event as two frames with an await in between; the
@@ -160,10 +171,7 @@ class OctTestServer:
             return
         compression = [c for c in environ.get("HTTP_X_OCT_COMPRESSION", "none").split(",") if c] or ["none"]
         client = environ.get("HTTP_X_OCT_CLIENT", "unknown")
-        if claim.get("host") and self._host_delay:
-            delay, self._host_delay = self._host_delay, 0.0
-            await asyncio.sleep(delay)  # a host whose reconnect backoff is longer than the guest's
-        elif not claim.get("host") and claim["room"] not in self.relay.rooms:
+        if not claim.get("host") and claim["room"] not in self.relay.rooms:
             self.refused_guests += 1
         await self.relay.connect(sid, jwt, claim, public_key, compression, client)
 
