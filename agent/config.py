@@ -9,9 +9,9 @@ import os
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, model_validator
 
 from agent import paths
 from agent.events import Mode
@@ -46,6 +46,26 @@ class ConfigError(Exception):
     """Bad or missing configuration; the message names what to fix."""
 
 
+class McpServerSettings(BaseModel):
+    """`[mcp_servers.NAME]`: a local server (`command`, `args`, `env`) or a remote one (`url`)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    command: str | None = None
+    args: list[str] = Field(default_factory=list)
+    env: dict[str, str] = Field(default_factory=dict)
+    url: str | None = None
+    headers: dict[str, str] = Field(default_factory=dict)
+    enabled: bool = True
+    timeout: float = Field(default=30.0, gt=0)  # seconds to start and list tools
+
+    @model_validator(mode="after")
+    def _one_transport(self) -> McpServerSettings:
+        if bool(self.command) == bool(self.url):
+            raise ValueError("give either `command` (a local server) or `url` (a remote one)")
+        return self
+
+
 class Settings(BaseModel):
     """Keys accepted in config files (all optional there)."""
 
@@ -62,6 +82,15 @@ class Settings(BaseModel):
     github_token: SecretStr | None = None  # used when GITHUB_TOKEN, GH_TOKEN and `gh auth token` give none
     github_api_url: str | None = None  # GitHub Enterprise: https://HOST/api/v3
     keymap: dict[str, str] | None = None  # the app's binding id -> keys, e.g. {"app.quit" = "ctrl+x"}
+    # agent profiles, long sessions, budgets, fallbacks and MCP (agent/profiles, agent/agentsetup.py)
+    profile: str | None = None
+    small_model: str | None = None  # summaries and page extraction (default: the main model)
+    context_window: int | None = Field(default=None, ge=1000)  # for models litellm does not know
+    fallback_models: list[str] | None = None
+    max_cost: float | None = Field(default=None, gt=0)  # USD per run
+    max_tokens: int | None = Field(default=None, ge=1)  # per run
+    tool_calling: Literal["auto", "native", "text"] | None = None  # text: the ReAct protocol
+    mcp_servers: dict[str, McpServerSettings] | None = None
 
 
 @dataclass
@@ -78,6 +107,15 @@ class Config:
     github_token: SecretStr | None = None
     github_api_url: str | None = None
     keymap: dict[str, str] = field(default_factory=dict)
+    profile: str | None = None
+    small_model: str | None = None
+    context_window: int | None = None
+    fallback_models: list[str] = field(default_factory=list)
+    max_cost: float | None = None
+    max_tokens: int | None = None
+    tool_calling: str = "auto"
+    mcp_servers: dict[str, Any] = field(default_factory=dict)  # name -> McpServerSettings
+    workspace_trusted: bool = False  # whether workspace config may run programs or raise the mode
     sources: dict[str, str] = field(default_factory=dict)  # key -> where it came from
 
     def require_model(self) -> str:
@@ -158,10 +196,19 @@ def load_config(
         for key, value in values.items():
             if key == "api_key" and not isinstance(value, SecretStr):
                 value = SecretStr(str(value))
+            if key == "mcp_servers":  # servers merge by name; each remembers its file
+                _merge_servers(config, source, value)
+                continue
             setattr(config, key, value)
             config.sources[key] = source
     _apply_provider_env(config, environ)
     return config
+
+
+def _merge_servers(config: Config, source: str, servers: dict[str, Any]) -> None:
+    for name, server in servers.items():
+        config.mcp_servers[name] = McpServerSettings.model_validate(server)
+        config.sources[f"mcp_servers.{name}"] = source
 
 
 def _apply_provider_env(config: Config, environ: dict[str, str]) -> None:

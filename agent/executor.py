@@ -53,6 +53,7 @@ class Executor:
         self.checkpoint = checkpoint
         self._checkpointed = False
         self.step_label = ""
+        self.permits: Callable[[Tool], bool] = lambda tool: True  # the agent profile's tool scope
 
     def new_turn(self, label: str) -> None:
         """A new model turn: the next change takes a fresh checkpoint first."""
@@ -63,6 +64,9 @@ class Executor:
         tool = self.registry.get(call.name)
         if tool is None or not tool.available(self.ctx.workspace):
             return self._malformed(call, self._unknown(call.name, tool))
+        if not self.permits(tool):
+            return self._malformed(call, f"tool {call.name!r} is not offered to this agent (its profile leaves "
+                                         f"it out). {self._unknown('', None).split('. ', 1)[1]}")
         try:
             args = self.registry.parse(tool, call.arguments)
         except ArgumentError as exc:
@@ -83,7 +87,7 @@ class Executor:
         return self._finish(call, tool, started, output=output)
 
     def _unknown(self, name: str, tool: Tool | None) -> str:
-        offered = ", ".join(t.name for t in self.registry.offered(self.ctx.workspace))
+        offered = ", ".join(t.name for t in self.registry.offered(self.ctx.workspace) if self.permits(t))
         if tool is not None:
             why = self.ctx.workspace.exec_unavailable_reason if tool.kind == "exec" else "not available here"
             return f"tool {name!r} is not available in this workspace ({why}). Available tools: {offered}"

@@ -126,7 +126,15 @@ async def ensure_loaded() -> Any:
 
 
 class LLMError(Exception):
-    """The model could not be reached or refused the request; the message says why."""
+    """The model could not be reached or refused the request; the message says why.
+
+    `kind` lets a caller choose another model: `gave_up` (still failing after the retries),
+    `too_long` (the request does not fit the context window), or `other`.
+    """
+
+    def __init__(self, message: str, kind: str = "other") -> None:
+        super().__init__(message)
+        self.kind = kind
 
 
 @dataclass
@@ -179,7 +187,7 @@ class LLM:
                 return reply
             except _Retryable as exc:
                 if attempt >= self.max_retries:
-                    raise LLMError(f"{exc.why} (gave up after {attempt + 1} attempts)") from None
+                    raise LLMError(f"{exc.why} (gave up after {attempt + 1} attempts)", "gave_up") from None
                 attempt += 1
                 delay = self._delay(attempt, exc.retry_after)
                 on_retry(exc.why, attempt, delay)
@@ -236,7 +244,8 @@ class LLM:
             retry = self._retryable(exc, litellm)
             if retry is not None:
                 raise retry from None
-            raise LLMError(self._describe(exc, litellm)) from None
+            too_long = isinstance(exc, litellm.exceptions.ContextWindowExceededError)
+            raise LLMError(self._describe(exc, litellm), "too_long" if too_long else "other") from None
 
     async def _consume(self, stream: Any, on_text: TextHook) -> ModelReply:
         reply = ModelReply()

@@ -15,6 +15,7 @@ from importlib import resources
 from typing import Any
 
 from agent import __version__
+from agent.agentsetup import AgentSetup
 from agent.approval import ApprovalGate, Approver
 from agent.checkpoints import CheckpointError, CheckpointInfo, Checkpoints
 from agent.config import Config
@@ -77,6 +78,7 @@ class AgentSession:
             register(config.api_key.get_secret_value())
         if data is not None:
             self._restore(data)
+        self.agent = AgentSetup(self)  # the agent factory: profile, tools, limits, MCP
 
     # -- construction ---------------------------------------------------------------------
     @classmethod
@@ -173,17 +175,26 @@ class AgentSession:
         user = {"role": "user", "content": prompt}
         self.messages.append(user)
         self.writer.message(user)
-        run = Run(llm, self.executor, self.messages, self.registry.schemas(self.workspace), self.emit,
-                  self.writer.message, self.totals, self.config.max_steps)
+        run: Run | None = None
         try:
+            run = await self.agent.build_run(llm, executor=self.executor, messages=self.messages, emit=self.emit,
+                                             record=self.writer.message, totals=self.totals)
             return await run.execute()
         except asyncio.CancelledError:
             if not self._stop_requested or self._task is None:
                 raise
             self._task.uncancel()
+            if run is None:
+                return self._stopped_early()
             return run._complete(False, run._with("Stopped by the user."), "stopped")
         finally:
             self._task = None
+
+    def _stopped_early(self) -> Complete:
+        event = Complete(success=False, iterations=0, final_response="Stopped by the user.",
+                         completion_reason="stopped")
+        self.emit(event)
+        return event
 
     def stop(self) -> bool:
         """Stop the active run promptly (the model stream and any running tool are cancelled)."""
@@ -220,7 +231,7 @@ class AgentSession:
         agents = await self._agents_md()
         if agents:
             text += f"\n## Project instructions ({AGENTS_FILE})\n{agents}\n"
-        return text
+        return text + self.agent.prompt_section()
 
     async def _agents_md(self) -> str:
         try:
@@ -236,6 +247,7 @@ class AgentSession:
         manager = self.ctx.extras.get("shells")
         if isinstance(manager, ShellManager):
             await manager.close_all()
+        await self.agent.mcp.close()
         self.writer.close()
         if not keep_workspace:
             await self.workspace.close()
