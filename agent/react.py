@@ -44,7 +44,8 @@ def parse(text: str) -> Step:
     final = FINAL_RE.search(text)
     action = ACTION_RE.search(text)
     if final and (action is None or final.start() < action.start()):
-        return Step(thought=_thought(text[: final.start()]), answer=text[final.end():].strip())
+        end = action.start() if action is not None else len(text)  # an action after it is not run
+        return Step(thought=_thought(text[: final.start()]), answer=text[final.end():end].strip())
     if action is None:
         return Step(answer=THOUGHT_RE.sub("", text, count=1).strip())
     step = Step(thought=_thought(text[: action.start()]), action=action.group(1))
