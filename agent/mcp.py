@@ -91,7 +91,7 @@ class McpServer:
                 await self._ready.wait()
         except TimeoutError:
             self._fail(f"did not start within {self.settings.timeout:g} s")
-            await self._end_task()
+            await _cancel(self._task)
 
     async def _serve(self) -> None:
         try:
