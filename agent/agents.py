@@ -31,6 +31,7 @@ class IterativeRun(Run):
         try:
             return await super().execute()
         except BudgetExceeded as exc:
+            self.iterations -= 1  # the step it stopped made no request
             return self._complete(False, self._with(str(exc)), "budget")
 
     async def _query(self) -> ModelReply:

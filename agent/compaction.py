@@ -112,7 +112,7 @@ class Compactor:
         budget = int(self.window * TAIL_SHARE) if self.window else None
         cut = choose_cut(messages, budget)
         head = messages[1:cut]
-        if not head or (len(head) == 1 and _is_summary(head[0])):
+        if not any(m.get("role") != "user" for m in head):  # only prompts (or a summary): nothing to gain
             return None
         before = estimate_tokens(messages, tools)
         summary = await self.summarize(head)
@@ -124,7 +124,3 @@ class Compactor:
                           replaced_messages=replaced, manual=manual)
         self.emit(event)
         return event
-
-
-def _is_summary(message: dict[str, Any]) -> bool:
-    return str(message.get("content") or "").startswith(SUMMARY_HEADER)
