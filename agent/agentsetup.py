@@ -14,7 +14,7 @@ from agent.agents import RUNS, IterativeRun
 from agent.compaction import Compactor, summary_request
 from agent.events import Compacted, ErrorEvent
 from agent.llm import LLM
-from agent.mcp import McpManager
+from agent.mcp import McpManager, allowed_servers
 from agent.modelchain import Budget, ModelChain
 from agent.profiles import Profile, ProfileSet, load_profiles
 from agent.profiles import toolset
@@ -45,16 +45,12 @@ class AgentSetup:
         session.ctx.extras["extract"] = self.extract
         if self.profile.mode and config.sources.get("mode") not in ("command line", "environment"):
             session.mode = self.profile.mode
+        self.report_ignored()
 
     def _mcp_servers(self) -> dict[str, Any]:
-        config, kept = self.session.config, {}
-        for name, server in config.mcp_servers.items():
-            source = config.sources.get(f"mcp_servers.{name}", "")
-            if source.endswith(".coder-tui.toml") and not config.workspace_trusted:
-                self.profiles.ignored.append(f"{source}: MCP server {name} ignored (the folder is not trusted)")
-                continue
-            kept[name] = server
-        return kept
+        servers, notes = allowed_servers(self.session.config)
+        self.profiles.ignored.extend(notes)
+        return servers
 
     # -- profile --------------------------------------------------------------------------
     def use_profile(self, name: str) -> Profile:

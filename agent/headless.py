@@ -106,7 +106,8 @@ def build_config(options: Any, workspace_root: Path | None) -> Any:
     from agent.config import ConfigError, load_config
 
     flags = {"model": options.model, "api_base": options.api_base, "api_key": options.api_key,
-             "mode": options.mode, "max_steps": options.max_steps}
+             "mode": options.mode, "max_steps": options.max_steps, "profile": getattr(options, "profile", None),
+             "max_cost": getattr(options, "max_cost", None), "max_tokens": getattr(options, "max_tokens", None)}
     try:
         config = load_config(workspace_root, flags)
         config.require_model()
@@ -140,6 +141,7 @@ def resumed_root(options: Any) -> str | None:
 
 async def run_headless(options: Any) -> int:
     """Run one prompt headless; returns the exit code."""
+    from agent.profiles import ProfileError
     from agent.runner import AgentSession
     from agent.session import SessionError
 
@@ -159,6 +161,8 @@ async def run_headless(options: Any) -> int:
                                     registry=github.registry() if github else None)
     except SessionError as exc:
         raise UsageError(f"--resume: {exc}") from None
+    except ProfileError as exc:
+        raise UsageError(str(exc)) from None
     if github is not None:
         github.attach(session)
     loop = asyncio.get_running_loop()

@@ -276,3 +276,16 @@ class McpManager:
 
     async def close(self) -> None:
         await asyncio.gather(*(server.stop() for server in self.servers), return_exceptions=True)
+
+
+def allowed_servers(config: Any) -> tuple[dict[str, Any], list[str]]:
+    """The configured servers a session may start, and notes on those it may not: servers from the
+    workspace's `.coder-tui.toml` run programs the repository chose, so they need a trusted folder."""
+    kept, notes = {}, []
+    for name, server in config.mcp_servers.items():
+        source = config.sources.get(f"mcp_servers.{name}", "")
+        if source.endswith(".coder-tui.toml") and not config.workspace_trusted:
+            notes.append(f"{source}: MCP server {name} ignored (the folder is not trusted)")
+            continue
+        kept[name] = server
+    return kept, notes

@@ -34,7 +34,7 @@ def _prewarm_litellm() -> None:
 
 def flags_of(options: Any) -> dict[str, Any]:
     return {"model": options.model, "api_base": options.api_base, "api_key": options.api_key,
-            "mode": options.mode}
+            "mode": options.mode, "profile": getattr(options, "profile", None)}
 
 
 async def load_config(app: Any, root: Any) -> Any:
@@ -92,6 +92,7 @@ async def boot(app: Any) -> None:
     options = app.options
     await app.load_user_themes()
     await asyncio.to_thread(_import_core)
+    from agent.profiles import ProfileError
     from agent.session import SessionError
 
     threading.Thread(target=_prewarm_litellm, name="load-litellm", daemon=True).start()
@@ -100,6 +101,9 @@ async def boot(app: Any) -> None:
         config = await opener(app)
     except SessionError as exc:
         app.fatal(f"--resume: {exc}")
+        return
+    except ProfileError as exc:
+        app.fatal(f"profile: {exc}")
         return
     if config is None:
         return
