@@ -110,3 +110,13 @@ async def test_profiles_can_leave_mcp_tools_out(make_session: Any) -> None:
     h.script(Reply(text="plan"))
     await h.run()
     assert not any(n.startswith("mcp__") for n in requested_tools(h.llm.requests[0]))
+
+
+async def test_stdio_servers_get_their_env_but_not_our_secrets(make_session: Any,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-live-should-never-leak-0123456789")
+    h = make_session(mcp_servers={"everything": everything(env={"EVERYTHING_FLAG": "on"})})
+    h.script(Reply(tool_calls=[call("mcp__everything__get-env")]), Reply(text="ok"))
+    await h.run()
+    shown = [m["content"] for m in h.llm.requests[-1]["messages"] if m["role"] == "tool"][0]
+    assert '"EVERYTHING_FLAG": "on"' in shown and "OPENAI_API_KEY" not in shown and "PATH" in shown
