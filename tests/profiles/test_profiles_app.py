@@ -49,3 +49,23 @@ async def test_compact_command(make_app: Any, fake_llm: Any) -> None:
         await submit(pilot, "/compact")
         await wait_for(pilot, lambda: any(n.startswith("Compacted ") for n in notices(app)), what="/compact")
         assert app.bridge.session.messages[1]["content"].startswith("[Summary of the earlier conversation")
+
+
+async def test_fallback_and_budget_in_the_app(make_app: Any, fake_llm: Any, isolated_home: Any) -> None:
+    from tests.fakellm import call
+
+    config = isolated_home / "config" / "coder-tui" / "config.toml"
+    config.parent.mkdir(parents=True, exist_ok=True)
+    config.write_text('max_retries = 0\nmax_tokens = 1000\nfallback_models = ["openai/backup-model"]\n')
+    app = make_app("--mode", "allow")
+    async with app.run_test(size=APP_SIZE) as pilot:
+        await ready(pilot)
+        fake_llm.script(Reply(status=500, error_message="down"),
+                        Reply(tool_calls=[call("list_dir", path="")], usage=(5000, 10)))
+        await submit(pilot, "look around")
+        await wait_for(pilot, lambda: len(fake_llm.requests) == 2, what="the fallback request")
+        await idle(pilot)
+        shown = notices(app)
+        assert any("using openai/backup-model" in n for n in shown)
+        assert any("the token budget is spent (5,010 tokens used of 1,000)" in n for n in shown)
+        assert "openai/backup-model" in rendered_text(app.query_one("#status"))
