@@ -16,7 +16,7 @@ from agent.events import Complete, StepStarted
 from agent.llm import ModelReply, ToolCallRequest
 from agent.loop import MAX_MALFORMED, FatalLoopError, MaxStepsReached, Run, strip_markers
 from agent.modelchain import Budget, BudgetExceeded
-from agent.react import observation, parse, protocol
+from agent.react import PROTOCOL_HEADING, observation, parse, protocol
 
 
 @dataclass
@@ -39,12 +39,13 @@ class IterativeRun(Run):
             self.budget.check(self.totals)
         if self.tools_now is not None:
             self.tools = self.tools_now()
+        self.before_request()
         if self.compactor is not None:
             await self.compactor.before_request(self.messages, self.request_tools())
         return await super()._query()
 
-    def request_tools(self) -> list[dict[str, Any]]:
-        return self.tools
+    def before_request(self) -> None:
+        """Last changes to the request (the ReAct agent writes its tools into the prompt)."""
 
 
 @dataclass
@@ -69,16 +70,9 @@ class ReactRun(IterativeRun):
     def request_tools(self) -> list[dict[str, Any]]:
         return []
 
-    async def _query(self) -> ModelReply:
-        catalogue = self.tools_now() if self.tools_now is not None else self.tools
-        base = str(self.messages[0].get("content") or "").split("\n\n## How to use tools (text protocol)")[0]
-        self.messages[0] = {"role": "system", "content": f"{base}\n\n{protocol(catalogue)}"}
-        self.tools, saved = [], self.tools_now
-        self.tools_now = None
-        try:
-            return await super()._query()
-        finally:
-            self.tools, self.tools_now = catalogue, saved
+    def before_request(self) -> None:
+        base = str(self.messages[0].get("content") or "").split(f"\n\n{PROTOCOL_HEADING}")[0]
+        self.messages[0] = {"role": "system", "content": f"{base}\n\n{protocol(self.tools)}"}
 
     async def _steps(self) -> str:
         while True:

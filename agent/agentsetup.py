@@ -41,6 +41,7 @@ class AgentSetup:
         self.mcp = McpManager(self._mcp_servers(), session.emit)
         self._registered: set[str] = set()
         self._chain: ModelChain | None = None
+        self._chain_base: LLM | None = None
         session.executor.permits = self.permits
         session.ctx.extras["extract"] = self.extract
         if self.profile.mode and config.sources.get("mode") not in ("command line", "environment"):
@@ -85,10 +86,11 @@ class AgentSetup:
 
     # -- models ---------------------------------------------------------------------------
     def model_chain(self, base: LLM) -> ModelChain:
-        if self._chain is None or self._chain.llms[0] is not base:
-            if self.profile.model and self.profile.model != base.model:
-                base = _with_model(base, self.profile.model)
-            self._chain = ModelChain(base, list(self.session.config.fallback_models), self.session.emit)
+        """The session's model (or the profile's) and its fallbacks; a fallback stays for the session."""
+        if self._chain is None or self._chain_base is not base:
+            self._chain_base = base
+            first = _with_model(base, self.profile.model) if self.profile.model else base
+            self._chain = ModelChain(first, list(self.session.config.fallback_models), self.session.emit)
         return self._chain
 
     def small_llm(self) -> LLM:

@@ -66,7 +66,7 @@ class Executor:
             return self._malformed(call, self._unknown(call.name, tool))
         if not self.permits(tool):
             return self._malformed(call, f"tool {call.name!r} is not offered to this agent (its profile leaves "
-                                         f"it out). {self._unknown('', None).split('. ', 1)[1]}")
+                                         f"it out). Available tools: {self._offered()}")
         try:
             args = self.registry.parse(tool, call.arguments)
         except ArgumentError as exc:
@@ -87,11 +87,14 @@ class Executor:
         return self._finish(call, tool, started, output=output)
 
     def _unknown(self, name: str, tool: Tool | None) -> str:
-        offered = ", ".join(t.name for t in self.registry.offered(self.ctx.workspace) if self.permits(t))
+        offered = self._offered()
         if tool is not None:
             why = self.ctx.workspace.exec_unavailable_reason if tool.kind == "exec" else "not available here"
             return f"tool {name!r} is not available in this workspace ({why}). Available tools: {offered}"
         return f"unknown tool {name!r}. Available tools: {offered}"
+
+    def _offered(self) -> str:
+        return ", ".join(t.name for t in self.registry.offered(self.ctx.workspace) if self.permits(t))
 
     def _malformed(self, call: ToolCallRequest, message: str) -> Outcome:
         self.ctx.emit(ToolCallEvent(call_id=call.id, tool=call.name, args={"_raw": call.arguments[:2000]}))

@@ -21,10 +21,11 @@ from pydantic import ConfigDict
 
 from agent import paths
 from agent.events import ErrorEvent, McpServerState
-from agent.secrets import redact
+from agent.secrets import redact, register
 from agent.tools.base import Proposal, Tool, ToolArgs, ToolContext, ToolError
 
 CALL_TIMEOUT = 300.0
+SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|AUTHORIZATION", re.IGNORECASE)
 NAME_RE = re.compile(r"[^A-Za-z0-9_-]")
 
 
@@ -96,7 +97,7 @@ class McpServer:
     async def _serve(self) -> None:
         try:
             async with AsyncExitStack() as stack:
-                read, write = await stack.enter_async_context(self._transport(stack))
+                read, write = await stack.enter_async_context(await self._transport(stack))
                 inner = await self._pumped(stack, read)
                 from mcp import ClientSession
 
@@ -115,11 +116,12 @@ class McpServer:
             self.session = None
             self._ready.set()
 
-    def _transport(self, stack: AsyncExitStack) -> Any:
+    async def _transport(self, stack: AsyncExitStack) -> Any:
         if self.settings.url:
-            from mcp.client.streamable_http import streamable_http_client
+            from mcp.client.streamable_http import create_mcp_http_client, streamable_http_client
 
-            return streamable_http_client(self.settings.url)
+            client = await stack.enter_async_context(create_mcp_http_client(headers=self.settings.headers or None))
+            return streamable_http_client(self.settings.url, http_client=client)
         from mcp import StdioServerParameters
         from mcp.client.stdio import stdio_client
 
@@ -248,6 +250,10 @@ class McpManager:
     def __init__(self, servers: dict[str, Any], emit: Callable[[Any], None]) -> None:
         self.emit = emit
         self.servers = [McpServer(name, s, self._changed) for name, s in servers.items() if s.enabled]
+        for server in self.servers:  # keys given to servers are masked wherever they could show
+            for key, value in {**server.settings.env, **server.settings.headers}.items():
+                if SECRET_NAME.search(key) and value:
+                    register(value)
         self._started = False
         self._tools: dict[str, McpTool] = {}
 

@@ -23,6 +23,7 @@ ACTION_RE = re.compile(rf"^{LABEL}action{LABEL}:{LABEL}([A-Za-z0-9_.\-]+)", re.I
 INPUT_RE = re.compile(rf"^{LABEL}action[ _]?input{LABEL}:", re.IGNORECASE | re.MULTILINE)
 FINAL_RE = re.compile(rf"^{LABEL}final[ _]?answer{LABEL}:", re.IGNORECASE | re.MULTILINE)
 OBSERVATION_RE = re.compile(rf"^{LABEL}observation{LABEL}:", re.IGNORECASE | re.MULTILINE)
+PROTOCOL_HEADING = "## How to use tools (text protocol)"
 THOUGHT_RE = re.compile(rf"^{LABEL}thought{LABEL}:\s*", re.IGNORECASE | re.MULTILINE)
 
 
@@ -79,7 +80,7 @@ def _json_object(text: str, tool: str) -> tuple[str, str | None]:
 def protocol(tools: list[dict[str, Any]]) -> str:
     """The system prompt section that teaches the protocol and lists the tools."""
     lines = [
-        "## How to use tools (text protocol)",
+        PROTOCOL_HEADING,
         "You call tools by writing, and then stopping:",
         "THOUGHT: <your reasoning about what to do next>",
         "ACTION: <one tool name from the list below>",

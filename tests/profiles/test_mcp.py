@@ -120,3 +120,35 @@ async def test_stdio_servers_get_their_env_but_not_our_secrets(make_session: Any
     await h.run()
     shown = [m["content"] for m in h.llm.requests[-1]["messages"] if m["role"] == "tool"][0]
     assert '"EVERYTHING_FLAG": "on"' in shown and "OPENAI_API_KEY" not in shown and "PATH" in shown
+
+
+@pytest.fixture
+def http_everything() -> Any:
+    """server-everything on its streamable HTTP transport, on a free loopback port."""
+    import socket
+    import subprocess
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    proc = subprocess.Popen(["node", str(EVERYTHING), "streamableHttp"], env={**os.environ, "PORT": str(port)},
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    assert proc.stderr is not None
+    for line in proc.stderr:  # ends when the server exits; the server says when it listens
+        if "listening on port" in line:
+            break
+    else:
+        pytest.fail("server-everything did not start its HTTP transport")
+    yield f"http://127.0.0.1:{port}/mcp"
+    proc.terminate()
+    proc.wait(timeout=10)
+
+
+async def test_a_remote_server_over_streamable_http(make_session: Any, http_everything: str) -> None:
+    server = {"url": http_everything, "headers": {"Authorization": "Bearer secret-token-0123456789"}}
+    h = make_session(mcp_servers={"remote": server})
+    h.script(Reply(tool_calls=[call("mcp__remote__echo", message="over http")]), Reply(text="ok"))
+    await h.run()
+    results = [m["content"] for m in h.llm.requests[-1]["messages"] if m["role"] == "tool"]
+    assert results == ["Echo: over http"]
+    assert "secret-token-0123456789" not in h.session.writer.path.read_text()
