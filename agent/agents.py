@@ -11,9 +11,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from agent.compaction import Compactor
+from agent.compaction import Compactor, estimate_tokens
 from agent.events import Complete, StepStarted
-from agent.llm import ModelReply, ToolCallRequest
+from agent.llm import LLMError, ModelReply, ToolCallRequest
 from agent.loop import MAX_MALFORMED, FatalLoopError, MaxStepsReached, Run, strip_markers
 from agent.modelchain import Budget, BudgetExceeded
 from agent.react import PROTOCOL_HEADING, observation, parse, protocol
@@ -40,9 +40,20 @@ class IterativeRun(Run):
         if self.tools_now is not None:
             self.tools = self.tools_now()
         self.before_request()
-        if self.compactor is not None:
-            await self.compactor.before_request(self.messages, self.request_tools())
-        return await super()._query()
+        if self.compactor is None:
+            return await super()._query()
+        await self.compactor.before_request(self.messages, self.request_tools())
+        estimate = estimate_tokens(self.messages, self.request_tools())
+        try:
+            reply = await super()._query()
+        except LLMError as exc:
+            # No fallback model took it: compact what we can and try once more.
+            if exc.kind != "too_long" or await self.compactor.compact(self.messages, self.request_tools()) is None:
+                raise
+            estimate = estimate_tokens(self.messages, self.request_tools())
+            reply = await super()._query()
+        self.compactor.calibrate(estimate, reply.prompt_tokens)
+        return reply
 
     def before_request(self) -> None:
         """Last changes to the request (the ReAct agent writes its tools into the prompt)."""

@@ -42,6 +42,7 @@ class AgentSetup:
         self._registered: set[str] = set()
         self._chain: ModelChain | None = None
         self._chain_base: LLM | None = None
+        self._compactor: Compactor | None = None
         session.executor.permits = self.permits
         session.ctx.extras["extract"] = self.extract
         if self.profile.mode and config.sources.get("mode") not in ("command line", "environment"):
@@ -143,7 +144,10 @@ class AgentSetup:
 
     # -- runs -----------------------------------------------------------------------------
     def compactor(self, window: int | None) -> Compactor:
-        return Compactor(window, self.summarize, self.session.emit, self.session.writer.compaction)
+        """The session's compactor (it keeps what it learned about the provider's token counts)."""
+        if self._compactor is None or self._compactor.window != window:
+            self._compactor = Compactor(window, self.summarize, self.session.emit, self.session.writer.compaction)
+        return self._compactor
 
     async def build_run(self, llm: LLM, **run_args: Any) -> IterativeRun:
         chain = self.model_chain(llm)

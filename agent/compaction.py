@@ -99,8 +99,19 @@ class Compactor:
     emit: Callable[[Any], None]
     record: Callable[[dict[str, Any], list[dict[str, Any]]], None]  # (summary message, kept turns)
 
+    ratio: float = 1.0  # the provider's token count over our estimate, from the last reply
+
+    def calibrate(self, estimate: int, prompt_tokens: int) -> None:
+        """Learn how far the estimate is from the provider's own count (code and non-English text
+        take more tokens per character)."""
+        if prompt_tokens > 0 and estimate > 0:
+            self.ratio = min(max(prompt_tokens / estimate, 0.5), 3.0)
+
+    def tokens(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> int:
+        return int(estimate_tokens(messages, tools) * self.ratio)
+
     def needed(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> bool:
-        return self.window is not None and estimate_tokens(messages, tools) > self.window * THRESHOLD
+        return self.window is not None and self.tokens(messages, tools) > self.window * THRESHOLD
 
     async def before_request(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> None:
         if self.needed(messages, tools):
@@ -109,18 +120,18 @@ class Compactor:
     async def compact(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]],
                       manual: bool = False) -> Compacted | None:
         """Replace the turns before the kept tail by a summary (in place); None: nothing to compact."""
-        budget = int(self.window * TAIL_SHARE) if self.window else None
+        budget = int(self.window * TAIL_SHARE / self.ratio) if self.window else None
         cut = choose_cut(messages, budget)
         head = messages[1:cut]
         if not any(m.get("role") != "user" for m in head):  # only prompts (or a summary): nothing to gain
             return None
-        before = estimate_tokens(messages, tools)
+        before = self.tokens(messages, tools)
         summary = await self.summarize(head)
         message = {"role": "user", "content": f"{SUMMARY_HEADER}\n\n{summary.strip()}"}
         replaced = cut - 1
         messages[1:cut] = [message]
         self.record(message, messages[2:])
-        event = Compacted(tokens_before=before, tokens_after=estimate_tokens(messages, tools),
+        event = Compacted(tokens_before=before, tokens_after=self.tokens(messages, tools),
                           replaced_messages=replaced, manual=manual)
         self.emit(event)
         return event

@@ -23,6 +23,7 @@ from agent.events import Complete, ErrorEvent, Mode, RunStarted, TodoItem, parse
 from agent.executor import Executor
 from agent.llm import LLM
 from agent.loop import Run, Totals
+from agent.profiles import load_profiles
 from agent.secrets import contains_secret, redact, register
 from agent.session import SessionData, SessionStore, SessionWriter
 from agent.tools import default_tools
@@ -87,6 +88,8 @@ class AgentSession:
              registry: ToolRegistry | None = None, meta: dict[str, Any] | None = None) -> AgentSession:
         """A new session, or (resume = id, prefix or `last`) the continuation of a recorded one."""
         store = store or SessionStore()
+        # A bad profile (name or file) fails here, before a session file is written.
+        load_profiles(workspace.root, trusted=config.workspace_trusted).get(config.profile)
         if resume:
             path = store.resolve(resume, workspace=workspace.label)
             writer, data = store.reopen(path)

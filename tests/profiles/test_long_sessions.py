@@ -197,3 +197,28 @@ async def test_session_file_without_compaction_loads_as_before(tmp_path: Path) -
     path.write_text("".join(json.dumps({"t": 0, **line}) + "\n" for line in lines))
     data = load(path)
     assert data.messages == data.history == [{"role": "user", "content": "hi"}]
+
+
+async def test_a_request_too_long_without_fallbacks_is_compacted_and_retried(make_session: Any) -> None:
+    h = make_session(files={"a.txt": "alpha\n"})
+    for turn in range(6):
+        h.script(Reply(tool_calls=[call("read_file", file_path="a.txt")]), Reply(text=f"answer {turn}"))
+        await h.run(f"question {turn}")
+    h.script(Reply(status=400, error_code="context_length_exceeded", error_message="This model's maximum context length is 8192 tokens."),
+             Reply(text="## Goal\nanswer questions"), Reply(text="fits now"))
+    complete = await h.run("one more")
+    assert complete.final_response == "fits now" and len(h.of("compacted")) == 1
+    retried = h.llm.requests[-1]["messages"]
+    assert retried[1]["content"].startswith(SUMMARY_HEADER) and retried[-1]["content"] == "one more"
+
+
+def test_the_estimate_learns_from_the_providers_counts() -> None:
+    from agent.compaction import Compactor, estimate_tokens
+
+    messages = [{"role": "system", "content": ""}, {"role": "user", "content": "x" * 4000}]
+    compactor = Compactor(2000, None, print, print)  # type: ignore[arg-type]
+    assert not compactor.needed(messages, [])  # about 1,000 tokens by characters
+    compactor.calibrate(estimate_tokens(messages), 2 * estimate_tokens(messages))  # the provider counted twice
+    assert compactor.needed(messages, [])
+    compactor.calibrate(100, 100_000)
+    assert compactor.ratio == 3.0  # a wild count is clamped

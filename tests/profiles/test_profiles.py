@@ -145,6 +145,9 @@ def test_untrusted_workspace_profiles_cannot_run_commands_or_raise_the_mode(tmp_
     assert trusted.profiles["yolo"].mode == "allow" and not trusted.ignored
 
 
-async def test_unknown_profile_is_a_clear_error(make_session: Any) -> None:
+async def test_unknown_profile_is_a_clear_error_and_records_nothing(make_session: Any) -> None:
+    from agent.session import SessionStore
+
     with pytest.raises(ProfileError, match="no profile 'nope'; known profiles: architect, ask, coder, reviewer"):
         make_session(profile="nope")
+    assert SessionStore().list() == []
