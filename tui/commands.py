@@ -95,6 +95,7 @@ async def _profile(app: Any, arg: str) -> None:
         return
     if profile.mode:
         app.set_mode(profile.mode)
+    app.config.profile = profile.name  # a new conversation (/clear) keeps it
     app.query_one("#status").set_profile(profile.name)
     _say(app, f"profile: {profile.name} ({profile.description or profile.agent}) from the next request")
 

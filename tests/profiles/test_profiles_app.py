@@ -32,6 +32,10 @@ async def test_profile_flag_and_command_switch_the_agent(make_app: Any, fake_llm
         await wait_for(pilot, lambda: len(fake_llm.requests) == 2, what="the second request")
         await idle(pilot)
         assert {"write_file", "bash_exec"} <= requested_tools(fake_llm.requests[1])
+        first = app.bridge.session.session_id
+        await submit(pilot, "/clear")
+        await wait_for(pilot, lambda: app.bridge.session.session_id != first, what="/clear")
+        assert app.bridge.session.agent.profile.name == "coder" and app.mode == "allow"
 
 
 async def test_compact_command(make_app: Any, fake_llm: Any) -> None:
