@@ -60,7 +60,9 @@ class McpTool(Tool):
 
     async def prepare(self, args: McpArgs, ctx: ToolContext) -> Proposal:
         shown = json.dumps(args.model_dump(), ensure_ascii=False)[:300]
-        return Proposal(summary=f"MCP server {self.server.name}: {self.remote_name} {shown}")
+        # The address shown where a web request shows its URL: which server and tool will act.
+        where = self.server.settings.url or f"mcp://{self.server.name}/{self.remote_name}"
+        return Proposal(summary=f"MCP server {self.server.name}: {self.remote_name} {shown}", url=where)
 
     async def run(self, args: McpArgs, ctx: ToolContext) -> str:
         return await self.server.call(self.remote_name, args.model_dump())

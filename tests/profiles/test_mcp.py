@@ -64,7 +64,7 @@ async def test_filesystem_server_reads_freely_and_asks_before_writing(make_sessi
     results = [m["content"] for m in h.llm.requests[-1]["messages"] if m["role"] == "tool"]
     assert results[0] == "remember the milk\n"
     assert [r.tool for r in h.approver.requests] == ["mcp__fs__write_file"]
-    assert h.approver.requests[0].kind == "network"
+    assert h.approver.requests[0].kind == "network" and h.approver.requests[0].url == "mcp://fs/write_file"
     assert "denied" in results[1] and not (shared / "new.txt").exists()
     assert results[2].startswith("Error:") and "denied" in results[2].lower()  # the server's own error
 
