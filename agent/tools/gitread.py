@@ -18,9 +18,13 @@ from agent.workspaces.base import Workspace
 READ_ONLY = ("status", "diff", "log", "show", "blame", "ls-files", "grep", "shortlog", "describe",
              "rev-parse", "branch", "tag", "cat-file", "whatchanged")
 # Options that write (--output), run programs (--ext-diff, textconv filters, -c core.pager=...),
-# or change refs (branch/tag with arguments create them; only their listing forms are allowed).
+# read outside the repository (--no-index), or change refs (branch/tag with names create them;
+# only their listing forms are allowed).
 REFUSED_PREFIXES = ("--output", "--ext-diff", "--textconv", "-c", "--exec", "--config", "--upload-pack",
-                    "-o", "--open-files-in-pager", "-O")
+                    "-o", "--open-files-in-pager", "-O", "--no-index")
+# The repository's own config may name diff drivers and filters that run programs: switched off.
+NO_PROGRAMS = {"diff": ["--no-ext-diff", "--no-textconv"], "log": ["--no-ext-diff", "--no-textconv"],
+               "show": ["--no-ext-diff", "--no-textconv"], "whatchanged": ["--no-ext-diff", "--no-textconv"]}
 LISTING_ONLY = {"branch": {"--list", "-a", "--all", "-r", "--remotes", "-v", "-vv", "--contains",
                            "--merged", "--no-merged", "--show-current"},
                 "tag": {"--list", "-l", "-n", "--contains", "--merged", "--no-merged"}}
@@ -61,7 +65,8 @@ class GitReadOnly(Tool):
         check_read_only(args.args)
         env = {**child_env(), "GIT_OPTIONAL_LOCKS": "0", "GIT_TERMINAL_PROMPT": "0"}
         proc = await asyncio.create_subprocess_exec(
-            "git", "--no-pager", *args.args, cwd=str(ctx.workspace.root), env=env,
+            "git", "--no-pager", args.args[0], *NO_PROGRAMS.get(args.args[0], []), *args.args[1:],
+            cwd=str(ctx.workspace.root), env=env,
             stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE, start_new_session=True,
         )

@@ -72,6 +72,8 @@ async def test_reviewer_runs_read_only_git_and_nothing_that_writes(make_session:
              Reply(tool_calls=[call("git", args=["commit", "-m", "x"])]),
              Reply(tool_calls=[call("git", args=["diff", "--output=out.txt"])]),
              Reply(tool_calls=[call("git", args=["branch", "evil"])]),
+             Reply(tool_calls=[call("git", args=["diff", "--no-index", "/etc/hostname", "a.py"])]),
+             Reply(tool_calls=[call("git", args=["diff", "--stat"])]),
              Reply(text="Verdict: fine."))
     complete = await h.run("review")
     assert complete.final_response == "Verdict: fine."
@@ -80,6 +82,8 @@ async def test_reviewer_runs_read_only_git_and_nothing_that_writes(make_session:
     assert "git commit is not allowed" in results[1].error
     assert "'--output=out.txt' is not allowed" in results[2].error
     assert "creates refs" in results[3].error
+    assert "'--no-index' is not allowed" in results[4].error
+    assert results[5].ok and results[5].output.startswith("exit code: 0")
     assert not (root / "out.txt").exists() and not h.approver.requests  # reads: never asked
     branches = subprocess.run(["git", "branch", "--list"], cwd=root, capture_output=True, text=True).stdout
     assert "evil" not in branches
