@@ -152,3 +152,12 @@ async def test_a_remote_server_over_streamable_http(make_session: Any, http_ever
     results = [m["content"] for m in h.llm.requests[-1]["messages"] if m["role"] == "tool"]
     assert results == ["Echo: over http"]
     assert "secret-token-0123456789" not in h.session.writer.path.read_text()
+
+
+async def test_plan_mode_offers_only_the_read_only_mcp_tools(make_session: Any) -> None:
+    h = make_session(mode="plan", mcp_servers={"everything": everything()})
+    h.script(Reply(text="plan"))
+    await h.run()
+    offered = requested_tools(h.llm.requests[0])
+    assert {"mcp__everything__echo", "mcp__everything__get-sum"} <= offered
+    assert "mcp__everything__gzip-file-as-resource" not in offered  # not read-only: asked, so not in plan
