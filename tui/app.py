@@ -162,6 +162,9 @@ class CoderApp(App[int]):
         label = session.workspace.label
         status.set_workspace(home_relative(label) if session.workspace.root is not None else label)
         status.set_model(session.model or "")
+        status.set_profile(session.agent.profile.name)
+        if session.agent.profile.mode:  # the profile's own mode (architect: plan), unless --mode said otherwise
+            self.set_mode(session.mode)
         session.mode = self.mode
         if session.restored is not None:
             replay(session.restored, self.presenter, self.query_one(Transcript))

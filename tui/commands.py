@@ -14,6 +14,8 @@ from tui.widgets.transcript import Transcript
 SLASH_COMMANDS: list[tuple[str, str]] = [
     ("mode", "plan | ask | allow: how much the agent may do without asking"),
     ("model", "MODEL: switch the model (a litellm model string)"),
+    ("profile", "[NAME]: the agent profile (coder, reviewer, architect, ask, or your own)"),
+    ("compact", "summarise the older turns now to free the context window"),
     ("undo", "[CHECKPOINT]: restore the workspace to the last (or a given) checkpoint"),
     ("clear", "start a new conversation"),
     ("sessions", "pick a recorded session to continue"),
@@ -71,6 +73,49 @@ async def _model(app: Any, arg: str) -> None:
     app.query_one("#status").set_model(arg)
     later = " from the next request" if app.bridge.running else ""
     _say(app, f"model: {arg}{later} (this session; set `model` in the config file to keep it)")
+
+
+async def _profile(app: Any, arg: str) -> None:
+    from agent.profiles import ProfileError
+
+    session = app.bridge.session
+    if session is None:
+        _say(app, "the agent is not ready yet; try again in a moment", "warning")
+        return
+    if not arg:
+        names = ", ".join(sorted(session.agent.profiles.profiles))
+        _say(app, f"profile: {session.agent.profile.name}; /profile NAME switches ({names})")
+        return
+    if not _idle(app, "/profile"):
+        return
+    try:
+        profile = session.agent.use_profile(arg)
+    except ProfileError as exc:
+        _say(app, str(exc), "error")
+        return
+    if profile.mode:
+        app.set_mode(profile.mode)
+    app.config.profile = profile.name  # a new conversation (/clear) keeps it
+    app.query_one("#status").set_profile(profile.name)
+    _say(app, f"profile: {profile.name} ({profile.description or profile.agent}) from the next request")
+
+
+async def _compact(app: Any, arg: str) -> None:
+    if not _idle(app, "/compact"):
+        return
+    from agent.llm import LLMError
+
+    _say(app, "Summarising the older turns…", "dim")
+    try:
+        event = await app.bridge.session.agent.compact_now()
+    except LLMError as exc:
+        _say(app, f"/compact: {exc}", "error")
+        return
+    if event is None:
+        _say(app, "Nothing to compact yet: the conversation is only a few turns long.")
+        return
+    _say(app, f"Compacted {event.replaced_messages} messages: about {event.tokens_before:,} → "
+              f"{event.tokens_after:,} tokens.", "success")
 
 
 async def _undo(app: Any, arg: str) -> None:
@@ -185,7 +230,7 @@ async def _quit(app: Any, arg: str) -> None:
 
 
 HANDLERS: dict[str, Handler] = {
-    "mode": _mode, "model": _model, "undo": _undo, "clear": _clear, "new": _clear, "sessions": _sessions,
+    "mode": _mode, "model": _model, "profile": _profile, "compact": _compact, "undo": _undo, "clear": _clear, "new": _clear, "sessions": _sessions,
     "resume": _resume, "theme": _theme, "pr": _pr, "setup": _setup, "help": _help, "quit": _quit,
     "exit": _quit,
 }

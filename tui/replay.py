@@ -14,9 +14,10 @@ TIMELINE_EVENTS = {"run_started", "plan_updated", "checkpoint", "tool_call", "to
 
 
 def replay(data: Any, presenter: Any, transcript: Transcript) -> None:
-    _conversation(data.messages, transcript, presenter.key_argument)
+    shown = data.history or data.messages  # the whole conversation, also what a compaction replaced
+    _conversation(shown, transcript, presenter.key_argument)
     _timeline(data.events, presenter)
-    count = sum(1 for m in data.messages if m.get("role") == "user")
+    count = sum(1 for m in shown if m.get("role") == "user")
     note = f"Resumed session {data.meta.get('session_id', '')}: {count} earlier request{'s' if count != 1 else ''}."
     if data.damaged_lines:
         note += f" {data.damaged_lines} damaged line(s) of its file were skipped."
