@@ -185,3 +185,16 @@ def _parse_all(records: list[FileRecord], texts: dict[str, str]) -> None:
             found = parse_symbols(text, record.language)
             record.defs, record.refs, record.error = tuple(found.defs), frozenset(found.refs), found.error
         record.parsed = True
+
+
+async def current_view(workspace: Workspace) -> Any:
+    """The workspace's map with its structure and symbols brought up to date (no model calls;
+    on GitHub no blob requests: files not read yet appear without symbols)."""
+    from agent.knowledge.view import cached_view
+
+    builder = MapBuilder(workspace)
+    try:
+        await builder.refresh()
+    finally:
+        builder.close()
+    return await asyncio.to_thread(cached_view, builder.source.key)
