@@ -62,6 +62,8 @@ class Settings(BaseModel):
     github_token: SecretStr | None = None  # used when GITHUB_TOKEN, GH_TOKEN and `gh auth token` give none
     github_api_url: str | None = None  # GitHub Enterprise: https://HOST/api/v3
     keymap: dict[str, str] | None = None  # the app's binding id -> keys, e.g. {"app.quit" = "ctrl+x"}
+    small_model: str | None = None  # file summaries for the codebase map (default: `model`)
+    map_tokens: int | None = Field(default=None, ge=0, le=64_000)  # the prompt's map section; 0 leaves it out
 
 
 @dataclass
@@ -78,6 +80,8 @@ class Config:
     github_token: SecretStr | None = None
     github_api_url: str | None = None
     keymap: dict[str, str] = field(default_factory=dict)
+    small_model: str | None = None
+    map_tokens: int = 1024
     sources: dict[str, str] = field(default_factory=dict)  # key -> where it came from
 
     def require_model(self) -> str:

@@ -169,9 +169,9 @@ class AgentSession:
         self._task, self._stop_requested = asyncio.current_task(), False
         self.emit(RunStarted(run_id=uuid.uuid4().hex[:12], session_id=self.session_id, mode=self.mode,
                              model=llm.model, workspace=self.workspace.label, prompt=prompt))
-        self.messages[0] = {"role": "system", "content": await self.system_prompt()}
         user = {"role": "user", "content": prompt}
-        self.messages.append(user)
+        self.messages.append(user)  # before the system prompt: its map ranks the files the prompt names
+        self.messages[0] = {"role": "system", "content": await self.system_prompt()}
         self.writer.message(user)
         run = Run(llm, self.executor, self.messages, self.registry.schemas(self.workspace), self.emit,
                   self.writer.message, self.totals, self.config.max_steps)
@@ -220,7 +220,10 @@ class AgentSession:
         agents = await self._agents_md()
         if agents:
             text += f"\n## Project instructions ({AGENTS_FILE})\n{agents}\n"
-        return text
+        from agent.knowledge.prompt import map_section
+
+        section = await map_section(self.workspace, self.messages, self.config.map_tokens)
+        return f"{text}\n{section}" if section else text
 
     async def _agents_md(self) -> str:
         try:

@@ -103,3 +103,20 @@ async def test_invalid_answer_is_asked_again_then_recorded_as_failed(tmp_path: P
     assert summaries == {} and "a.py" in report.failed
     assert "complexity" in report.failed["a.py"] or "description" in report.failed["a.py"]
     assert "not usable" in fake_llm.requests[1]["messages"][-1]["content"]
+
+
+def test_ranking_follows_references_and_mentions() -> None:
+    from agent.knowledge.rank import ranked_paths
+    from agent.knowledge.store import FileRecord
+    from agent.knowledge.symbols import Symbol
+
+    def rec(path: str, defs: list[str], refs: list[str]) -> FileRecord:
+        return FileRecord(path, path, 1, 0, "python", True, tuple(Symbol(d, "function", 1) for d in defs),
+                          frozenset(refs))
+
+    records = {r.path: r for r in [rec("core.py", ["load"], []), rec("a.py", ["a"], ["load"]),
+                                   rec("b.py", ["b"], ["load", "a"]), rec("c.py", ["c"], ["load"]),
+                                   rec("lonely.py", ["x"], [])]}
+    order = ranked_paths(records)
+    assert order[0] == "core.py" and order[1] == "a.py" and order[-1] == "lonely.py"
+    assert ranked_paths(records, ["lonely.py"])[0] == "lonely.py"

@@ -1,0 +1,37 @@
+"""The codebase map section of the system prompt, rebuilt for each prompt within a token budget."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from typing import Any
+
+from agent.knowledge.store import StoreError
+from agent.workspaces.base import Workspace, WorkspaceError
+
+
+def conversation_texts(messages: list[dict[str, Any]]) -> list[str]:
+    """What the user and the agent said and touched, newest first (mentions rank in that order)."""
+    texts: list[str] = []
+    for message in reversed(messages):
+        if message.get("role") in ("user", "assistant") and isinstance(message.get("content"), str):
+            texts.append(message["content"])
+        for call in message.get("tool_calls") or []:
+            texts.append(json.dumps(call.get("function", {}).get("arguments", "")))
+    return texts
+
+
+async def map_section(workspace: Workspace, messages: list[dict[str, Any]], budget_tokens: int) -> str:
+    """The ranked map (files mentioned in the conversation first); empty when it cannot be had."""
+    if budget_tokens <= 0:
+        return ""
+    from agent.github.errors import GitHubError
+    from agent.knowledge.builder import current_view
+
+    try:
+        view = await current_view(workspace)
+    except (StoreError, WorkspaceError, GitHubError, sqlite3.Error, OSError):
+        return ""  # the prompt works without a map; `coder-tui map` reports what is wrong
+    if view is None:
+        return ""
+    return view.section(budget_tokens, view.mentioned_in(conversation_texts(messages)))
