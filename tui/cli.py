@@ -5,6 +5,7 @@
     coder-tui undo [CHECKPOINT]        restore a checkpoint
     coder-tui sessions                 list recorded sessions
     coder-tui room ROOM_ID [options]   join a live Open Collaboration Tools room headless
+    coder-tui map | explore | tasks    the codebase map, exploration, scheduled tasks
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import sys
 from collections.abc import Callable
 
 from agent import __version__
+from tui import knowledge_cli
 
 MODES = ("plan", "ask", "allow")
 COMMANDS_HELP = """commands:
@@ -25,7 +27,7 @@ COMMANDS_HELP = """commands:
   coder-tui undo [CHECKPOINT]  restore the workspace to a checkpoint (`--list` shows them)
   coder-tui sessions           list recorded sessions (resume one with --resume ID)
   coder-tui room ROOM_ID       join a live OCT room and answer @agent prompts (`coder-tui room --help`)
-
+{knowledge}
 modes:
   plan   the agent only reads and proposes
   ask    every edit, command and web request is shown for approval first (default)
@@ -77,7 +79,7 @@ def _room_options(parser: argparse.ArgumentParser, positional: bool) -> None:
 def launch_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="coder-tui", description="A terminal coding agent that shows every edit as a diff and asks first.",
-        epilog=COMMANDS_HELP, formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog=COMMANDS_HELP.format(knowledge=knowledge_cli.HELP), formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("workspace", nargs="?", default=".", metavar="DIR", help="folder to work in")
     _model_options(parser)
@@ -213,6 +215,7 @@ def _launch_problem(options: argparse.Namespace) -> str | None:
 
 COMMANDS: dict[str, Callable[[list[str]], int]] = {
     "run": _cmd_run, "undo": _cmd_undo, "sessions": _cmd_sessions, "room": _cmd_room,
+    "map": knowledge_cli.cmd_map, "explore": knowledge_cli.cmd_explore, "tasks": knowledge_cli.cmd_tasks,
 }
 
 

@@ -151,7 +151,7 @@ class MapBuilder:
         return report
 
     async def _summarise_plan(self, plan: list[str], report: BuildReport, max_cost: float | None) -> None:
-        from agent.github.errors import GitHubError
+        from agent.github.errors import BinaryFile, GitHubError, NotFound
 
         for index, path in enumerate(plan):
             if max_cost is not None and (report.cost or 0.0) >= max_cost:
@@ -162,7 +162,10 @@ class MapBuilder:
                        "path": path})
             try:
                 cost = await self.summarise_one(path)
-            except GitHubError as exc:
+            except (BinaryFile, NotFound) as exc:
+                report.failed[path] = str(exc)
+                continue
+            except GitHubError as exc:  # rate limit, permissions, network: the next files would fail too
                 report.stopped = f"GitHub: {exc}"
                 return
             except LLMError as exc:  # the model is unreachable or refuses: every next file would fail too

@@ -168,7 +168,7 @@ class TaskStore:
         """Tasks whose running process is gone on this host are marked failed, saying so."""
         host, reaped = socket.gethostname(), []
         for task in self._select("WHERE status = 'in-progress'", ()):
-            if task.host == host and task.pid is not None and not _alive(task.pid):
+            if task.host == host and task.pid is not None and not alive(task.pid):
                 task.status, task.updated, task.completed = "failed", now_text(), now_text()
                 task.notes = [*task.notes, f"the process running it (pid {task.pid}) ended before it finished"]
                 task.pid = None
@@ -194,7 +194,7 @@ class TaskStore:
         return tasks
 
 
-def _alive(pid: int) -> bool:
+def alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
     except ProcessLookupError:

@@ -45,8 +45,10 @@ class Summariser:
     def __init__(self) -> None:
         self.counts: Counter[str] = Counter()
         self.lock = threading.Lock()
-        self.hold: dict[str, threading.Event] = {}  # path -> released when set (blocks the answer)
-        self.arrived: dict[str, threading.Event] = {}
+        self.block_at: int | None = None  # the Nth request (1-based) waits for `release`
+        self.blocked = threading.Event()  # set when that request arrived
+        self.release = threading.Event()
+        self.blocked_path = ""
 
     def path_of(self, body: dict[str, Any]) -> str:
         for message in body.get("messages", []):
@@ -59,10 +61,11 @@ class Summariser:
         path = self.path_of(body)
         with self.lock:
             self.counts[path] += 1
-        if path in self.arrived:
-            self.arrived[path].set()
-        if path in self.hold:
-            self.hold[path].wait(60)
+            number = sum(self.counts.values())
+        if number == self.block_at:
+            self.blocked_path = path
+            self.blocked.set()
+            self.release.wait(60)
         answer = {"description": f"Summary of {path}.", "tags": ["shapes", path.rsplit(".", 1)[-1]],
                   "exports": [], "dependencies": [], "complexity": "low"}
         return Reply(text=json.dumps(answer), usage=(200, 40))
