@@ -25,6 +25,7 @@ from tui.gcpolicy import GcPolicy
 from tui.pathfmt import home_relative
 from tui.presenter import Presenter
 from tui.theme_vars import derive_app_variables
+from tui.widgets.codemap import CodeMap
 from tui.widgets.panes import WorkspacePane
 from tui.widgets.prompt import PromptInput
 from tui.widgets.spinner import TICK
@@ -83,6 +84,7 @@ class CoderApp(App[int]):
                 yield PromptInput(history_path=paths.prompt_history_file(), commands=self._commands(), id="prompt")
             with Vertical(id="side"):
                 yield Timeline(id="timeline")
+                yield CodeMap(id="codemap")
                 yield WorkspacePane(id="pane")
         yield StatusBar(self.mode, id="status")
         yield Footer()
@@ -123,6 +125,9 @@ class CoderApp(App[int]):
         # What exists now lives as long as the app: freeze it; full collections wait for pauses.
         self.gc_policy.start()
         self.set_interval(1.0, self.gc_policy.tick, name="gc")
+        from tui.knowledge import start_task_timer
+
+        start_task_timer(self)
         self._boot()
 
     def restart_boot(self) -> None:

@@ -97,17 +97,12 @@ def load_options_config(options: Any, root: Any) -> Any:
 
 def summary_llm(config: Any) -> Any:
     from agent.config import ConfigError
-    from agent.llm import LLM
+    from agent.knowledge.summarize import summary_llm as small_model
 
-    model = config.small_model or config.model
-    if not model:
-        try:
-            config.require_model()
-        except ConfigError as exc:
-            raise UsageError(f"{exc} (or set small_model; --no-summaries needs no model)") from None
-    key = config.api_key.get_secret_value() if config.api_key else None
-    return LLM(model, config.api_base, key, config.timeout, config.max_retries, config.retry_base_delay,
-               config.key_variable())
+    try:
+        return small_model(config)
+    except ConfigError as exc:
+        raise UsageError(f"{exc} (or set small_model; `map --no-summaries` needs no model)") from None
 
 
 async def run_map(options: Any) -> int:

@@ -26,6 +26,7 @@ from agent.llm import LLM, LLMError
 from agent.workspaces.base import Workspace
 
 Emit = Callable[[dict[str, Any]], None]
+IDLE_SECONDS = 30.0  # when everything is current, how often to look for changes
 IMPORTANT = ("src", "lib", "app", "agent", "core", "pkg", "cmd", "internal", "packages", "server", "api")
 
 
@@ -112,6 +113,7 @@ class Explorer:
     async def _loop(self, interval: float, until_done: bool, stop: asyncio.Event) -> str:
         from agent.github.errors import GitHubError, RateLimited
 
+        idle = False
         while not stop.is_set():
             if self.run_tasks is not None:
                 await self.run_tasks()
@@ -125,10 +127,16 @@ class Explorer:
             if step is None:
                 if until_done:
                     return "everything is current"
-                self.emit({"type": "explore_idle", "text": f"everything is current; checking again in {interval:g} s"})
+                if not idle:
+                    self.emit({"type": "explore_idle", "text": f"everything is current; checking for changes "
+                                                               f"every {max(interval, IDLE_SECONDS):g} s"})
+                idle = True
+                await _wait(stop, max(interval, IDLE_SECONDS))
+                continue
+            idle = False
             status = self.status()
             self.emit({**status, "type": "explore_progress", "phase": "explore", "done": status["summarised"],
-                       "total": status["files"], "path": step.path if step else ""})
+                       "total": status["files"], "path": step.path})
             await _wait(stop, interval)
         return "stopped"
 

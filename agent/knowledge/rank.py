@@ -14,6 +14,7 @@ from collections.abc import Iterable
 from agent.knowledge.store import FileRecord
 
 DAMPING = 0.85
+MAX_DEFINERS = 25  # a name defined in more files (run, get, render) says nothing about which is meant
 ITERATIONS = 40
 TOLERANCE = 1e-9
 
@@ -30,7 +31,7 @@ def reference_graph(records: Iterable[FileRecord]) -> dict[str, dict[str, float]
         edges = graph[record.path]
         for name in record.refs:
             targets = definers.get(name)
-            if not targets:
+            if not targets or len(targets) > MAX_DEFINERS:
                 continue
             weight = (0.1 if name.startswith("_") or len(name) < 3 else 1.0) / len(targets)
             for target in targets:
@@ -41,28 +42,37 @@ def reference_graph(records: Iterable[FileRecord]) -> dict[str, dict[str, float]
 
 def pagerank(graph: dict[str, dict[str, float]], personal: Iterable[str] = ()) -> dict[str, float]:
     nodes = list(graph)
-    if not nodes:
+    count = len(nodes)
+    if not count:
         return {}
-    chosen = [p for p in personal if p in graph]
-    teleport = {p: 1.0 / len(chosen) for p in chosen} if chosen else {p: 1.0 / len(nodes) for p in nodes}
-    totals = {p: sum(edges.values()) for p, edges in graph.items()}
-    rank = {p: 1.0 / len(nodes) for p in nodes}
+    index = {p: i for i, p in enumerate(nodes)}
+    chosen = [index[p] for p in personal if p in index]
+    teleport = [0.0] * count
+    for i in chosen or range(count):
+        teleport[i] = 1.0 / (len(chosen) or count)
+    # out-edges as (target index, weight / total out-weight); a file without any is "dangling"
+    edges = []
+    for source, targets in graph.items():
+        total = sum(targets.values())
+        if total:
+            edges.append((index[source], [(index[t], w / total) for t, w in targets.items()]))
+    has_out = [False] * count
+    for source, _ in edges:
+        has_out[source] = True
+    rank = [1.0 / count] * count
     for _ in range(ITERATIONS):
-        dangling = sum(rank[p] for p in nodes if not totals[p])
-        following = dict.fromkeys(nodes, 0.0)
-        for source, edges in graph.items():
-            total = totals[source]
-            if total:
-                share = rank[source] / total
-                for target, weight in edges.items():
-                    following[target] += share * weight
-        new = {p: DAMPING * (following[p] + dangling * teleport.get(p, 0.0))
-               + (1 - DAMPING) * teleport.get(p, 0.0) for p in nodes}
-        delta = sum(abs(new[p] - rank[p]) for p in nodes)
+        dangling = sum(r for r, out in zip(rank, has_out) if not out)
+        following = [0.0] * count
+        for source, targets in edges:
+            share = rank[source]
+            for target, weight in targets:
+                following[target] += share * weight
+        new = [DAMPING * (f + dangling * t) + (1 - DAMPING) * t for f, t in zip(following, teleport)]
+        delta = sum(abs(a - b) for a, b in zip(new, rank))
         rank = new
         if delta < TOLERANCE:
             break
-    return rank
+    return dict(zip(nodes, rank))
 
 
 def ranked_paths(records: dict[str, FileRecord], mentioned: Iterable[str] = ()) -> list[str]:

@@ -54,6 +54,14 @@ class Summarised:
     completion_tokens: int
 
 
+def summary_llm(config: Any) -> LLM:
+    """The small model for summaries: `small_model`, else the main model (ConfigError: neither)."""
+    model = config.small_model or config.require_model()
+    key = config.api_key.get_secret_value() if config.api_key else None
+    return LLM(model, config.api_base, key, config.timeout, config.max_retries, config.retry_base_delay,
+               config.key_variable())
+
+
 def user_message(path: str, text: str, symbols: list[str]) -> str:
     body = text if len(text) <= MAX_FILE_CHARS else text[:MAX_FILE_CHARS] + "\n[... cut ...]"
     defined = f"Definitions found by the parser: {', '.join(symbols[:40])}\n" if symbols else ""

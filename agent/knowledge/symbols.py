@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from agent.knowledge.languages import QUERIES
 
@@ -16,8 +16,7 @@ MAX_PARSE_BYTES = 1024 * 1024  # generated or vendored giants say little about t
 MAX_SYMBOLS = 400
 
 
-@dataclass(frozen=True)
-class Symbol:
+class Symbol(NamedTuple):  # a tuple: thousands are loaded from the store for every prompt
     name: str
     kind: str  # function, class, method, type, ...
     line: int  # 1-based
@@ -27,7 +26,7 @@ class Symbol:
 
     @staticmethod
     def from_json(value: list[Any]) -> Symbol:
-        return Symbol(str(value[0]), str(value[1]), int(value[2]))
+        return Symbol(*value)
 
 
 @dataclass
