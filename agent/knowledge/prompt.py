@@ -27,9 +27,14 @@ async def map_section(workspace: Workspace, messages: list[dict[str, Any]], budg
         return ""
     from agent.github.errors import GitHubError
     from agent.knowledge.builder import current_view
+    from agent.knowledge.source import source_for
+    from agent.knowledge.view import cached_view
 
+    source = source_for(workspace)
     try:
-        view = await current_view(workspace)
+        # In a room every file is a round trip to the host: prompts use the map as last built
+        # (by get_codebase_map or /explore) instead of reading the whole room each time.
+        view = await current_view(workspace) if source.cheap_listing else cached_view(source.key)
     except (StoreError, WorkspaceError, GitHubError, sqlite3.Error, OSError):
         return ""  # the prompt works without a map; `coder-tui map` reports what is wrong
     if view is None:

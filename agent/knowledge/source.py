@@ -33,6 +33,7 @@ class MapSource:
     """The map's view of one workspace."""
 
     remote_reads = False  # each read costs an API request (GitHub)
+    cheap_listing = False  # an unchanged map is confirmed without reading files (not so in a room)
 
     def __init__(self, workspace: Workspace) -> None:
         self.workspace = workspace
@@ -59,6 +60,7 @@ class MapSource:
 
 
 class LocalSource(MapSource):
+    cheap_listing = True
     @property
     def key(self) -> str:
         remote = getattr(self.workspace, "pointer", None)  # a --clone worktree: the repository's map
@@ -103,6 +105,7 @@ class LocalSource(MapSource):
 
 class GitHubSource(MapSource):
     remote_reads = True
+    cheap_listing = True
 
     @property
     def key(self) -> str:

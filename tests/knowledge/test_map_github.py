@@ -90,3 +90,13 @@ async def test_explore_waits_out_the_github_rate_limit_and_says_so(
     assert why == "everything is current" and waits
     assert "GitHub rate limit reached; waiting until" in waits[0]["text"]
     assert status["summarised"] == len(FILES)
+
+
+def test_clone_map_shares_the_repository_store_and_reads_files_locally(
+        gh_server: Any, repo: Any, isolated_home: Path, summary_llm: Any) -> None:  # noqa: F811
+    cloned = run_map(isolated_home, gh_server, summary_llm, "--clone")
+    assert cloned["summarised"] == len(FILES) and gh_server.calls("GET", BLOBS) == []
+    # the API workspace of the same repository finds every summary already there
+    api = run_map(isolated_home, gh_server, summary_llm)
+    assert api["summarised"] == 0 and gh_server.calls("GET", BLOBS) == []
+    assert cloned["store"] == api["store"] and len(summary_llm.requests) == len(FILES)
