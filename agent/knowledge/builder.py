@@ -147,6 +147,10 @@ class MapBuilder:
                    "completion_tokens": guess.completion_tokens, "estimated_cost": guess.cost,
                    "text": f"{len(plan)} file(s) to summarise with {self.llm.model if self.llm else '?'}: "
                            f"{guess.describe()}"})
+        if max_cost is not None and plan and guess.cost is None:
+            report.stopped = (f"--max-cost: no price is known for {self.llm.model if self.llm else 'the model'}, so "
+                              "the cost cannot be tracked; nothing was summarised (run without --max-cost)")
+            return report
         await self._summarise_plan(plan, report, max_cost)
         return report
 

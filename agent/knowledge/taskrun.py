@@ -28,6 +28,10 @@ def task_store(workspace: Workspace) -> TaskStore:
 async def run_due(workspace: Workspace, config: Config, say: Say, sink: Callable[[Any], None] | None = None,
                   now: float | None = None) -> list[Task]:
     """Run every due task once (oldest first); returns them as finished."""
+    from agent.knowledge.store import knowledge_dir
+
+    if not (knowledge_dir(source_for(workspace).key) / "tasks.sqlite3").exists():
+        return []  # nothing was ever scheduled here: no store to create
     store = task_store(workspace)
     finished: list[Task] = []
     try:

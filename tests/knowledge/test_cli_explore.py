@@ -56,6 +56,14 @@ def test_map_max_cost_stops_cleanly_and_the_next_run_continues(
     assert rest.returncode == 0 and len(summary_llm.requests) == len(FILES)
 
 
+def test_map_max_cost_with_an_unpriced_model_summarises_nothing(
+        tmp_path: Path, isolated_home: Path, summary_llm: Any) -> None:
+    root = write_repo(tmp_path / "repo")
+    done = run_cli(isolated_home, "map", str(root), "--max-cost", "1", *model_args(summary_llm))
+    assert done.returncode == 1 and "no price is known for openai/fake-model" in done.stdout
+    assert summary_llm.requests == []
+
+
 def test_map_usage_errors_exit_2(tmp_path: Path, isolated_home: Path) -> None:
     missing = run_cli(isolated_home, "map", str(tmp_path / "nope"), "--no-summaries")
     assert missing.returncode == 2 and "does not exist" in missing.stderr and "Traceback" not in missing.stderr

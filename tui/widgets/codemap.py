@@ -72,6 +72,8 @@ def label(entry: Any) -> str:
     text = entry.path.rsplit("/", 1)[-1]
     if summary.get("description"):
         text += f" — {summary['description']}"
+    elif entry.record.defs:  # not summarised yet: what it defines says something too
+        text += " · " + ", ".join(s.name for s in entry.record.defs[:4])
     if summary.get("tags"):
         text += f" [{', '.join(summary['tags'])}]"
     return text
