@@ -63,7 +63,8 @@ class Reporter:
 
 
 async def open_target(options: Any, reporter: Reporter) -> tuple[Any, Any]:
-    """(workspace, config) for DIR or --github R [--clone]."""
+    """(workspace, config) for DIR or --github R [--clone]; a GitHub workspace keeps its launch
+    as `workspace.launch` (tools and session recording for tasks)."""
     github = getattr(options, "github", None)
     if github:
         from agent.github.errors import GitHubError
@@ -75,6 +76,7 @@ async def open_target(options: Any, reporter: Reporter) -> tuple[Any, Any]:
                                        lambda why, delay: reporter.notice(why), progress_lines(reporter.notice))
         except GitHubError as exc:
             raise UsageError(f"--github: {exc}") from None
+        opened.workspace.launch = opened
         return opened.workspace, config
     if getattr(options, "clone", False):
         raise UsageError("--clone needs --github OWNER/REPO")
@@ -152,7 +154,7 @@ async def run_tasks(options: Any) -> int:
     try:
         if options.action == "run-due":
             config.require_model()
-            finished = await run_due(workspace, config, reporter.notice)
+            finished = await run_due(workspace, config, reporter.notice, github=getattr(workspace, "launch", None))
             if options.json:
                 for task in finished:
                     reporter.event({"type": "task_finished", **task.to_json()})
@@ -202,7 +204,7 @@ async def run_explore(options: Any) -> int:
     llm = summary_llm(config)
 
     async def due_tasks() -> None:
-        await run_due(workspace, config, reporter.notice)
+        await run_due(workspace, config, reporter.notice, github=getattr(workspace, "launch", None))
 
     explorer = Explorer(workspace, llm, reporter.event, due_tasks if config.model else None)
     stop = asyncio.Event()

@@ -26,6 +26,7 @@ from agent.llm import LLM, LLMError
 from agent.workspaces.base import Workspace
 
 Emit = Callable[[dict[str, Any]], None]
+ROOM_REFRESH_STEPS = 10  # a room's files are read through the host: look for changes every 10 plans
 IDLE_SECONDS = 30.0  # when everything is current, how often to look for changes
 IMPORTANT = ("src", "lib", "app", "agent", "core", "pkg", "cmd", "internal", "packages", "server", "api")
 
@@ -47,6 +48,7 @@ class Explorer:
         self.emit = emit or (lambda event: None)
         self.run_tasks = run_tasks  # awaited between steps: runs due scheduled tasks
         self.steps = 0
+        self._plans = 0
 
     def close(self) -> None:
         self.builder.close()
@@ -64,11 +66,14 @@ class Explorer:
 
     async def step(self) -> Step | None:
         """Plan and run one step; None when everything is current."""
-        await self.builder.refresh()
+        self._plans += 1
+        if self.builder.source.cheap_listing or self._plans % ROOM_REFRESH_STEPS == 1:
+            await self.builder.refresh()
         step = self.plan()
         if step is None:
             return None
-        self.emit({"type": "explore_step", "kind": step.kind, "path": step.path, "text": step.describe()})
+        self.emit({"type": "explore_step", "kind": step.kind, "path": step.path,
+                   "text": f"{step.describe()}{self._folder_note(step)}"})
         if step.kind == "folder":
             self.store.mark_dir(step.path, _now())
         else:
@@ -79,6 +84,17 @@ class Explorer:
         self.steps += 1
         self.store.set_meta("explore.last", {"step": step.kind, "path": step.path, "at": _now()})
         return step
+
+    def _folder_note(self, step: Step) -> str:
+        if step.kind != "folder":
+            return ""
+        prefix = f"{step.path}/" if step.path else ""
+        languages: dict[str, int] = {}
+        inside = [r for p, r in self.store.files().items() if p.startswith(prefix)]
+        for record in inside:
+            languages[record.language or "other"] = languages.get(record.language or "other", 0) + 1
+        kinds = ", ".join(f"{count} {name}" for name, count in sorted(languages.items(), key=lambda x: -x[1]))
+        return f": {len(inside)} file(s) ({kinds})" if inside else ": empty"
 
     def _failed(self, path: str, why: str) -> None:
         sha = self.store.files()[path].sha

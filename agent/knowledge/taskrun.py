@@ -26,8 +26,12 @@ def task_store(workspace: Workspace) -> TaskStore:
 
 
 async def run_due(workspace: Workspace, config: Config, say: Say, sink: Callable[[Any], None] | None = None,
-                  now: float | None = None) -> list[Task]:
-    """Run every due task once (oldest first); returns them as finished."""
+                  now: float | None = None, github: Any = None) -> list[Task]:
+    """Run every due task once (oldest first); returns them as finished.
+
+    `github` is the opened GitHub launch of a --github workspace: its tools (pull requests) are
+    offered and its unpublished edits are recorded in the task's session.
+    """
     from agent.knowledge.store import knowledge_dir
 
     if not (knowledge_dir(source_for(workspace).key) / "tasks.sqlite3").exists():
@@ -39,7 +43,7 @@ async def run_due(workspace: Workspace, config: Config, say: Say, sink: Callable
             if not store.claim(task):  # another process took it
                 continue
             say(f"running task {task.id}: {task.description}")
-            finished.append(await _run_one(store, task, workspace, config, sink))
+            finished.append(await _run_one(store, task, workspace, config, sink, github))
             say(f"task {task.id} {finished[-1].status}: {finished[-1].notes[-1]}")
     finally:
         store.close()
@@ -47,14 +51,17 @@ async def run_due(workspace: Workspace, config: Config, say: Say, sink: Callable
 
 
 async def _run_one(store: TaskStore, task: Task, workspace: Workspace, config: Config,
-                   sink: Callable[[Any], None] | None) -> Task:
+                   sink: Callable[[Any], None] | None, github: Any) -> Task:
     from agent.approval import DenyAll
     from agent.runner import AgentSession
 
     session = None
     try:
         session = AgentSession.open(config, workspace, DenyAll(UNATTENDED), sink or (lambda event: None),
-                                    meta={"task_id": task.id, "task": task.description})
+                                    meta={"task_id": task.id, "task": task.description},
+                                    registry=github.registry() if github is not None else None)
+        if github is not None:
+            github.attach(session)
         complete = await session.run(task.description)
     except asyncio.CancelledError:
         store.finish(task, False, "stopped before it finished", session.session_id if session else None)

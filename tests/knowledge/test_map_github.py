@@ -100,3 +100,27 @@ def test_clone_map_shares_the_repository_store_and_reads_files_locally(
     api = run_map(isolated_home, gh_server, summary_llm)
     assert api["summarised"] == 0 and gh_server.calls("GET", BLOBS) == []
     assert cloned["store"] == api["store"] and len(summary_llm.requests) == len(FILES)
+
+
+def test_a_due_task_on_github_runs_with_the_github_tools(
+        gh_server: Any, repo: Any, isolated_home: Path, fake_llm: Any, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: F811
+    from agent.knowledge.store import repo_key
+    from agent.knowledge.tasks import TaskStore
+    from tests.fakellm import Reply, call
+
+    monkeypatch.setenv("XDG_DATA_HOME", str(isolated_home / "data"))
+    store = TaskStore(repo_key("github:octo/shapes"), "github:octo/shapes")
+    task = store.schedule("add a changelog", delay_seconds=0)
+    store.close()
+    fake_llm.script(Reply(tool_calls=[call("write_file", file_path="CHANGELOG.md", content="# Changes\n")]),
+                    Reply(tool_calls=[call("create_pull_request", title="Add a changelog")]), Reply(text="Opened."))
+    env = cli_env(isolated_home, GITHUB_TOKEN=TOKEN, CODER_TUI_GITHUB_API_URL=gh_server.url)
+    done = subprocess.run(cli("tasks", "run-due", "--github", "octo/shapes", "--mode", "allow", "--json",
+                              "--model", fake_llm.model, "--api-base", fake_llm.url, "--api-key", TEST_KEY),
+                          env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    finished = [json.loads(line) for line in done.stdout.splitlines() if '"task_finished"' in line]
+    assert [(t["id"], t["status"]) for t in finished] == [(task.id, "completed")]
+    fake = gh_server.repo("octo/shapes")
+    assert fake.issues[1]["title"] == "Add a changelog" and fake.pulls[1]["base"] == "main"
+    assert "CHANGELOG.md" in fake.store.repo.git.ls_tree("-r", "--name-only", fake.pulls[1]["head_sha"])
