@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from tests.fakellm import Reply
 from tests.knowledge.conftest import FILES, write_repo
 from tests.tui.conftest import APP_SIZE, make_app, ready, type_text, wait_for, workspace  # noqa: F401
 
@@ -82,3 +83,26 @@ async def test_explore_runs_in_the_background_and_reports(make_app: Any, tmp_pat
         await wait_for(pilot, lambda: any("Exploration stopped" in n for n in notices(app)), timeout=30,
                        what="the stop")
         assert set(summariser.counts.values()) == {1}
+
+
+async def test_the_app_runs_a_due_task_while_idle(make_app: Any, workspace: Path, fake_llm: Any,  # noqa: F811
+                                                  monkeypatch: Any) -> None:
+    import tui.knowledge
+    from agent.knowledge.taskrun import task_store
+    from agent.workspaces.local import LocalWorkspace
+
+    monkeypatch.setattr(tui.knowledge, "TASK_CHECK_SECONDS", 0.1)
+    store = task_store(LocalWorkspace(workspace))
+    task = store.schedule("summarise the readme", delay_seconds=0)
+    store.close()
+    fake_llm.script(Reply(text="It says demo."))
+    app = make_app()
+    async with app.run_test(size=APP_SIZE) as pilot:
+        await ready(pilot)
+        await wait_for(pilot, lambda: any(f"task {task.id} completed" in n for n in notices(app)), timeout=30,
+                       what="the task to run")
+    store = task_store(LocalWorkspace(workspace))
+    done = store.get(task.id)
+    store.close()
+    assert done.status == "completed" and done.runs == 1 and "It says demo." in done.notes[-1]
+    assert fake_llm.requests[0]["messages"][-1]["content"] == "summarise the readme"
