@@ -9,6 +9,8 @@ from typing import Any
 from agent.knowledge.store import StoreError
 from agent.workspaces.base import Workspace, WorkspaceError
 
+FIRST_MAP_MAX_FILES = 5000  # about 3 s of parsing: more waits for an explicit `coder-tui map`
+
 
 def conversation_texts(messages: list[dict[str, Any]]) -> list[str]:
     """What the user and the agent said and touched, newest first (mentions rank in that order)."""
@@ -31,6 +33,8 @@ async def map_section(workspace: Workspace, messages: list[dict[str, Any]], budg
     from agent.knowledge.view import cached_view
 
     source = source_for(workspace)
+    if source.cheap_listing and not await _worth_building(workspace, source.key):
+        return ""
     try:
         # In a room every file is a round trip to the host: prompts use the map as last built
         # (by get_codebase_map or /explore) instead of reading the whole room each time.
@@ -40,3 +44,15 @@ async def map_section(workspace: Workspace, messages: list[dict[str, Any]], budg
     if view is None:
         return ""
     return view.section(budget_tokens, view.mentioned_in(conversation_texts(messages)))
+
+
+async def _worth_building(workspace: Workspace, key: str) -> bool:
+    """A first map of a very large folder is left to `coder-tui map` rather than the first prompt."""
+    from agent.knowledge.store import knowledge_dir
+
+    if workspace.root is None or (knowledge_dir(key) / "map.sqlite3").exists():
+        return True
+    try:
+        return len(await workspace.list_files("")) <= FIRST_MAP_MAX_FILES
+    except WorkspaceError:
+        return False

@@ -71,3 +71,19 @@ async def test_get_codebase_map_without_summaries_still_has_symbols(make_harness
     out = h.last_tool_message()
     assert "0 with an AI summary (the user can add summaries with `coder-tui map`)" in out
     assert "Polygon (struct, line 1)" in out
+
+
+async def test_a_very_large_folder_gets_no_first_map_from_a_prompt(make_harness: Any, fake_llm: Any,
+                                                                   monkeypatch: Any) -> None:
+    import agent.knowledge.prompt
+
+    monkeypatch.setattr(agent.knowledge.prompt, "FIRST_MAP_MAX_FILES", 3)
+    h = make_harness(files=FILES)
+    h.script(Reply(text="ok"), Reply(text="ok"))
+    await h.run("hi")
+    assert "Codebase map" not in system_of(fake_llm.requests[0])
+    builder = MapBuilder(LocalWorkspace(h.root))
+    await builder.refresh()  # what `coder-tui map` does: from then on prompts keep it current
+    builder.close()
+    await h.run("again")
+    assert "Codebase map" in system_of(fake_llm.requests[1])
