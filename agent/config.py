@@ -120,13 +120,14 @@ class Settings(BaseModel):
     trusted_folders: list[str] | None = None  # folders whose .coder-tui.toml may use every setting
     # agent profiles, long sessions, budgets, fallbacks and MCP (agent/profiles, agent/agentsetup.py)
     profile: str | None = None
-    small_model: str | None = None  # summaries and page extraction (default: the main model)
+    small_model: str | None = None  # file summaries, page extraction, compaction (default: `model`)
     context_window: int | None = Field(default=None, ge=1000)  # for models litellm does not know
     fallback_models: list[str] | None = None
     max_cost: float | None = Field(default=None, gt=0)  # USD per run
     max_tokens: int | None = Field(default=None, ge=1)  # per run
     tool_calling: Literal["auto", "native", "text"] | None = None  # text: the ReAct protocol
     mcp_servers: dict[str, McpServerSettings] | None = None
+    map_tokens: int | None = Field(default=None, ge=0, le=64_000)  # the prompt's map section; 0 leaves it out
 
 
 @dataclass
@@ -155,6 +156,7 @@ class Config:
     tool_calling: str = "auto"
     mcp_servers: dict[str, Any] = field(default_factory=dict)  # name -> McpServerSettings
     workspace_trusted: bool = False  # whether workspace config may run programs or raise the mode
+    map_tokens: int = 1024
     sources: dict[str, str] = field(default_factory=dict)  # key -> where it came from
     ignored: list[Ignored] = field(default_factory=list)  # workspace settings left out, with why
 

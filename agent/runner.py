@@ -178,9 +178,9 @@ class AgentSession:
         self._task, self._stop_requested = asyncio.current_task(), False
         self.emit(RunStarted(run_id=uuid.uuid4().hex[:12], session_id=self.session_id, mode=self.mode,
                              model=llm.model, workspace=self.workspace.label, prompt=prompt))
-        self.messages[0] = {"role": "system", "content": await self.system_prompt()}
         user = {"role": "user", "content": prompt}
-        self.messages.append(user)
+        self.messages.append(user)  # before the system prompt: its map ranks the files the prompt names
+        self.messages[0] = {"role": "system", "content": await self.system_prompt()}
         self.writer.message(user)
         run: Run | None = None
         try:
@@ -241,7 +241,11 @@ class AgentSession:
         agents = await self._agents_md()
         if agents:
             text += f"\n## Project instructions ({AGENTS_FILE})\n{agents}\n"
-        return text + self.agent.prompt_section()
+        text += self.agent.prompt_section()
+        from agent.knowledge.prompt import map_section
+
+        section = await map_section(self.workspace, self.messages, self.config.map_tokens)
+        return f"{text}\n{section}" if section else text
 
     async def _agents_md(self) -> str:
         try:

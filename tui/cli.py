@@ -5,6 +5,7 @@
     coder-tui undo [CHECKPOINT]        restore a checkpoint
     coder-tui sessions                 list recorded sessions
     coder-tui room ROOM_ID [options]   join a live Open Collaboration Tools room headless
+    coder-tui map | explore | tasks    the codebase map, exploration, scheduled tasks
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import sys
 from collections.abc import Callable
 
 from agent import __version__
+from tui import knowledge_cli
 
 MODES = ("plan", "ask", "allow")
 SANDBOXES = ("auto", "bwrap", "off")
@@ -28,7 +30,7 @@ COMMANDS_HELP = """commands:
   coder-tui room ROOM_ID       join a live OCT room and answer @agent prompts (`coder-tui room --help`)
   coder-tui profiles           list agent profiles (built in, user, workspace); pick one with --profile
   coder-tui mcp                start the configured MCP servers and list their state and tools
-
+{knowledge}
 modes:
   plan   the agent only reads and proposes
   ask    every edit, command and web request is shown for approval first (default)
@@ -95,7 +97,7 @@ def _room_options(parser: argparse.ArgumentParser, positional: bool) -> None:
 def launch_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="coder-tui", description="A terminal coding agent that shows every edit as a diff and asks first.",
-        epilog=COMMANDS_HELP, formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog=COMMANDS_HELP.format(knowledge=knowledge_cli.HELP), formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("workspace", nargs="?", default=".", metavar="DIR", help="folder to work in")
     _model_options(parser)
@@ -281,6 +283,7 @@ def _launch_problem(options: argparse.Namespace) -> str | None:
 COMMANDS: dict[str, Callable[[list[str]], int]] = {
     "run": _cmd_run, "undo": _cmd_undo, "sessions": _cmd_sessions, "room": _cmd_room,
     "profiles": _cmd_profiles, "mcp": _cmd_mcp,
+    "map": knowledge_cli.cmd_map, "explore": knowledge_cli.cmd_explore, "tasks": knowledge_cli.cmd_tasks,
 }
 
 

@@ -22,6 +22,8 @@ SLASH_COMMANDS: list[tuple[str, str]] = [
     ("resume", "ID | last: continue a recorded session"),
     ("theme", "[NAME]: switch colours (dark, light, high-contrast, …)"),
     ("pr", "[TITLE]: GitHub: publish the changes as one commit and open a pull request"),
+    ("map", "[QUERY]: show (or search) the codebase map in the side panel; again hides it"),
+    ("explore", "start [SECONDS] | stop | status: learn the repository step by step in the background"),
     ("setup", "choose the model, server and key again"),
     ("help", "commands and keys"),
     ("quit", "leave coder-tui"),
@@ -229,10 +231,22 @@ async def _quit(app: Any, arg: str) -> None:
     await app.confirm_quit()
 
 
+async def _map(app: Any, arg: str) -> None:
+    from tui.knowledge import toggle_map
+
+    await toggle_map(app, arg)
+
+
+async def _explore(app: Any, arg: str) -> None:
+    from tui.knowledge import explore_command
+
+    await explore_command(app, arg)
+
+
 HANDLERS: dict[str, Handler] = {
     "mode": _mode, "model": _model, "profile": _profile, "compact": _compact, "undo": _undo, "clear": _clear, "new": _clear, "sessions": _sessions,
     "resume": _resume, "theme": _theme, "pr": _pr, "setup": _setup, "help": _help, "quit": _quit,
-    "exit": _quit,
+    "exit": _quit, "map": _map, "explore": _explore,
 }
 
 
