@@ -50,6 +50,9 @@ class SessionData:
     events: list[dict[str, Any]] = field(default_factory=list)
     state: dict[str, Any] = field(default_factory=dict)
     damaged_lines: int = 0
+    # every message ever recorded; `messages` is what the model sees, which starts at the last
+    # compaction (its summary and the turns it kept)
+    history: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def todos(self) -> list[dict[str, Any]]:
@@ -166,6 +169,10 @@ class SessionWriter:
     def state(self, key: str, value: Any) -> None:
         self._write("state", {"key": key, "value": value})
 
+    def compaction(self, summary: dict[str, Any], kept: list[dict[str, Any]]) -> None:
+        """The conversation was compacted: from here on it is `summary` followed by `kept`."""
+        self._write("compaction", {"summary": summary, "kept": kept})
+
     def close(self) -> None:
         if self._handle.closed:
             return
@@ -200,11 +207,15 @@ def load(path: Path) -> SessionData:
                 data.meta.update(payload)
             elif kind == "message":
                 data.messages.append(payload)
+                data.history.append(payload)
+            elif kind == "compaction":
+                data.messages = [payload["summary"], *payload["kept"]]
             elif kind == "event":
                 data.events.append(payload)
             elif kind == "state":
                 data.state[payload["key"]] = payload["value"]
     data.messages = repair_messages(data.messages)
+    data.history = repair_messages(data.history)
     return data
 
 

@@ -29,7 +29,8 @@ def _prewarm_litellm() -> None:
 
 def flags_of(options: Any) -> dict[str, Any]:
     return {"model": options.model, "api_base": options.api_base, "api_key": options.api_key,
-            "mode": options.mode, "sandbox": getattr(options, "sandbox", None)}
+            "mode": options.mode, "sandbox": getattr(options, "sandbox", None),
+            "profile": getattr(options, "profile", None)}
 
 
 async def load_config(app: Any, root: Any) -> Any:
@@ -111,6 +112,7 @@ async def boot(app: Any) -> None:
     options = app.options
     await app.load_user_themes()
     await asyncio.to_thread(_import_core)
+    from agent.profiles import ProfileError
     from agent.session import SessionError
 
     threading.Thread(target=_prewarm_litellm, name="load-litellm", daemon=True).start()
@@ -119,6 +121,9 @@ async def boot(app: Any) -> None:
         config = await opener(app)
     except SessionError as exc:
         app.fatal(f"--resume: {exc}", "Quit (Ctrl+Q) and start again; `coder-tui sessions` lists them.")
+        return
+    except ProfileError as exc:
+        app.fatal(f"profile: {exc}")
         return
     if config is None:
         return

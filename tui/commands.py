@@ -14,6 +14,8 @@ from tui.widgets.transcript import Transcript
 SLASH_COMMANDS: list[tuple[str, str]] = [
     ("mode", "plan | ask | allow: how much the agent may do without asking"),
     ("model", "MODEL: switch the model (a litellm model string)"),
+    ("profile", "[NAME]: the agent profile (coder, reviewer, architect, ask, or your own)"),
+    ("compact", "summarise the older turns now to free the context window"),
     ("undo", "[CHECKPOINT]: restore the workspace to the last (or a given) checkpoint"),
     ("clear", "start a new conversation"),
     ("sessions", "pick a recorded session to continue"),
@@ -21,6 +23,8 @@ SLASH_COMMANDS: list[tuple[str, str]] = [
     ("allowances", "[revoke TOOL | revoke all]: tools allowed for this session; revoked ones ask again"),
     ("theme", "[NAME]: switch colours (dark, light, high-contrast, …)"),
     ("pr", "[TITLE]: GitHub: publish the changes as one commit and open a pull request"),
+    ("map", "[QUERY]: show (or search) the codebase map in the side panel; again hides it"),
+    ("explore", "start [SECONDS] | stop | status: learn the repository step by step in the background"),
     ("setup", "choose the model, server and key again"),
     ("help", "commands and keys"),
     ("quit", "leave coder-tui"),
@@ -72,6 +76,49 @@ async def _model(app: Any, arg: str) -> None:
     app.query_one("#status").set_model(arg)
     later = " from the next request" if app.bridge.running else ""
     _say(app, f"model: {arg}{later} (this session; set `model` in the config file to keep it)")
+
+
+async def _profile(app: Any, arg: str) -> None:
+    from agent.profiles import ProfileError
+
+    session = app.bridge.session
+    if session is None:
+        _say(app, "the agent is not ready yet; try again in a moment", "warning")
+        return
+    if not arg:
+        names = ", ".join(sorted(session.agent.profiles.profiles))
+        _say(app, f"profile: {session.agent.profile.name}; /profile NAME switches ({names})")
+        return
+    if not _idle(app, "/profile"):
+        return
+    try:
+        profile = session.agent.use_profile(arg)
+    except ProfileError as exc:
+        _say(app, str(exc), "error")
+        return
+    if profile.mode:
+        app.set_mode(profile.mode)
+    app.config.profile = profile.name  # a new conversation (/clear) keeps it
+    app.query_one("#status").set_profile(profile.name)
+    _say(app, f"profile: {profile.name} ({profile.description or profile.agent}) from the next request")
+
+
+async def _compact(app: Any, arg: str) -> None:
+    if not _idle(app, "/compact"):
+        return
+    from agent.llm import LLMError
+
+    _say(app, "Summarising the older turns…", "dim")
+    try:
+        event = await app.bridge.session.agent.compact_now()
+    except LLMError as exc:
+        _say(app, f"/compact: {exc}", "error")
+        return
+    if event is None:
+        _say(app, "Nothing to compact yet: the conversation is only a few turns long.")
+        return
+    _say(app, f"Compacted {event.replaced_messages} messages: about {event.tokens_before:,} → "
+              f"{event.tokens_after:,} tokens.", "success")
 
 
 async def _undo(app: Any, arg: str) -> None:
@@ -220,10 +267,23 @@ async def _quit(app: Any, arg: str) -> None:
     await app.confirm_quit()
 
 
+async def _map(app: Any, arg: str) -> None:
+    from tui.knowledge import toggle_map
+
+    await toggle_map(app, arg)
+
+
+async def _explore(app: Any, arg: str) -> None:
+    from tui.knowledge import explore_command
+
+    await explore_command(app, arg)
+
+
 HANDLERS: dict[str, Handler] = {
-    "mode": _mode, "model": _model, "undo": _undo, "allowances": _allowances, "clear": _clear, "new": _clear,
-    "sessions": _sessions, "resume": _resume, "theme": _theme, "pr": _pr, "setup": _setup, "help": _help,
-    "quit": _quit, "exit": _quit,
+    "mode": _mode, "model": _model, "profile": _profile, "compact": _compact, "undo": _undo,
+    "allowances": _allowances, "clear": _clear, "new": _clear, "sessions": _sessions, "resume": _resume,
+    "theme": _theme, "pr": _pr, "setup": _setup, "help": _help, "quit": _quit, "exit": _quit,
+    "map": _map, "explore": _explore,
 }
 
 

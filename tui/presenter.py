@@ -17,7 +17,7 @@ from tui.widgets.transcript import Transcript
 
 OUTCOMES = {
     "answered": "✓ done", "max_steps": "■ stopped at the step limit", "stopped": "■ stopped",
-    "error": "✗ failed",
+    "error": "✗ failed", "budget": "■ stopped: budget spent",
 }
 QUIET_TOOLS = {"todo_write", "todo_read"}  # shown on the timeline, not as rows in the chat
 
@@ -131,9 +131,21 @@ class Presenter:
     def _on_warning(self, e: Any) -> None:
         self.transcript.notice(e.message, "warning")
 
+    def _on_compacted(self, e: Any) -> None:
+        self.transcript.notice(f"Compacted the conversation to fit the context window: about "
+                               f"{e.tokens_before:,} → {e.tokens_after:,} tokens.", "dim")
+
+    def _on_model_fallback(self, e: Any) -> None:
+        self.transcript.notice(f"{e.from_model} failed ({e.reason}); using {e.to_model}.", "warning")
+        self.status.set_model(e.to_model)
+
+    def _on_mcp_server(self, e: Any) -> None:
+        if e.state == "running":
+            self.transcript.notice(f"MCP server {e.server}: {len(e.tools)} tools.", "dim")
+
     def _on_complete(self, e: Any) -> None:
         self.transcript.end_answer()
-        if e.completion_reason == "max_steps":
+        if e.completion_reason in ("max_steps", "budget"):
             self.transcript.notice(e.final_response.rsplit("\n\n", 1)[-1], "warning")
         elif e.completion_reason == "stopped":
             self.transcript.notice("Stopped.", "warning")

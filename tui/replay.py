@@ -35,9 +35,10 @@ class Recorded:
 def replay(data: Any, presenter: Any, transcript: Transcript, mode_flag: str | None = None) -> str | None:
     """Show `data`; returns the mode to switch to (the session's, unless --mode asked for one)."""
     recorded = _recorded(data.events, data.meta.get("mode"))
-    _conversation(data.messages, transcript, presenter.key_argument, recorded)
+    shown = data.history or data.messages  # the whole conversation, also what a compaction replaced
+    _conversation(shown, transcript, presenter.key_argument, recorded)
     _timeline(data.events, presenter, recorded)
-    count = sum(1 for m in data.messages if m.get("role") == "user")
+    count = sum(1 for m in shown if m.get("role") == "user")
     note = f"Resumed session {data.meta.get('session_id', '')}: {count} earlier request{'s' if count != 1 else ''}."
     mode = recorded.mode if recorded.mode in MODES else None
     if mode and mode_flag and mode_flag != mode:

@@ -351,7 +351,9 @@ class ApprovalPanel(Vertical, can_focus=True):
             try:
                 editor.language = language
             except LanguageDoesNotExist:
-                pass  # tree-sitter is there but not this grammar: plain text still edits fine
+                # tree-sitter is there (the codebase map needs it) but not Textual's grammar: plain
+                # text still edits fine. The failed assignment stays set and would fail on every edit.
+                editor.language = None
         editor.border_title = f"Editing {change.path} · Ctrl+S applies · Esc cancels"
         self.mount(editor, after=self.diff)
         self._set_mode("edit")

@@ -48,6 +48,7 @@ class StatusBar(Widget):
         self.mode = mode
         self.workspace = ""
         self.model = ""
+        self.profile = ""  # shown when it is not the default profile
         self.usage = ""
         self.state = "loading"
         self.detail = ""
@@ -69,6 +70,10 @@ class StatusBar(Widget):
 
     def set_model(self, model: str) -> None:
         self.model = model or "no model"
+        self.refresh()
+
+    def set_profile(self, name: str) -> None:
+        self.profile = "" if name == "coder" else name
         self.refresh()
 
     def set_usage(self, prompt_tokens: int, completion_tokens: int, cost: float | None, cached: int = 0) -> None:
@@ -107,7 +112,7 @@ class StatusBar(Widget):
     def _right(self) -> Text:
         dim = self.get_component_rich_style("statusbar--dim")
         right = Text()
-        for part in (self.model, self.usage):
+        for part in (self.profile and f"profile {self.profile}", self.model, self.usage):
             if part:
                 right.append(f"{part}  ", style=dim)
         icon = SPINNER[self.frame % len(SPINNER)] if self.busy else "●"
