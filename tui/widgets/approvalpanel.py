@@ -183,7 +183,8 @@ class ApprovalPanel(Vertical, can_focus=True):
         if len(view.files) > 1:
             parts.append(f"file {self._file + 1}/{len(view.files)} (tab: next)")
         parts.append(f"{rejected} rejected" if rejected else "all accepted")
-        parts.append("split" if view.is_split else "unified")
+        if view.is_split:  # unified is the usual view: said only when it is not
+            parts.append("split")
         parts.append(hints)
         return Content(" · ".join(parts)).stylize("$text-muted")
 
