@@ -8,6 +8,7 @@ JSONL file and can be resumed from it.
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 import uuid
 from collections.abc import Callable
@@ -151,7 +152,8 @@ class AgentSession:
                 event = parse_event(redact(event.model_dump_json()))
             self.sink(event)
             return
-        dumped = event.model_dump_json()  # once, for the check, the mask and the session file
+        # serialised once, for the check, the mask and the session file (in the file's JSON style)
+        dumped = json.dumps(event.model_dump(mode="json"), ensure_ascii=False)
         if contains_secret(dumped):
             dumped = redact(dumped)
             event = parse_event(dumped)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import copy
 import json
 from functools import cache
 from typing import Any
@@ -42,9 +41,15 @@ def _built_schema(args_model: type[ToolArgs]) -> dict[str, Any]:
     return schema
 
 
+@cache
+def _schema_text(args_model: type[ToolArgs]) -> str:
+    return json.dumps(_built_schema(args_model))
+
+
 def parameters_schema(args_model: type[ToolArgs]) -> dict[str, Any]:
-    # a copy: callers may annotate what they send (e.g. cache_control) without touching the cache
-    return copy.deepcopy(_built_schema(args_model))
+    # A fresh copy (callers and adapters may change what they send without touching the cache),
+    # from JSON text: several times faster than deepcopy, and the tools are offered every step.
+    return json.loads(_schema_text(args_model))
 
 
 @cache
