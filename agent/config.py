@@ -48,6 +48,7 @@ DEFAULT_MODELS: list[tuple[str, str]] = [
 ]
 KEYLESS_PROVIDERS = {"ollama", "ollama_chat", "lm_studio", "hosted_vllm", "llamafile"}
 Sandbox = Literal["auto", "bwrap", "off"]
+Workflow = Literal["auto", "direct", "structured"]
 # Settings an untrusted workspace file may not make, and why (shown to the user).
 UNTRUSTED: dict[str, str] = {
     "api_base": "it would change where your API key and code are sent",
@@ -97,6 +98,8 @@ class Settings(BaseModel):
     sandbox: Sandbox | None = None  # shell commands in bubblewrap: auto (when it works), bwrap, off
     sandbox_network: bool | None = None  # shell commands in the sandbox may use the network
     trusted_folders: list[str] | None = None  # folders whose .coder-tui.toml may use every setting
+    workflow: Workflow | None = None  # auto (plan when needed), direct (one loop), structured (always plan)
+    small_model: str | None = None  # the intent router's model (default: `model`)
 
 
 @dataclass
@@ -116,6 +119,8 @@ class Config:
     sandbox: Sandbox = "auto"
     sandbox_network: bool = False
     trusted_folders: list[str] = field(default_factory=list)
+    workflow: Workflow = "direct"
+    small_model: str | None = None
     sources: dict[str, str] = field(default_factory=dict)  # key -> where it came from
     ignored: list[Ignored] = field(default_factory=list)  # workspace settings left out, with why
 
