@@ -128,9 +128,14 @@ class CheckpointEvent(_Event):
     type: Literal["checkpoint"] = "checkpoint"
     id: str
     label: str
+    restored: str | None = None  # set on the restore point taken just before rolling back to this checkpoint
 
 
 class Usage(_Event):
+    """Tokens of one model request and of the session so far. `prompt_tokens` counts the whole
+    prompt; of it, `cached_tokens` were read from the provider's prompt cache (billed at a
+    fraction) and `cache_write_tokens` were written to it; the rest is uncached."""
+
     type: Literal["usage"] = "usage"
     prompt_tokens: int
     completion_tokens: int
@@ -138,6 +143,10 @@ class Usage(_Event):
     total_prompt_tokens: int = 0
     total_completion_tokens: int = 0
     total_cost: float | None = None
+    cached_tokens: int = 0
+    cache_write_tokens: int = 0
+    total_cached_tokens: int = 0
+    total_cache_write_tokens: int = 0
 
 
 class Retrying(_Event):
@@ -179,6 +188,9 @@ class ErrorEvent(_Event):
     type: Literal["error"] = "error"
     message: str
     recoverable: bool = True
+    # Only another model, provider or key fixes it (unknown provider or model, no key):
+    # `coder-tui run` exits 2 and the app opens its setup screen.
+    configuration: bool = False
 
 
 # -- the structured workflow (agent/planning): field names are wire format ------------------------

@@ -112,6 +112,7 @@ class CoderApp(App[int]):
             main.set_class(narrow, "-narrow")
             footer = main.query_one(Footer)  # narrow: the keys' hints fit, Ctrl+P's gives way (F1 lists it)
             footer.compact, footer.show_command_palette = narrow, not narrow
+            footer.refresh(recompose=True)  # the palette's key goes only when the keys are made again
 
     def get_key_display(self, binding: Binding) -> str:
         return super().get_key_display(binding).replace("shift+", "⇧")
@@ -209,10 +210,9 @@ class CoderApp(App[int]):
                 self.show_prompt(text, mentions or [])
         elif outcome == "queued":
             self.notify("Queued: sent when the current run ends (Esc stops it).", timeout=4)
-        elif self.bridge.failure is not None:
+        elif outcome == "failed":
             message, fix = self.bridge.failure
-            self.query_one(Transcript).notice(f"Not sent yet: {message}. {fix} The prompt is kept and sent "
-                                              "if the agent starts.", "warning")
+            self.query_one(Transcript).notice(f"Not sent (Up recalls it): {message}. {fix}", "warning")
         else:
             self.notify("The agent is still loading; your prompt is sent as soon as it is ready.", timeout=4)
 

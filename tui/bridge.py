@@ -83,10 +83,12 @@ class AgentBridge:
 
     # -- running --------------------------------------------------------------------------
     def submit(self, text: str, mentions: list[str]) -> str:
-        """Send a prompt; returns what happened: "started", "queued" or "waiting"."""
+        """Send a prompt; returns what happened: "started", "queued", "waiting" or "failed"."""
         if self.room is not None and self.session is not None:
             self.room.ask(text)
             return "queued" if self.running else "started"
+        if self.session is None and self.failure is not None:
+            return "failed"  # nothing would ever send it
         if self.session is None:
             self.waiting.append((text, mentions))
             return "waiting"

@@ -124,6 +124,8 @@ async def test_the_layout_follows_the_new_size_both_ways(make_app: Any) -> None:
         await wait_for(pilot, lambda: app.screen.has_class("-narrow") and side.region.width == 0,
                        what="the side panel to fold")
         footer = app.screen.query_one("Footer")
+        await wait_for(pilot, lambda: not footer.query(".-command-palette"), what="the palette's key to give way")
+        await pilot.pause()
         keys = [key for key in footer.query("FooterKey") if key.display]
         assert keys and all(key.region.right <= 60 and key.region.width > 0 for key in keys)
         await pilot.resize_terminal(*APP_SIZE)
@@ -166,9 +168,10 @@ async def test_a_prompt_typed_after_a_failed_start_says_what_failed_and_what_to_
         await wait_for(pilot, lambda: app.query_one("#status").state == "not ready", what="the failure")
         assert any("--resume" in n and "coder-tui sessions" in n for n in notices(app))
         await submit(pilot, "hello")
-        said = await wait_for(pilot, lambda: next((n for n in notices(app) if n.startswith("Not sent yet")), None),
+        said = await wait_for(pilot, lambda: next((n for n in notices(app) if n.startswith("Not sent")), None),
                               what="the answer to the prompt")
-        assert "--resume" in said and "Ctrl+Q" in said
+        assert "--resume" in said and "Ctrl+Q" in said and "Up recalls it" in said
+        assert app.bridge.waiting == []  # nothing would ever send it
         assert not any("still loading" in n.message for n in app._notifications)
 
 
