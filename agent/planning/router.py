@@ -21,7 +21,7 @@ CONFIRM_RE = re.compile(
     r"^(y|yes|yep|ok|okay|sure|go|go ahead|go on|continue|proceed|approve|approved|do it|lgtm)[.! ]*$",
     re.IGNORECASE)
 QUESTION_RE = re.compile(
-    r"^(what|why|how|where|when|who|which|is|are|does|do|did|can|could|should|explain|describe)\b",
+    r"^(what|why|how|where|when|who|which|explain|describe)\b",
     re.IGNORECASE)
 LIST_ITEM_RE = re.compile(r"^\s*(?:\d+[.)]|[-*•])\s+\S", re.MULTILINE)
 # Questions that are really requests ("can you add tests?") are left to the model.

@@ -38,7 +38,8 @@ async def run_workflow(session: Any, llm: LLM, prompt: str) -> Complete:
             _remember(session, "user", prompt)
             return await _planned(session, llm, prompt, None)
     except (LLMError, PlanningError) as exc:
-        session.emit(ErrorEvent(message=str(exc), recoverable=False))
+        session.emit(ErrorEvent(message=str(exc), recoverable=False,
+                                configuration=isinstance(exc, LLMError) and exc.configuration))
         return _end(session, False, str(exc), "error", 0)
     return await session.run_direct(llm, prompt)
 

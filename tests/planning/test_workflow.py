@@ -86,7 +86,7 @@ async def test_failing_step_stops_the_run_in_allow_mode_with_a_clear_report(make
     h.session.workflow = "structured"
     h.script(plan_reply("Break", "Never"), Reply(status=400, error_message="bad request one"),
              Reply(status=400, error_message="bad request two"))
-    complete = await h.run("do it")
+    complete = await h.run("break things")
     assert not complete.success and complete.completion_reason == "error"
     assert plan_events(h.events)[-2:] == [("step_start", "1"), ("step_complete", "1", "failed")]
     assert "The plan stopped:** step 1 (Break) failed" in complete.final_response
@@ -137,12 +137,12 @@ async def test_an_invalid_plan_is_sent_back_once_with_the_error(make_harness: An
     h = make_harness(mode="plan")
     h.session.workflow = "structured"
     h.script(Reply(tool_calls=[call("submit_plan", refined_goal="g", steps=[])]), plan_reply("Fixed"))
-    assert (await h.run("x")).success
+    assert (await h.run("plan a thing")).success
     sent_back = [m for m in h.llm.requests[1]["messages"] if m["role"] == "tool"][-1]["content"]
     assert "The plan is invalid: `steps`: List should have at least 1 item" in sent_back
     h2 = make_harness(mode="plan")
     h2.session.workflow = "structured"
     h2.script(Reply(tool_calls=[call("submit_plan", refined_goal="", steps=[{"title": "a"}])]),
               Reply(text="I will not plan."))
-    complete = await h2.run("y")
+    complete = await h2.run("plan something")
     assert complete.completion_reason == "error" and "did not produce a valid plan" in complete.final_response
