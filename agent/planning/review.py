@@ -69,11 +69,13 @@ class QueueReviewer:
         self._future: asyncio.Future[PlanDecision] | None = None
         self.early: list[PlanDecision] = []
         self.closed_reason: str | None = None
+        self.unanswered = 0  # decisions taken as `stop` because nobody could answer any more
 
     async def decide(self, kind: ReviewKind) -> PlanDecision:
         if self.early:
             return self.early.pop(0)
         if self.closed_reason is not None:
+            self.unanswered += 1
             return PlanDecision(decision="stop", feedback=self.closed_reason)
         self.waiting, self._future = kind, asyncio.get_running_loop().create_future()
         try:
@@ -95,6 +97,7 @@ class QueueReviewer:
     def close(self, reason: str) -> None:
         self.closed_reason = reason
         if self._future is not None and not self._future.done():
+            self.unanswered += 1
             self._future.set_result(PlanDecision(decision="stop", feedback=reason))
 
 
