@@ -76,6 +76,7 @@ class AgentSession:
         self.workflow = config.workflow  # auto | direct | structured (agent/planning)
         self.plan_reviewer: Any = QueueReviewer()  # answers plan reviews and failed steps
         self.plan_running = False
+        self.plan_next = False  # the next run plans whatever the workflow (the app's `/plan TASK`)
         self.inbox: list[str] = []  # messages sent while a plan runs (see `send`)
         self.restored = data  # what a front end replays on resume (None for a new session)
         if config.api_key is not None:
@@ -177,12 +178,13 @@ class AgentSession:
         self.emit(RunStarted(run_id=uuid.uuid4().hex[:12], session_id=self.session_id, mode=self.mode,
                              model=llm.model, workspace=self.workspace.label, prompt=prompt))
         self.messages[0] = {"role": "system", "content": await self.system_prompt()}
+        workflow, self.plan_next = ("structured" if self.plan_next else self.workflow), False
         try:
-            if self.workflow == "direct" and prompt.strip():
+            if workflow == "direct" and prompt.strip():
                 return await self.run_direct(llm, prompt)
             from agent.planning.workflow import run_workflow
 
-            return await run_workflow(self, llm, prompt)
+            return await run_workflow(self, llm, prompt, workflow)
         except asyncio.CancelledError:
             if not self._stop_requested or self._task is None:
                 raise

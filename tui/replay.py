@@ -10,7 +10,8 @@ from tui.presenter import QUIET_TOOLS
 from tui.widgets.history import Block
 from tui.widgets.transcript import Transcript
 
-TIMELINE_EVENTS = {"run_started", "plan_updated", "checkpoint", "tool_call", "tool_result", "complete", "usage"}
+TIMELINE_EVENTS = {"run_started", "plan_updated", "checkpoint", "tool_call", "tool_result", "complete", "usage",
+                   "plan_created", "step_start", "step_complete"}
 
 
 def replay(data: Any, presenter: Any, transcript: Transcript) -> None:
@@ -21,6 +22,24 @@ def replay(data: Any, presenter: Any, transcript: Transcript) -> None:
     if data.damaged_lines:
         note += f" {data.damaged_lines} damaged line(s) of its file were skipped."
     transcript.notice(note, "dim")
+    if (offer := unfinished_plan_note(data.state)) is not None:
+        transcript.notice(offer, "warning")
+
+
+def unfinished_plan_note(state: dict[str, Any]) -> str | None:
+    """The offer to continue the session's unfinished plan, if it has one."""
+    from agent.planning.models import Plan
+
+    try:
+        plan = Plan.model_validate(state["plan"]) if state.get("plan") else None
+    except ValueError:
+        return None
+    step = plan.current() if plan is not None else None
+    if plan is None or step is None:
+        return None
+    number = plan.steps.index(step) + 1
+    return (f"This session has an unfinished plan: step {number} of {len(plan.steps)} ({step.title}) is next. "
+            "/plan continue runs it from there.")
 
 
 def _conversation(messages: list[dict[str, Any]], transcript: Transcript, key_argument: Any) -> None:
@@ -89,5 +108,11 @@ def _timeline(events: list[dict[str, Any]], presenter: Any) -> None:
             timeline.trace_done(event.call_id, event.ok)
         elif kind == "complete":
             timeline.end_run("done" if event.success else event.completion_reason.replace("_", " "))
+        elif kind == "plan_created":
+            timeline.show_steps(event.plan)
+        elif kind == "step_start":
+            timeline.step_start(event.step_id)
+        elif kind == "step_complete":
+            timeline.step_complete(event.step_id, event.status, event.summary)
         elif kind == "usage":
             presenter.status.set_usage(event.total_prompt_tokens, event.total_completion_tokens, event.total_cost)

@@ -19,24 +19,24 @@ from agent.planning.router import by_rule, classify
 from agent.planning.talk import answer_question, conversation_context, replan_task
 
 
-async def run_workflow(session: Any, llm: LLM, prompt: str) -> Complete:
+async def run_workflow(session: Any, llm: LLM, prompt: str, workflow: str) -> Complete:
     """One user turn under `auto` or `structured` (an empty prompt continues the saved plan)."""
     plan = saved_plan(session)
     try:
         if not prompt.strip():
             if plan is None:
                 return _end(session, False, "There is no unfinished plan to continue.", "error", 0)
-            return await _carry_out(session, llm, plan)
-        kind = await route(session, prompt, plan)
+            return await _continue(session, llm, plan, workflow)
+        kind = await route(session, prompt, plan, workflow)
         if kind.task_type == "confirmation" and plan is not None:
             _remember(session, "user", prompt)
-            return await _carry_out(session, llm, plan)
+            return await _continue(session, llm, plan, workflow)
         if kind.task_type == "plan_change" and plan is not None:
             _remember(session, "user", prompt)
-            return await _planned(session, llm, replan_task(plan, prompt), plan)
-        if kind.task_type == "new_task" and (kind.needs_plan or session.workflow == "structured"):
+            return await _planned(session, llm, replan_task(plan, prompt), plan, workflow)
+        if kind.task_type == "new_task" and (kind.needs_plan or workflow == "structured"):
             _remember(session, "user", prompt)
-            return await _planned(session, llm, prompt, None)
+            return await _planned(session, llm, prompt, None, workflow)
     except (LLMError, PlanningError) as exc:
         session.emit(ErrorEvent(message=str(exc), recoverable=False,
                                 configuration=isinstance(exc, LLMError) and exc.configuration))
@@ -44,10 +44,10 @@ async def run_workflow(session: Any, llm: LLM, prompt: str) -> Complete:
     return await session.run_direct(llm, prompt)
 
 
-async def route(session: Any, text: str, plan: Plan | None) -> Classification:
+async def route(session: Any, text: str, plan: Plan | None, workflow: str) -> Classification:
     """Rules first; then the small model (auto), or a plan (structured)."""
     kind = by_rule(text, plan is not None)
-    if kind is None and session.workflow == "auto":
+    if kind is None and workflow == "auto":
         context = conversation_context(session, plan)
         kind = await classify(session.small_llm(), text, context, session.totals.add)
     if kind is None:
@@ -56,13 +56,13 @@ async def route(session: Any, text: str, plan: Plan | None) -> Classification:
     return kind
 
 
-async def _planned(session: Any, llm: LLM, task: str, old: Plan | None) -> Complete:
+async def _planned(session: Any, llm: LLM, task: str, old: Plan | None, workflow: str) -> Complete:
     plan = await make_plan(session, llm, task, old)
     if plan is None:
         return _end(session, False, "The plan was not approved; nothing was run.", "stopped", 0)
     if session.mode == "plan":
         return _end(session, True, plan.markdown(), "answered", 0)
-    return await _carry_out(session, llm, plan)
+    return await _carry_out(session, llm, plan, workflow)
 
 
 async def make_plan(session: Any, llm: LLM, task: str, old: Plan | None) -> Plan | None:
@@ -97,10 +97,16 @@ def _with_feedback(task: str, plan: Plan, feedback: str) -> str:
             "Submit a new plan that takes the feedback into account.")
 
 
-async def _carry_out(session: Any, llm: LLM, plan: Plan) -> Complete:
+async def _continue(session: Any, llm: LLM, plan: Plan, workflow: str) -> Complete:
+    """An unfinished plan (resumed, or confirmed after plan mode) runs from its first unfinished step."""
+    publish(session, plan)
+    return await _carry_out(session, llm, plan, workflow)
+
+
+async def _carry_out(session: Any, llm: LLM, plan: Plan, workflow: str) -> Complete:
     session.plan_running = True
     try:
-        orchestrator = Orchestrator(session, llm, plan, lambda current: _inbox(session, llm, current))
+        orchestrator = Orchestrator(session, llm, plan, lambda current: _inbox(session, llm, current, workflow))
         finished = await orchestrator.run()
     finally:
         session.plan_running = False
@@ -118,11 +124,11 @@ async def _carry_out(session: Any, llm: LLM, plan: Plan) -> Complete:
     return _end(session, True, report, "answered", steps)
 
 
-async def _inbox(session: Any, llm: LLM, plan: Plan) -> Plan:
+async def _inbox(session: Any, llm: LLM, plan: Plan, workflow: str) -> Plan:
     """Routes the messages sent while the plan ran (between steps)."""
     while session.inbox:
         text = session.inbox.pop(0)
-        kind = await route(session, text, plan)
+        kind = await route(session, text, plan, workflow)
         _remember(session, "user", text)
         if kind.task_type == "question":
             _remember(session, "assistant", await answer_question(session, llm, plan, text))
