@@ -8,6 +8,7 @@ move it (reorder) or add one. Run keeps the edits; feedback asks the planner for
 from __future__ import annotations
 
 import asyncio
+import re
 from typing import Any
 
 from textual.app import ComposeResult
@@ -17,6 +18,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Static, TextArea
 
 SEPARATOR = " — "
+SPLIT_RE = re.compile(r"\s+[—-]\s+")  # typed as " - " too: an em dash is hard to type
 
 
 def steps_text(plan: Any) -> str:
@@ -26,7 +28,8 @@ def steps_text(plan: Any) -> str:
 def parse_steps(text: str) -> list[dict[str, str]]:
     steps = []
     for line in text.splitlines():
-        title, _, description = line.strip().partition(SEPARATOR.strip())
+        title, *rest = SPLIT_RE.split(line.strip(), maxsplit=1)
+        description = rest[0] if rest else ""
         if title.strip():
             steps.append({"title": title.strip(), "description": description.strip()})
     return steps
@@ -59,7 +62,8 @@ class PlanReviewScreen(ModalScreen[Any]):
     def compose(self) -> ComposeResult:
         with Vertical():
             yield Static(f"Plan: {self.plan.refined_goal}", classes="goal", markup=False)
-            yield Static("One step a line, title — description: reword, delete, reorder or add lines.",
+            yield Static("One step a line, title — description (or title - description): reword, delete, reorder "
+                         "or add lines.",
                          classes="hint")
             yield TextArea(self.original, id="steps")
             yield Input(placeholder="Or feedback for a new plan (Enter sends it)", id="feedback")
