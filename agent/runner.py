@@ -180,7 +180,7 @@ class AgentSession:
         self.messages[0] = {"role": "system", "content": await self.system_prompt()}
         workflow, self.plan_next = ("structured" if self.plan_next else self.workflow), False
         try:
-            if workflow == "direct" and prompt.strip():
+            if workflow == "direct" and prompt.strip() and self.unfinished_plan is None:
                 return await self.run_direct(llm, prompt)
             from agent.planning.workflow import run_workflow
 

@@ -27,6 +27,10 @@ async def run_workflow(session: Any, llm: LLM, prompt: str, workflow: str) -> Co
             if plan is None:
                 return _end(session, False, "There is no unfinished plan to continue.", "error", 0)
             return await _continue(session, llm, plan, workflow)
+        if workflow == "direct":  # only an approval of the unfinished plan (`ok`) runs it
+            kind = by_rule(prompt, True)
+            if plan is None or kind is None or kind.task_type != "confirmation":
+                return await session.run_direct(llm, prompt)
         kind = await route(session, prompt, plan, workflow)
         if kind.task_type == "confirmation" and plan is not None:
             _remember(session, "user", prompt)
@@ -100,6 +104,8 @@ def _with_feedback(task: str, plan: Plan, feedback: str) -> str:
 async def _continue(session: Any, llm: LLM, plan: Plan, workflow: str) -> Complete:
     """An unfinished plan (resumed, or confirmed after plan mode) runs from its first unfinished step."""
     publish(session, plan)
+    if session.mode == "plan":
+        return _end(session, True, plan.markdown(), "answered", 0)
     return await _carry_out(session, llm, plan, workflow)
 
 

@@ -146,3 +146,19 @@ async def test_an_invalid_plan_is_sent_back_once_with_the_error(make_harness: An
               Reply(text="I will not plan."))
     complete = await h2.run("plan something")
     assert complete.completion_reason == "error" and "did not produce a valid plan" in complete.final_response
+
+
+async def test_a_plan_made_in_plan_mode_runs_on_ok_once_the_mode_allows(make_harness: Any) -> None:
+    h = make_harness(mode="plan")
+    h.session.plan_next = True  # the app's `/plan TASK` under the default (direct) workflow
+    h.script(plan_reply("One"))
+    assert (await h.run("plan one thing")).success
+    assert h.session.workflow == "direct" and h.session.unfinished_plan is not None
+    assert (await h.run("ok")).final_response.startswith("**Goal:**")  # plan mode: nothing runs
+    assert len(h.llm.requests) == 1
+    h.session.mode = "allow"
+    h.script(Reply(text="did one"), Reply(text="report"))
+    assert (await h.run("go ahead")).final_response == "report"
+    assert h.of("step_complete")[-1].summary == "did one" and h.session.unfinished_plan is None
+    h.script(Reply(text="direct answer"))
+    assert (await h.run("go ahead")).final_response == "direct answer"  # no plan left: the direct loop
