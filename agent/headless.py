@@ -208,10 +208,7 @@ async def run_headless(options: Any) -> int:
         raise UsageError(f"--resume: {exc}") from None
     if github is not None:
         github.attach(session)
-    prompt = github.prompt if github else options.prompt
-    if not prompt.strip() and session.unfinished_plan is None:
-        await session.close()
-        raise UsageError("PROMPT is required: the resumed session has no unfinished plan to continue")
+    prompt = await _prompt_for(session, github.prompt if github else options.prompt)
     approver.attach(session)
     sandbox.configure(session)
     for why in config.ignored:
@@ -228,6 +225,14 @@ async def run_headless(options: Any) -> int:
     if misconfigured:  # an unknown model or provider, no key: the configuration, not the run, failed
         return 2
     return _exit_code(complete, approver, published, printer)
+
+
+async def _prompt_for(session: Any, prompt: str) -> str:
+    """The prompt; none continues the resumed session's unfinished plan (a UsageError without one)."""
+    if not prompt.strip() and session.unfinished_plan is None:
+        await session.close()
+        raise UsageError("PROMPT is required: the resumed session has no unfinished plan to continue")
+    return prompt
 
 
 async def _check_model(config: Any) -> None:
