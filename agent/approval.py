@@ -159,6 +159,12 @@ class ApprovalGate:
     def needs_approval(self, tool: str) -> bool:
         return self.mode == "ask" and tool not in self.allowed_tools
 
+    def revoke(self, tool: str | None = None) -> list[str]:
+        """Ask again before `tool` (every tool when None) runs; returns the tools revoked."""
+        revoked = sorted(self.allowed_tools if tool is None else self.allowed_tools & {tool})
+        self.allowed_tools.difference_update(revoked)
+        return revoked
+
     async def ask(self, request: ApprovalRequest) -> Decision:
         decision = await self.approver.decide(request)
         if decision.decision == "allow_all":

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, model_validator
 
 from agent import paths, secrets
 from agent.events import Mode
@@ -58,6 +58,7 @@ UNTRUSTED: dict[str, str] = {
     "sandbox": "it would change how shell commands are confined",
     "sandbox_network": "it would give shell commands network access",
     "trusted_folders": "only your own config can trust folders",
+    "mcp_servers": "MCP servers are programs the file would start on your machine",
 }
 MODE_RANK = {"plan": 0, "ask": 1, "allow": 2}
 SECRET_VARS = ("CODER_TUI_API_KEY", "GITHUB_TOKEN", "GH_TOKEN")
@@ -79,6 +80,26 @@ class ConfigError(Exception):
     """Bad or missing configuration; the message names what to fix."""
 
 
+class McpServerSettings(BaseModel):
+    """`[mcp_servers.NAME]`: a local server (`command`, `args`, `env`) or a remote one (`url`)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    command: str | None = None
+    args: list[str] = Field(default_factory=list)
+    env: dict[str, str] = Field(default_factory=dict)
+    url: str | None = None
+    headers: dict[str, str] = Field(default_factory=dict)
+    enabled: bool = True
+    timeout: float = Field(default=30.0, gt=0)  # seconds to start and list tools
+
+    @model_validator(mode="after")
+    def _one_transport(self) -> McpServerSettings:
+        if bool(self.command) == bool(self.url):
+            raise ValueError("give either `command` (a local server) or `url` (a remote one)")
+        return self
+
+
 class Settings(BaseModel):
     """Keys accepted in config files (all optional there)."""
 
@@ -98,8 +119,17 @@ class Settings(BaseModel):
     sandbox: Sandbox | None = None  # shell commands in bubblewrap: auto (when it works), bwrap, off
     sandbox_network: bool | None = None  # shell commands in the sandbox may use the network
     trusted_folders: list[str] | None = None  # folders whose .coder-tui.toml may use every setting
+    # agent profiles, long sessions, budgets, fallbacks and MCP (agent/profiles, agent/agentsetup.py)
+    profile: str | None = None
+    small_model: str | None = None  # file summaries, page extraction, compaction (default: `model`)
+    context_window: int | None = Field(default=None, ge=1000)  # for models litellm does not know
+    fallback_models: list[str] | None = None
+    max_cost: float | None = Field(default=None, gt=0)  # USD per run
+    max_tokens: int | None = Field(default=None, ge=1)  # per run
+    tool_calling: Literal["auto", "native", "text"] | None = None  # text: the ReAct protocol
+    mcp_servers: dict[str, McpServerSettings] | None = None
+    map_tokens: int | None = Field(default=None, ge=0, le=64_000)  # the prompt's map section; 0 leaves it out
     workflow: Workflow | None = None  # auto (plan when needed), direct (one loop), structured (always plan)
-    small_model: str | None = None  # the intent router's model (default: `model`)
 
 
 @dataclass
@@ -119,8 +149,17 @@ class Config:
     sandbox: Sandbox = "auto"
     sandbox_network: bool = False
     trusted_folders: list[str] = field(default_factory=list)
-    workflow: Workflow = "direct"
+    profile: str | None = None
     small_model: str | None = None
+    context_window: int | None = None
+    fallback_models: list[str] = field(default_factory=list)
+    max_cost: float | None = None
+    max_tokens: int | None = None
+    tool_calling: str = "auto"
+    mcp_servers: dict[str, Any] = field(default_factory=dict)  # name -> McpServerSettings
+    workspace_trusted: bool = False  # whether workspace config may run programs or raise the mode
+    map_tokens: int = 1024
+    workflow: Workflow = "direct"
     sources: dict[str, str] = field(default_factory=dict)  # key -> where it came from
     ignored: list[Ignored] = field(default_factory=list)  # workspace settings left out, with why
 
@@ -199,19 +238,24 @@ def load_config(
     user = read_settings(user_file).model_dump(exclude_none=True)
     layers: list[tuple[str, dict[str, Any]]] = [(str(user_file), user)]
     ignored: list[Ignored] = []
+    trusted = False
     if workspace is not None:
         ws_file = workspace / WORKSPACE_FILE
         ws = read_settings(ws_file).model_dump(exclude_none=True)
-        if ws and not (trust or is_trusted(workspace, user.get("trusted_folders", []))):
+        trusted = trust or is_trusted(workspace, user.get("trusted_folders", []))
+        if ws and not trusted:
             ws, ignored = _untrusted(ws, user, environ, ws_file)
         layers.append((str(ws_file), ws))
     layers.append(("environment", _env_settings(environ)))
     layers.append(("command line", {k: v for k, v in (flags or {}).items() if v is not None}))
-    config = Config()
+    config = Config(workspace_trusted=workspace is not None and trusted)
     for source, values in layers:
         for key, value in values.items():
             if key == "api_key" and not isinstance(value, SecretStr):
                 value = SecretStr(str(value))
+            if key == "mcp_servers":  # servers merge by name; each remembers its file
+                _merge_servers(config, source, value)
+                continue
             setattr(config, key, value)
             config.sources[key] = source
     _apply_provider_env(config, environ)
@@ -237,7 +281,8 @@ def _untrusted(ws: dict[str, Any], user: dict[str, Any], environ: dict[str, str]
         why = UNTRUSTED.get(key)
         if key == "mode" and MODE_RANK[value] > MODE_RANK[base_mode]:
             why = f"it would raise the mode above {base_mode}"
-        elif key == "model" and base_model and provider_of(value) != provider_of(base_model):
+        elif key in ("model", "small_model", "fallback_models") and base_model and any(
+                provider_of(name) != provider_of(base_model) for name in _names(value)):
             why = f"it would send your code to another provider than {provider_of(base_model) or base_model}"
         if why is None:
             kept[key] = value
@@ -245,6 +290,10 @@ def _untrusted(ws: dict[str, Any], user: dict[str, Any], environ: dict[str, str]
         shown = "(hidden)" if isinstance(value, SecretStr) else repr(value)
         ignored.append(Ignored(f"{key} = {shown}", why, str(ws_file)))
     return kept, ignored
+
+
+def _names(value: str | list[str]) -> list[str]:
+    return [value] if isinstance(value, str) else list(value)
 
 
 def _register_secrets(config: Config, environ: dict[str, str]) -> None:
@@ -264,6 +313,10 @@ def trust_folder(folder: Path) -> Path:
     if is_trusted(folder, current):
         return paths.user_config_file()
     return save_user_settings({"trusted_folders": [*current, real]})
+def _merge_servers(config: Config, source: str, servers: dict[str, Any]) -> None:
+    for name, server in servers.items():
+        config.mcp_servers[name] = McpServerSettings.model_validate(server)
+        config.sources[f"mcp_servers.{name}"] = source
 
 
 def _apply_provider_env(config: Config, environ: dict[str, str]) -> None:

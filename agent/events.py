@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 Mode = Literal["plan", "ask", "allow"]
 ApprovalKind = Literal["edit", "exec", "network"]
 DecisionKind = Literal["allow_once", "allow_all", "deny", "stop"]
-CompletionReason = Literal["answered", "max_steps", "stopped", "error"]
+CompletionReason = Literal["answered", "max_steps", "stopped", "error", "budget"]
 TodoStatus = Literal["pending", "in_progress", "completed", "cancelled"]
 TaskType = Literal["new_task", "follow_up", "plan_change", "question", "confirmation"]
 StepStatus = Literal["pending", "in_progress", "done", "failed", "skipped"]
@@ -167,6 +167,35 @@ class Published(_Event):
     commit: str
     compare_url: str
     files: list[str] = Field(default_factory=list)
+
+
+class Compacted(_Event):
+    """Older turns were replaced by a summary so the conversation fits the context window."""
+
+    type: Literal["compacted"] = "compacted"
+    tokens_before: int
+    tokens_after: int
+    replaced_messages: int
+    manual: bool = False
+
+
+class ModelFallback(_Event):
+    """The model kept failing (or found the request too long); the next configured one takes over."""
+
+    type: Literal["model_fallback"] = "model_fallback"
+    from_model: str
+    to_model: str
+    reason: str
+
+
+class McpServerState(_Event):
+    """An MCP server started, failed to start, or stopped; `tools` are the ones it offers now."""
+
+    type: Literal["mcp_server"] = "mcp_server"
+    server: str
+    state: Literal["running", "failed", "stopped"]
+    message: str = ""
+    tools: list[str] = Field(default_factory=list)
 
 
 class Complete(_Event):
@@ -323,6 +352,9 @@ Event = Annotated[
         Usage,
         Retrying,
         Published,
+        Compacted,
+        ModelFallback,
+        McpServerState,
         Complete,
         ErrorEvent,
         WarningEvent,

@@ -54,6 +54,7 @@ class Executor:
         self._checkpointed = False
         self.step_label = ""
         self._waited = 0.0  # seconds the current call spent waiting for the user's decision
+        self.permits: Callable[[Tool], bool] = lambda tool: True  # the agent profile's tool scope
 
     def new_turn(self, label: str) -> None:
         """A new model turn: the next change takes a fresh checkpoint first."""
@@ -64,6 +65,9 @@ class Executor:
         tool = self.registry.get(call.name)
         if tool is None or not tool.available(self.ctx.workspace):
             return self._malformed(call, self._unknown(call.name, tool))
+        if not self.permits(tool):
+            return self._malformed(call, f"tool {call.name!r} is not offered to this agent (its profile leaves "
+                                         f"it out). Available tools: {self._offered()}")
         try:
             args = self.registry.parse(tool, call.arguments)
         except ArgumentError as exc:
@@ -88,11 +92,14 @@ class Executor:
         return self._finish(call, tool, started, output=output)
 
     def _unknown(self, name: str, tool: Tool | None) -> str:
-        offered = ", ".join(t.name for t in self.registry.offered(self.ctx.workspace))
+        offered = self._offered()
         if tool is not None:
             why = self.ctx.workspace.exec_unavailable_reason if tool.kind == "exec" else "not available here"
             return f"tool {name!r} is not available in this workspace ({why}). Available tools: {offered}"
         return f"unknown tool {name!r}. Available tools: {offered}"
+
+    def _offered(self) -> str:
+        return ", ".join(t.name for t in self.registry.offered(self.ctx.workspace) if self.permits(t))
 
     def _malformed(self, call: ToolCallRequest, message: str) -> Outcome:
         self.ctx.emit(ToolCallEvent(call_id=call.id, tool=call.name, args={"_raw": call.arguments[:2000]}))

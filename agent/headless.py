@@ -145,6 +145,8 @@ def build_config(options: Any, workspace_root: Path | None) -> Any:
 
     flags = {"model": options.model, "api_base": options.api_base, "api_key": options.api_key,
              "mode": options.mode, "max_steps": options.max_steps, "sandbox": getattr(options, "sandbox", None),
+             "profile": getattr(options, "profile", None),
+             "max_cost": getattr(options, "max_cost", None), "max_tokens": getattr(options, "max_tokens", None),
              "workflow": getattr(options, "workflow", None)}
     trust = bool(getattr(options, "trust", False)) and workspace_root is not None
     try:
@@ -182,6 +184,7 @@ def resumed_root(options: Any) -> str | None:
 
 async def run_headless(options: Any) -> int:
     """Run one prompt headless; returns the exit code."""
+    from agent.profiles import ProfileError
     from agent.runner import AgentSession
     from agent.session import SessionError
     from agent.tools import sandbox
@@ -206,6 +209,8 @@ async def run_headless(options: Any) -> int:
                                     registry=github.registry() if github else None)
     except SessionError as exc:
         raise UsageError(f"--resume: {exc}") from None
+    except ProfileError as exc:
+        raise UsageError(str(exc)) from None
     if github is not None:
         github.attach(session)
     prompt = await _prompt_for(session, github.prompt if github else options.prompt)

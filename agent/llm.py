@@ -20,6 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from agent import secrets
 from agent.llm_errors import Failure, LLMError, classify, unknown_provider, where
 from agent.llm_usage import Prices, caches_prompts, prices_for, with_cache_markers
 
@@ -202,6 +203,9 @@ class LLM:
     max_retries: int = 4
     retry_base_delay: float = 1.0
     key_variable: str | None = None
+
+    def __post_init__(self) -> None:
+        secrets.register(self.api_key)  # providers quote keys back in their errors
 
     async def complete(
         self,

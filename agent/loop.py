@@ -127,6 +127,10 @@ class Run:
                                  configuration=isinstance(exc, LLMError) and exc.configuration))
             return self._complete(False, str(exc), "error")
 
+    def request_tools(self) -> list[dict[str, Any]]:
+        """The tool schemas sent with a request (the ReAct agent sends none: they are in its prompt)."""
+        return self.tools
+
     def _with(self, note: str) -> str:
         text = strip_markers(self.last_text)
         return f"{text}\n\n{note}" if text else note
@@ -166,7 +170,7 @@ class Run:
             self.emit(Retrying(why=why, attempt=attempt, delay=round(delay, 2)))
 
         try:
-            reply = await self.llm.complete(self.messages, self.tools, stream.feed, on_retry)
+            reply = await self.llm.complete(self.messages, self.request_tools(), stream.feed, on_retry)
         finally:
             stream.flush()
             masked.flush()

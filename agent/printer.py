@@ -143,9 +143,19 @@ class TextPrinter:
         count = f"{len(e.files)} file{'s' if len(e.files) != 1 else ''}"
         self._line(self._paint(f"published {count} to {e.repository} branch {e.branch} as commit "
                                f"{e.commit[:7]}: {e.compare_url}", "green"), self.err)
+    def _on_compacted(self, e: Any) -> None:
+        self._line(self._paint(f"◇ compacted the conversation: about {e.tokens_before:,} → {e.tokens_after:,} "
+                               "tokens (older turns summarised)", "dim"), self.err)
+
+    def _on_model_fallback(self, e: Any) -> None:
+        self._line(self._paint(f"… {e.from_model} failed ({e.reason}); using {e.to_model}", "yellow"), self.err)
+
+    def _on_mcp_server(self, e: Any) -> None:
+        if e.state == "running":
+            self._line(self._paint(f"◆ MCP server {e.server}: {len(e.tools)} tools", "dim"), self.err)
 
     def _on_complete(self, e: Any) -> None:
-        if e.completion_reason in ("max_steps", "stopped"):
+        if e.completion_reason in ("max_steps", "stopped", "budget"):
             self.notice(e.final_response.strip().split("\n\n")[-1])
 
     def _on_warning(self, e: Any) -> None:

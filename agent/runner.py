@@ -15,6 +15,7 @@ from importlib import resources
 from typing import Any
 
 from agent import __version__
+from agent.agentsetup import AgentSetup
 from agent.approval import ApprovalGate, Approver
 from agent.checkpoints import CheckpointError, CheckpointInfo, Checkpoints
 from agent.config import Config
@@ -23,6 +24,7 @@ from agent.executor import Executor
 from agent.llm import LLM
 from agent.loop import Run, Totals
 from agent.planning.review import QueueReviewer
+from agent.profiles import load_profiles
 from agent.secrets import contains_secret, redact, register
 from agent.session import SessionData, SessionStore, SessionWriter
 from agent.tools import default_tools
@@ -83,6 +85,7 @@ class AgentSession:
             register(config.api_key.get_secret_value())
         if data is not None:
             self._restore(data)
+        self.agent = AgentSetup(self)  # the agent factory: profile, tools, limits, MCP
 
     # -- construction ---------------------------------------------------------------------
     @classmethod
@@ -91,6 +94,8 @@ class AgentSession:
              registry: ToolRegistry | None = None, meta: dict[str, Any] | None = None) -> AgentSession:
         """A new session, or (resume = id, prefix or `last`) the continuation of a recorded one."""
         store = store or SessionStore()
+        # A bad profile (name or file) fails here, before a session file is written.
+        load_profiles(workspace.root, trusted=config.workspace_trusted).get(config.profile)
         if resume:
             path = store.resolve(resume, workspace=workspace.label)
             writer, data = store.reopen(path)
@@ -147,10 +152,16 @@ class AgentSession:
         return list(self.ctx.todos)
 
     def emit(self, event: Any) -> None:
-        text = event.text if event.type == "text_delta" else event.model_dump_json()
-        if contains_secret(text):
-            event = parse_event(redact(event.model_dump_json()))
-        self.writer.event(event)
+        if event.type == "text_delta":  # streamed text is not recorded
+            if contains_secret(event.text):
+                event = parse_event(redact(event.model_dump_json()))
+            self.sink(event)
+            return
+        dumped = event.model_dump_json()  # once, for the check, the mask and the session file
+        if contains_secret(dumped):
+            dumped = redact(dumped)
+            event = parse_event(dumped)
+        self.writer.event(event, dumped)
         self.sink(event)
 
     def record_state(self, key: str, value: Any) -> None:
@@ -177,40 +188,50 @@ class AgentSession:
         self._task, self._stop_requested = asyncio.current_task(), False
         self.emit(RunStarted(run_id=uuid.uuid4().hex[:12], session_id=self.session_id, mode=self.mode,
                              model=llm.model, workspace=self.workspace.label, prompt=prompt))
-        self.messages[0] = {"role": "system", "content": await self.system_prompt()}
         workflow, self.plan_next = ("structured" if self.plan_next else self.workflow), False
         try:
             if workflow == "direct" and prompt.strip() and self.unfinished_plan is None:
-                return await self.run_direct(llm, prompt)
-            from agent.planning.workflow import run_workflow
+                complete = await self.run_direct(llm, prompt)
+            else:
+                from agent.planning.workflow import run_workflow
 
-            return await run_workflow(self, llm, prompt, workflow)
+                self.messages[0] = {"role": "system", "content": await self.system_prompt()}
+                complete = await run_workflow(self, llm, prompt, workflow)
         except asyncio.CancelledError:
             if not self._stop_requested or self._task is None:
                 raise
             self._task.uncancel()
-            complete = Complete(success=False, iterations=0, final_response="Stopped by the user.",
-                                completion_reason="stopped")
-            self.emit(complete)
-            return complete
+            complete = self._stopped_early()
         finally:
             self._task = None
             self.inbox.clear()
+        await self.writer.durable()  # a completed turn's record is on disk before the turn ends
+        return complete
 
     async def run_direct(self, llm: LLM, prompt: str) -> Complete:
         """Today's single loop on the main conversation."""
         user = {"role": "user", "content": prompt}
-        self.messages.append(user)
+        self.messages.append(user)  # before the system prompt: its map ranks the files the prompt names
+        self.messages[0] = {"role": "system", "content": await self.system_prompt()}
         self.writer.message(user)
-        run = Run(llm, self.executor, self.messages, self.registry.schemas(self.workspace), self.emit,
-                  self.writer.message, self.totals, self.config.max_steps)
+        run: Run | None = None
         try:
+            run = await self.agent.build_run(llm, executor=self.executor, messages=self.messages, emit=self.emit,
+                                             record=self.writer.message, totals=self.totals)
             return await run.execute()
         except asyncio.CancelledError:
             if not self._stop_requested or self._task is None:
                 raise
             self._task.uncancel()
+            if run is None:
+                return self._stopped_early()
             return run._complete(False, run._with("Stopped by the user."), "stopped")
+
+    def _stopped_early(self) -> Complete:
+        event = Complete(success=False, iterations=0, final_response="Stopped by the user.",
+                         completion_reason="stopped")
+        self.emit(event)
+        return event
 
     def send(self, text: str) -> bool:
         """A message for the plan that is running, routed between its steps (False: none runs)."""
@@ -269,7 +290,11 @@ class AgentSession:
         agents = await self._agents_md()
         if agents:
             text += f"\n## Project instructions ({AGENTS_FILE})\n{agents}\n"
-        return text
+        text += self.agent.prompt_section()
+        from agent.knowledge.prompt import map_section
+
+        section = await map_section(self.workspace, self.messages, self.config.map_tokens)
+        return f"{text}\n{section}" if section else text
 
     async def _agents_md(self) -> str:
         try:
@@ -285,6 +310,7 @@ class AgentSession:
         manager = self.ctx.extras.get("shells")
         if isinstance(manager, ShellManager):
             await manager.close_all()
+        await self.agent.mcp.close()
         self.writer.close()
         if not keep_workspace:
             await self.workspace.close()

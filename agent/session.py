@@ -1,4 +1,9 @@
-"""Sessions: every run recorded as JSONL under the data dir, each line flushed and fsynced.
+"""Sessions: every run recorded as JSONL under the data dir.
+
+Each line is written to the file at once (a crash of the process loses nothing) and fsynced by a
+background thread right after (a crash of the machine loses at most the last few lines): an fsync
+on the event loop for every event cost more than the rest of a loop step. A turn's end waits for
+its lines to be on disk (`durable`), so a completed turn's record is never lost.
 
 Line kinds: `meta` (first line), `message` (the conversation, OpenAI format), `event` (the event
 stream, without per-token text deltas), `state` (named values a workspace needs to survive a
@@ -8,8 +13,10 @@ lines; appending to it first drops the partial tail.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
+import threading
 import time
 import uuid
 from dataclasses import dataclass, field
@@ -43,6 +50,9 @@ class SessionData:
     events: list[dict[str, Any]] = field(default_factory=list)
     state: dict[str, Any] = field(default_factory=dict)
     damaged_lines: int = 0
+    # every message ever recorded; `messages` is what the model sees, which starts at the last
+    # compaction (its summary and the turns it kept)
+    history: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def todos(self) -> list[dict[str, Any]]:
@@ -52,6 +62,35 @@ class SessionData:
         return []
 
 
+class _Syncer:
+    """One daemon thread that fsyncs session files for every writer, off the event loop."""
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition()
+        self._dirty: dict[SessionWriter, None] = {}  # an ordered set
+        self._thread: threading.Thread | None = None
+
+    def request(self, writer: SessionWriter) -> None:
+        with self._cond:
+            self._dirty[writer] = None
+            if self._thread is None or not self._thread.is_alive():
+                self._thread = threading.Thread(target=self._serve, name="session-fsync", daemon=True)
+                self._thread.start()
+            self._cond.notify()
+
+    def _serve(self) -> None:
+        while True:
+            with self._cond:
+                while not self._dirty:
+                    self._cond.wait()
+                writer = next(iter(self._dirty))
+                del self._dirty[writer]
+            writer._sync_now()
+
+
+_SYNCER = _Syncer()
+
+
 class SessionWriter:
     def __init__(self, path: Path, session_id: str) -> None:
         self.path = path
@@ -59,12 +98,57 @@ class SessionWriter:
         _drop_partial_tail(path)
         # kept open for the session; 0600: the conversation quotes the user's files
         self._handle = os.fdopen(paths.open_private(path), "a", encoding="utf-8")
+        self._fd = self._handle.fileno()
+        self._state = threading.Condition()  # guards the counts below
+        self._written = self._synced = 0  # lines written, lines known to be on disk
+        self._failure: OSError | None = None
+        self._fd_lock = threading.Lock()  # an fsync never meets a closed (or reused) descriptor
 
     def _write(self, kind: str, data: Any) -> None:
         line = json.dumps({"t": round(time.time(), 3), "kind": kind, "data": data}, ensure_ascii=False)
-        self._handle.write(redact(line) + "\n")
+        self._append(redact(line))
+
+    def _append(self, line: str) -> None:
+        if self._failure is not None:
+            raise self._failure
+        self._handle.write(line + "\n")
         self._handle.flush()
-        os.fsync(self._handle.fileno())
+        with self._state:
+            self._written += 1
+        _SYNCER.request(self)
+
+    def _sync_now(self) -> None:
+        """On the syncer thread: fsync what was written so far."""
+        with self._state:
+            target = self._written
+            if target == self._synced:
+                return
+        try:
+            with self._fd_lock:
+                if not self._handle.closed:
+                    os.fsync(self._fd)
+        except OSError as exc:  # reported on the next write or sync, on the caller's thread
+            self._failure = exc
+        with self._state:
+            self._synced = max(self._synced, target)
+            self._state.notify_all()
+
+    def sync(self) -> None:
+        """Block until every line written so far is on disk."""
+        with self._state:
+            target = self._written
+            if target > self._synced:
+                _SYNCER.request(self)
+            self._state.wait_for(lambda: self._synced >= target)
+        if self._failure is not None:
+            raise self._failure
+
+    async def durable(self) -> None:
+        """`sync` without blocking the event loop."""
+        with self._state:
+            if self._synced >= self._written and self._failure is None:
+                return
+        await asyncio.to_thread(self.sync)
 
     def meta(self, data: dict[str, Any]) -> None:
         self._write("meta", data)
@@ -72,17 +156,31 @@ class SessionWriter:
     def message(self, message: dict[str, Any]) -> None:
         self._write("message", message)
 
-    def event(self, event: Any) -> None:
+    def event(self, event: Any, dumped: str | None = None) -> None:
+        """Record an event; `dumped` is its JSON already passed through `redact` (saves a second
+        serialisation and masking of the same text)."""
         if event.type in SKIPPED_EVENTS:
             return
-        self._write("event", event.model_dump(mode="json"))
+        if dumped is None:
+            self._write("event", event.model_dump(mode="json"))
+        else:
+            self._append(f'{{"t": {round(time.time(), 3)}, "kind": "event", "data": {dumped}}}')
 
     def state(self, key: str, value: Any) -> None:
         self._write("state", {"key": key, "value": value})
 
+    def compaction(self, summary: dict[str, Any], kept: list[dict[str, Any]]) -> None:
+        """The conversation was compacted: from here on it is `summary` followed by `kept`."""
+        self._write("compaction", {"summary": summary, "kept": kept})
+
     def close(self) -> None:
-        if not self._handle.closed:
-            self._handle.close()
+        if self._handle.closed:
+            return
+        try:
+            self.sync()
+        finally:
+            with self._fd_lock:
+                self._handle.close()
 
 
 def _drop_partial_tail(path: Path) -> None:
@@ -109,11 +207,15 @@ def load(path: Path) -> SessionData:
                 data.meta.update(payload)
             elif kind == "message":
                 data.messages.append(payload)
+                data.history.append(payload)
+            elif kind == "compaction":
+                data.messages = [payload["summary"], *payload["kept"]]
             elif kind == "event":
                 data.events.append(payload)
             elif kind == "state":
                 data.state[payload["key"]] = payload["value"]
     data.messages = repair_messages(data.messages)
+    data.history = repair_messages(data.history)
     return data
 
 

@@ -122,17 +122,21 @@ class CoderApp(App[int]):
         # What exists now lives as long as the app: freeze it; full collections wait for pauses.
         self.gc_policy.start()
         self.set_interval(1.0, self.gc_policy.tick, name="gc")
+        from tui.knowledge import start_task_timer
+
+        start_task_timer(self)
         self._boot()
 
     async def _compose_side(self) -> None:
         """The side panel's timeline and pane, and the presenter that fills them and the chat: both
         empty until the agent runs, they would only delay the first frame."""
         from tui.presenter import Presenter
+        from tui.widgets.codemap import CodeMap
         from tui.widgets.panes import WorkspacePane
 
         timeline = Timeline(id="timeline")
         timeline.border_title = "Plan · timeline"
-        await self.query_one("#side").mount(timeline, WorkspacePane(id="pane"))
+        await self.query_one("#side").mount(timeline, CodeMap(id="codemap"), WorkspacePane(id="pane"))
         self.presenter = Presenter(self.query_one(Transcript), timeline, self.query_one(StatusBar),
                                    self._key_argument)
         self.presenter.on_files_changed = lambda event, approved: self.live_diff().landed(event, approved)
@@ -162,9 +166,14 @@ class CoderApp(App[int]):
         label = session.workspace.label
         status.set_workspace(home_relative(label) if session.workspace.root is not None else label)
         status.set_model(session.model or "")
-        session.mode = self.mode
+        status.set_profile(session.agent.profile.name)
+        if session.agent.profile.mode:  # the profile's own mode (architect: plan), unless --mode said otherwise
+            self.set_mode(session.mode)
         if session.restored is not None:
-            replay(session.restored, self.presenter, self.query_one(Transcript))
+            mode = replay(session.restored, self.presenter, self.query_one(Transcript), self.options.mode)
+            if mode:
+                self.set_mode(mode)
+        session.mode = self.mode
         status.set_state("idle")
         self.refresh_pane()
         self._load_files()
@@ -276,6 +285,12 @@ class CoderApp(App[int]):
     @on(StatusBar.ModeClicked)
     def _badge(self) -> None:
         self.action_cycle_mode()
+
+    @on(StatusBar.AllowancesClicked)
+    def _allowances(self) -> None:
+        from tui.commands import run_command
+
+        self.run_worker(run_command(self, "/allowances"), name="command", group="commands", exit_on_error=False)
 
     # -- actions --------------------------------------------------------------------------
     MAIN_SCREEN_ACTIONS = frozenset({"cycle_mode", "toggle_side", "toggle_diff", "new_session", "focus_timeline",

@@ -30,6 +30,7 @@ def _prewarm_litellm() -> None:
 def flags_of(options: Any) -> dict[str, Any]:
     return {"model": options.model, "api_base": options.api_base, "api_key": options.api_key,
             "mode": options.mode, "sandbox": getattr(options, "sandbox", None),
+            "profile": getattr(options, "profile", None),
             "workflow": getattr(options, "workflow", None)}
 
 
@@ -112,6 +113,7 @@ async def boot(app: Any) -> None:
     options = app.options
     await app.load_user_themes()
     await asyncio.to_thread(_import_core)
+    from agent.profiles import ProfileError
     from agent.session import SessionError
 
     threading.Thread(target=_prewarm_litellm, name="load-litellm", daemon=True).start()
@@ -120,6 +122,9 @@ async def boot(app: Any) -> None:
         config = await opener(app)
     except SessionError as exc:
         app.fatal(f"--resume: {exc}", "Quit (Ctrl+Q) and start again; `coder-tui sessions` lists them.")
+        return
+    except ProfileError as exc:
+        app.fatal(f"profile: {exc}")
         return
     if config is None:
         return

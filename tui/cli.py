@@ -5,6 +5,7 @@
     coder-tui undo [CHECKPOINT]        restore a checkpoint
     coder-tui sessions                 list recorded sessions
     coder-tui room ROOM_ID [options]   join a live Open Collaboration Tools room headless
+    coder-tui map | explore | tasks    the codebase map, exploration, scheduled tasks
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import sys
 from collections.abc import Callable
 
 from agent import __version__
+from tui import knowledge_cli
 
 MODES = ("plan", "ask", "allow")
 SANDBOXES = ("auto", "bwrap", "off")
@@ -27,7 +29,9 @@ COMMANDS_HELP = """commands:
   coder-tui undo [CHECKPOINT]  restore the workspace to a checkpoint (`--list` shows them)
   coder-tui sessions           list recorded sessions (resume one with --resume ID)
   coder-tui room ROOM_ID       join a live OCT room and answer @agent prompts (`coder-tui room --help`)
-
+  coder-tui profiles           list agent profiles (built in, user, workspace); pick one with --profile
+  coder-tui mcp                start the configured MCP servers and list their state and tools
+{knowledge}
 modes:
   plan   the agent only reads and proposes
   ask    every edit, command and web request is shown for approval first (default)
@@ -62,6 +66,12 @@ def _workspace_options(parser: argparse.ArgumentParser) -> None:
                         help="run shell commands in bubblewrap: auto (when it works, default), bwrap (required), off")
 
 
+def _profile_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--profile", metavar="NAME",
+                        help="agent profile: coder (default), reviewer, architect, ask, or your own "
+                             "(`coder-tui profiles` lists them)")
+
+
 def _github_options(parser: argparse.ArgumentParser) -> argparse._ArgumentGroup:
     group = parser.add_argument_group("GitHub")
     group.add_argument("--github", metavar="OWNER/REPO[@REF]",
@@ -91,11 +101,12 @@ def _room_options(parser: argparse.ArgumentParser, positional: bool) -> None:
 def launch_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="coder-tui", description="A terminal coding agent that shows every edit as a diff and asks first.",
-        epilog=COMMANDS_HELP, formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog=COMMANDS_HELP.format(knowledge=knowledge_cli.HELP), formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("workspace", nargs="?", default=".", metavar="DIR", help="folder to work in")
     _model_options(parser)
     _workspace_options(parser)
+    _profile_option(parser)
     parser.add_argument("--theme", metavar="NAME", help="colour theme (dark, light, high-contrast, or a user theme)")
     _github_options(parser)
     _room_options(parser, positional=False)
@@ -119,7 +130,10 @@ def run_parser() -> argparse.ArgumentParser:
     parser.add_argument("--workspace", metavar="DIR",
                         help="folder to work in (default: the current folder, or the resumed session's)")
     _model_options(parser)
+    _profile_option(parser)
     parser.add_argument("--max-steps", type=_positive, metavar="N", help="most model turns in this run (default: 50)")
+    parser.add_argument("--max-cost", type=_usd, metavar="USD", help="stop the run once it has cost this much")
+    parser.add_argument("--max-tokens", type=_positive, metavar="N", help="stop the run once it has used N tokens")
     parser.add_argument("--json", action="store_true", help="print one JSON event per line, nothing else")
     _workspace_options(parser)
     _github_options(parser).add_argument(
@@ -163,6 +177,22 @@ def room_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def listing_parser(name: str, description: str) -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog=f"coder-tui {name}", description=description)
+    parser.add_argument("--workspace", metavar="DIR", default=".", help="folder whose config to use (default: .)")
+    return parser
+
+
+def _usd(text: str) -> float:
+    try:
+        value = float(text.removeprefix("$"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an amount in USD, got {text!r}") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"must be more than 0, got {text}")
+    return value
+
+
 def _positive(text: str) -> int:
     try:
         value = int(text)
@@ -199,6 +229,21 @@ def _cmd_room(argv: list[str]) -> int:
     from agent.oct.headless import main as room_main
 
     return room_main(options)
+
+
+def _cmd_profiles(argv: list[str]) -> int:
+    options = listing_parser("profiles", "List the agent profiles (* marks the configured one).").parse_args(argv)
+    from agent.profilecmds import list_profiles
+
+    return list_profiles(options)
+
+
+def _cmd_mcp(argv: list[str]) -> int:
+    options = listing_parser("mcp", "Start the configured MCP servers, list their state and tools, and "
+                                    "stop them. Exit code 1 when a server does not start.").parse_args(argv)
+    from agent.profilecmds import list_mcp
+
+    return list_mcp(options)
 
 
 def _cmd_launch(argv: list[str]) -> int:
@@ -242,6 +287,8 @@ def _launch_problem(options: argparse.Namespace) -> str | None:
 
 COMMANDS: dict[str, Callable[[list[str]], int]] = {
     "run": _cmd_run, "undo": _cmd_undo, "sessions": _cmd_sessions, "room": _cmd_room,
+    "profiles": _cmd_profiles, "mcp": _cmd_mcp,
+    "map": knowledge_cli.cmd_map, "explore": knowledge_cli.cmd_explore, "tasks": knowledge_cli.cmd_tasks,
 }
 
 

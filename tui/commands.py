@@ -16,12 +16,17 @@ SLASH_COMMANDS: list[tuple[str, str]] = [
     ("model", "MODEL: switch the model (a litellm model string)"),
     ("plan", "[TASK | continue | auto | direct | structured]: plan TASK step by step, continue the "
              "unfinished plan, or choose when requests are planned"),
+    ("profile", "[NAME]: the agent profile (coder, reviewer, architect, ask, or your own)"),
+    ("compact", "summarise the older turns now to free the context window"),
     ("undo", "[CHECKPOINT]: restore the workspace to the last (or a given) checkpoint"),
     ("clear", "start a new conversation"),
     ("sessions", "pick a recorded session to continue"),
     ("resume", "ID | last: continue a recorded session"),
+    ("allowances", "[revoke TOOL | revoke all]: tools allowed for this session; revoked ones ask again"),
     ("theme", "[NAME]: switch colours (dark, light, high-contrast, …)"),
     ("pr", "[TITLE]: GitHub: publish the changes as one commit and open a pull request"),
+    ("map", "[QUERY]: show (or search) the codebase map in the side panel; again hides it"),
+    ("explore", "start [SECONDS] | stop | status: learn the repository step by step in the background"),
     ("setup", "choose the model, server and key again"),
     ("help", "commands and keys"),
     ("quit", "leave coder-tui"),
@@ -75,6 +80,49 @@ async def _model(app: Any, arg: str) -> None:
     _say(app, f"model: {arg}{later} (this session; set `model` in the config file to keep it)")
 
 
+async def _profile(app: Any, arg: str) -> None:
+    from agent.profiles import ProfileError
+
+    session = app.bridge.session
+    if session is None:
+        _say(app, "the agent is not ready yet; try again in a moment", "warning")
+        return
+    if not arg:
+        names = ", ".join(sorted(session.agent.profiles.profiles))
+        _say(app, f"profile: {session.agent.profile.name}; /profile NAME switches ({names})")
+        return
+    if not _idle(app, "/profile"):
+        return
+    try:
+        profile = session.agent.use_profile(arg)
+    except ProfileError as exc:
+        _say(app, str(exc), "error")
+        return
+    if profile.mode:
+        app.set_mode(profile.mode)
+    app.config.profile = profile.name  # a new conversation (/clear) keeps it
+    app.query_one("#status").set_profile(profile.name)
+    _say(app, f"profile: {profile.name} ({profile.description or profile.agent}) from the next request")
+
+
+async def _compact(app: Any, arg: str) -> None:
+    if not _idle(app, "/compact"):
+        return
+    from agent.llm import LLMError
+
+    _say(app, "Summarising the older turns…", "dim")
+    try:
+        event = await app.bridge.session.agent.compact_now()
+    except LLMError as exc:
+        _say(app, f"/compact: {exc}", "error")
+        return
+    if event is None:
+        _say(app, "Nothing to compact yet: the conversation is only a few turns long.")
+        return
+    _say(app, f"Compacted {event.replaced_messages} messages: about {event.tokens_before:,} → "
+              f"{event.tokens_after:,} tokens.", "success")
+
+
 async def _undo(app: Any, arg: str) -> None:
     if _idle(app, "/undo"):
         await restore_checkpoint(app, arg or None, "", confirm=False)
@@ -99,7 +147,10 @@ async def restore_checkpoint(app: Any, ref: str | None, label: str, confirm: boo
         return
     _say(app, f"Restored checkpoint {restored.id} ({restored.label}). The state before it is checkpoint "
               f"{saved.id}: /undo {saved.id} goes back.", "success")
-    app.query_one(Timeline).checkpoint(saved.id, saved.label, saved.created)
+    from agent.events import CheckpointEvent
+
+    # Through the session: on the timeline now, and in the session file for a resumed session's replay.
+    app.bridge.session.emit(CheckpointEvent(id=saved.id, label=saved.label, restored=restored.id))
     app.refresh_pane()
 
 
@@ -120,6 +171,7 @@ async def switch_session(app: Any, resume: str | None) -> None:
     app.query_one(Transcript).clear()
     app.query_one(Timeline).clear()
     app.query_one("#status").set_usage(0, 0, None)
+    app.query_one("#status").set_allowances([])  # a new gate: nothing is allowed in the new session
     if app.bridge.room is not None:
         app.bridge.room.rebind(session)
     app.session_opened(session)
@@ -140,6 +192,37 @@ async def _sessions(app: Any, arg: str) -> None:
 async def _resume(app: Any, arg: str) -> None:
     if _idle(app, "/resume"):
         await switch_session(app, arg or "last")
+
+
+async def _allowances(app: Any, arg: str) -> None:
+    """List the tools allowed for this session, or revoke one (or all): the gate asks again."""
+    session = app.bridge.session
+    if session is None:
+        _say(app, "the agent is not ready yet; nothing is allowed", "warning")
+        return
+    gate = session.gate
+    verb, _, tool = arg.partition(" ")
+    if verb == "revoke":
+        tool = tool.strip()
+        revoked = gate.revoke(None if tool in ("", "all") else tool)
+        app.query_one("#status").set_allowances([t for t in app.query_one("#status").allowances
+                                                 if t in gate.allowed_tools])
+        if revoked:
+            _say(app, f"Revoked: {', '.join(revoked)} ask{'s' if len(revoked) == 1 else ''} again before "
+                      "running.", "success")
+        else:
+            _say(app, f"{tool} was not allowed for this session; nothing to revoke", "warning")
+        return
+    if arg:
+        _say(app, "use /allowances, /allowances revoke TOOL or /allowances revoke all", "warning")
+        return
+    allowed = sorted(gate.allowed_tools)
+    if not allowed:
+        _say(app, "No tool is allowed for this session: in ask mode every edit, command and web request asks "
+                  "first.")
+        return
+    _say(app, f"Allowed for this session without asking: {', '.join(allowed)}. /allowances revoke TOOL "
+              "(or revoke all) makes them ask again.")
 
 
 async def _theme(app: Any, arg: str) -> None:
@@ -221,11 +304,24 @@ async def _plan(app: Any, arg: str) -> None:
     app.send_prompt(arg)
 
 
+async def _map(app: Any, arg: str) -> None:
+    from tui.knowledge import toggle_map
+
+    await toggle_map(app, arg)
+
+
+async def _explore(app: Any, arg: str) -> None:
+    from tui.knowledge import explore_command
+
+    await explore_command(app, arg)
+
+
 HANDLERS: dict[str, Handler] = {
     "plan": _plan,
-    "mode": _mode, "model": _model, "undo": _undo, "clear": _clear, "new": _clear, "sessions": _sessions,
-    "resume": _resume, "theme": _theme, "pr": _pr, "setup": _setup, "help": _help, "quit": _quit,
-    "exit": _quit,
+    "mode": _mode, "model": _model, "profile": _profile, "compact": _compact, "undo": _undo,
+    "allowances": _allowances, "clear": _clear, "new": _clear, "sessions": _sessions, "resume": _resume,
+    "theme": _theme, "pr": _pr, "setup": _setup, "help": _help, "quit": _quit, "exit": _quit,
+    "map": _map, "explore": _explore,
 }
 
 
@@ -239,6 +335,11 @@ def palette_commands(app: Any) -> Iterable[SystemCommand]:
         yield SystemCommand(f"Mode: {mode}", f"Switch to {mode} mode (Shift+Tab cycles)", command(f"/mode {mode}"))
     yield SystemCommand("Model…", "Switch the model for this session", app.action_ask_model)
     yield SystemCommand("Undo", "Restore the workspace to the last checkpoint", command("/undo"))
+    yield SystemCommand("Allowances", "Tools allowed for this session without asking", command("/allowances"))
+    session = app.bridge.session
+    for tool in sorted(session.gate.allowed_tools if session is not None else ()):
+        yield SystemCommand(f"Revoke: allow {tool} for this session", f"{tool} asks again before it runs",
+                            command(f"/allowances revoke {tool}"))
     yield SystemCommand("Sessions…", "Continue a recorded session", command("/sessions"))
     yield SystemCommand("New session", "Start a new conversation (Ctrl+N)", command("/clear"))
     yield SystemCommand("Side panel", "Show or hide the plan and workspace panel (Ctrl+B)", app.action_toggle_side)

@@ -10,17 +10,16 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from tui.toolresult import decision_notes, shown_result
 from tui.widgets.statusbar import StatusBar
 from tui.widgets.timeline import Timeline
 from tui.widgets.transcript import Transcript
 
 OUTCOMES = {
     "answered": "✓ done", "max_steps": "■ stopped at the step limit", "stopped": "■ stopped",
-    "error": "✗ failed",
+    "error": "✗ failed", "budget": "■ stopped: budget spent",
 }
 QUIET_TOOLS = {"todo_write", "todo_read"}  # shown on the timeline, not as rows in the chat
-DECISIONS = {"allow_once": "allowed", "allow_all": "allowed for the session", "deny": "denied",
-             "stop": "stopped"}
 
 
 class Presenter:
@@ -36,6 +35,8 @@ class Presenter:
         self.running_tool: dict[str, str] = {}  # call id -> tool name
         self.approved: set[str] = set()  # call ids whose change the user saw and approved
         self.asking = ""  # the call id of the approval on screen
+        self.asking_tool = ""
+        self.decided: dict[str, str] = {}  # call id -> how the user's answer reads on its finished row
         self.login_url = ""
 
     def handle(self, event: Any) -> None:
@@ -75,11 +76,12 @@ class Presenter:
                 return
             self.transcript.tool_call(e.call_id, e.tool, "")  # a failed plan update is worth a line
         body = e.output if e.ok else (e.error or "failed")
-        self.transcript.tool_result(e.call_id, e.ok, body or "", e.duration)
-        self.timeline.trace_done(e.call_id, e.ok)
+        shown = shown_result(e.tool, e.ok, body or "", self.decided.pop(e.call_id, ""))
+        self.transcript.tool_result(e.call_id, shown.ok, body or "", e.duration, shown.note, shown.preview)
+        self.timeline.trace_done(e.call_id, shown.ok)
 
     def _on_approval_required(self, e: Any) -> None:
-        self.asking = e.call_id
+        self.asking, self.asking_tool = e.call_id, e.tool
         self.transcript.note_row(e.call_id, "waiting for approval")
         self.status.set_state("waiting for approval", e.tool)
 
@@ -87,16 +89,13 @@ class Presenter:
         call_id = self.asking
         if e.decision in ("allow_once", "allow_all"):
             self.approved.add(call_id)
-        note = DECISIONS[e.decision]
-        if e.rejected_hunks:
-            count = sum(len(v) for v in e.rejected_hunks.values())
-            note += f", {count} hunk{'s' if count != 1 else ''} rejected"
-        if e.edited_files:
-            note += ", edited by you"
-        if e.feedback:
-            note += f": {e.feedback}"
+        note, self.decided[call_id] = decision_notes(e.decision, e.feedback, e.rejected_hunks, e.edited_files)
         self.transcript.note_row(call_id, note)
         self.status.set_state("running", self.running_tool.get(call_id, ""))
+        if e.decision == "allow_all" and self.asking_tool not in self.status.allowances:
+            self.status.set_allowances([*self.status.allowances, self.asking_tool])
+            self.transcript.notice(f"Allowed {self.asking_tool} for this session: it runs without asking until the "
+                                   "session ends. /allowances lists and revokes what is allowed.", "warning")
 
     def _on_file_changed(self, e: Any) -> None:
         call_id = next((c for c in reversed(self.running_tool)), "")
@@ -127,7 +126,7 @@ class Presenter:
         self.timeline.checkpoint(e.id, e.label, time.time())
 
     def _on_usage(self, e: Any) -> None:
-        self.status.set_usage(e.total_prompt_tokens, e.total_completion_tokens, e.total_cost)
+        self.status.set_usage(e.total_prompt_tokens, e.total_completion_tokens, e.total_cost, e.total_cached_tokens)
 
     def _on_retrying(self, e: Any) -> None:
         self.transcript.notice(f"{e.why}: retrying in {e.delay:.0f}s (attempt {e.attempt})", "warning")
@@ -145,13 +144,25 @@ class Presenter:
 
     def _on_error(self, e: Any) -> None:
         self.transcript.notice(e.message, "error")
+
     def _on_warning(self, e: Any) -> None:
         self.transcript.notice(e.message, "warning")
 
+    def _on_compacted(self, e: Any) -> None:
+        self.transcript.notice(f"Compacted the conversation to fit the context window: about "
+                               f"{e.tokens_before:,} → {e.tokens_after:,} tokens.", "dim")
+
+    def _on_model_fallback(self, e: Any) -> None:
+        self.transcript.notice(f"{e.from_model} failed ({e.reason}); using {e.to_model}.", "warning")
+        self.status.set_model(e.to_model)
+
+    def _on_mcp_server(self, e: Any) -> None:
+        if e.state == "running":
+            self.transcript.notice(f"MCP server {e.server}: {len(e.tools)} tools.", "dim")
 
     def _on_complete(self, e: Any) -> None:
         self.transcript.end_answer()
-        if e.completion_reason == "max_steps":
+        if e.completion_reason in ("max_steps", "budget"):
             self.transcript.notice(e.final_response.rsplit("\n\n", 1)[-1], "warning")
         elif e.completion_reason == "stopped":
             self.transcript.notice("Stopped.", "warning")
@@ -160,6 +171,7 @@ class Presenter:
         self.timeline.end_run(outcome + steps)
         self.running_tool.clear()
         self.approved.clear()
+        self.decided.clear()
         self.status.set_state("idle")
         self.on_run_end(e)
 

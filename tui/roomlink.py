@@ -63,6 +63,22 @@ class RoomLink:
     def ask(self, prompt: str) -> None:
         self.agent.ask(prompt)
 
+    def clear_queue(self) -> None:
+        """A stop also drops the prompts typed here and not answered yet; the room's own triggers
+        stay queued (their authors wait for them, with a spinner in their document)."""
+        agent = self.agent
+        if agent is None:
+            return
+        jobs = []
+        while not agent.queue.empty():
+            jobs.append(agent.queue.get_nowait())
+        status = agent.client.status  # its queue labels the jobs waiting, in the same order
+        kept = [(job, label) for job, label in zip(jobs, status.queue) if job.trigger.source != "local"]
+        status.queue[:] = [label for _, label in kept]
+        for job, _ in kept:
+            agent.queue.put_nowait(job)
+        agent.client.publish("queue", len(status.queue))
+
     async def leave(self) -> None:
         await self.client.leave()
 

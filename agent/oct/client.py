@@ -38,6 +38,7 @@ log = logging.getLogger(__name__)
 
 DEFAULT_SERVER = "https://api.open-collab.tools/"
 INIT_TIMEOUT = 30.0
+LEAVE_DELIVERY_WAIT = 5.0
 TICK_SECONDS = 1.0
 
 
@@ -132,6 +133,7 @@ class RoomClient:
         self.connection = OctConnection(MessageCrypto(keys), self.transport.write)
         self.connection.add_peer(host)
         self.docs = RoomDocuments(self.connection)
+        self.transport.on_sent = self.docs.sent
         self.docs.on_after_remote(self._check_followed)
         self._register(self.connection, self.docs)
         headers = {
@@ -168,6 +170,8 @@ class RoomClient:
     # -- protocol handlers ------------------------------------------------------------------
     def _on_info(self, origin: str, peer: Any = None, *_: Any) -> None:
         me = parse_model(Peer, peer, "peer")
+        if self.status.peer_id is not None and me.id != self.status.peer_id:
+            self._readmitted()
         self.status.peer_id = me.id
         self.status.name = me.name or self.status.name
         if self.docs:
@@ -185,7 +189,21 @@ class RoomClient:
         if self.docs:
             self.docs.sync_all()
         self._on_awareness()
+        if self._initialised.is_set():  # the host took us back in after a server restart
+            self._phase("joined", "back in the room after the server restarted")
         self._initialised.set()
+
+    def _readmitted(self) -> None:
+        """The server restarted and took us in again as a new peer: everyone has a new id, and
+        what was addressed to the old ones is lost. The host's peer/init brings the room back
+        (its sync then delivers our changes made meanwhile)."""
+        assert self.connection is not None
+        self.connection.peers.clear()
+        self.connection.fail_pending("the room's server restarted before the answer came; ask again")
+        self.status.peers.clear()
+        if self.docs:
+            self.docs.forget_deliveries()
+        self._phase("reconnecting", "the server restarted; waiting for the host to take us back in")
 
     def _set_host(self, host: Peer) -> None:
         self.status.host = PeerStatus(host.id, host.name, host.email, True, peer_colour(host.id))
@@ -254,15 +272,24 @@ class RoomClient:
     def _on_transport(self, state: TransportState) -> None:
         if self._leaving or self.closed.is_set():
             return  # the server drops our socket once we left or the room closed: not a loss
-        if state == "reconnecting":
-            self._phase("reconnecting", "connection lost; reconnecting")
+        if state in ("reconnecting", "refused"):
+            message = ("the server does not know the room (it may have restarted); trying again until the host "
+                       "is back" if state == "refused" else "connection lost; reconnecting")
+            if (self.status.phase, self.status.message) != ("reconnecting", message):
+                self._phase("reconnecting", message)
         elif state == "reconnected":
             if self.docs:
                 self.docs.sync_all()  # the server replays what it buffered; this covers the rest
+        elif state == "settled" and self._initialised.is_set() and self.docs and self.connection:
+            if not self.connection.peers:
+                return  # taken in as a new peer: the host's peer/init brings the room back
+            self.docs.sync_all()  # again, now that it counts: our changes made meanwhile go out
             self._phase("joined", "reconnected")
         elif state in ("lost", "kicked"):
             self.lost = True
             why = "was lost and did not come back" if state == "lost" else "was closed by the server"
+            if self.docs and self.docs.delivered < self.docs.version:
+                why += "; changes made in coder-tui's copy since it dropped never reached the room"
             self._close(ConnectionLost(f"the connection to the room {why}").message)
 
     def _close(self, reason: str) -> None:
@@ -287,6 +314,7 @@ class RoomClient:
             self._tick_task.cancel()
         if self.connection and self.transport and not self.closed.is_set():
             if self.docs:
+                await self._deliver_before_leaving(self.docs)
                 self.docs.leave()
             self.connection.notify(Methods.ROOM_LEAVE, SERVER)
             await self.transport.drain()
@@ -296,6 +324,13 @@ class RoomClient:
         if self.connection:
             await self.connection.close()
         await self.api.close()
+
+    async def _deliver_before_leaving(self, docs: RoomDocuments) -> None:
+        """Our last changes (a spinner's removal, say) go out before we leave, if they can soon."""
+        try:
+            await asyncio.wait_for(docs.until_delivered(docs.version), LEAVE_DELIVERY_WAIT)
+        except asyncio.TimeoutError:
+            log.warning("leaving with changes the room has not received (the connection is down)")
 
     # -- the host's files -----------------------------------------------------------------
     async def _ask_host(self, method: str, *params: Any) -> Any:

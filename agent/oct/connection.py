@@ -44,7 +44,7 @@ class Stats:
 
 
 class OctConnection:
-    def __init__(self, crypto: MessageCrypto, write: Callable[[bytes], None]) -> None:
+    def __init__(self, crypto: MessageCrypto, write: Callable[[bytes], int | None]) -> None:
         self.crypto = crypto
         self._write = write
         self.peers: dict[str, Peer] = {}
@@ -198,9 +198,10 @@ class OctConnection:
             self._send(self.crypto.encrypt(reply, [self._recipient(origin)]))
 
     # -- sending --------------------------------------------------------------------------
-    def _send(self, envelope: Envelope) -> None:
+    def _send(self, envelope: Envelope) -> int:
+        """Queue one message; returns the transport's sequence number for it (0: not sent)."""
         self.stats.sent += 1
-        self._write(codec.encode(envelope.to_wire()))
+        return self._write(codec.encode(envelope.to_wire())) or 0
 
     async def request(self, method: str, target: str, *params: Any, timeout: float = REQUEST_TIMEOUT) -> Any:
         """Send a request and wait for its answer (RequestFailed / RequestTimeout)."""
@@ -227,14 +228,14 @@ class OctConnection:
             envelope = self.crypto.encrypt(envelope, [self._recipient(target)])
         self._send(envelope)
 
-    def broadcast(self, method: str, *params: Any) -> bool:
-        """Queue a broadcast to every other peer; False (nothing sent) while we know no peer."""
+    def broadcast(self, method: str, *params: Any) -> int:
+        """Queue a broadcast to every other peer; returns its sequence number (0: nothing sent,
+        e.g. while we know no peer)."""
         recipients = [self._recipient(peer_id) for peer_id in list(self.peers)]
         if not recipients:
-            return False
+            return 0
         envelope = Envelope("broadcast", {"method": method, "params": list(params)})
-        self._send(self.crypto.encrypt(envelope, recipients))
-        return True
+        return self._send(self.crypto.encrypt(envelope, recipients))
 
     def fail_pending(self, reason: str) -> None:
         for future in self._pending.values():

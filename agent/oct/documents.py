@@ -11,10 +11,12 @@ converts to and from Python string indices, `agent.oct.positions` keeps position
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
-from functools import partial
+from collections import deque
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 from pycrdt import Awareness, Doc, Text, TextEvent, TransactionEvent
@@ -55,6 +57,12 @@ class RoomDocuments:
         self._awareness_listeners: list[Callable[[], None]] = []
         self._last_resync = self._last_renew = time.monotonic()
         self.updates_applied = 0
+        # Delivery of our own changes: `version` counts them, `delivered` is the newest one known
+        # to have gone out to the room's current peers; `_inflight` holds (write seq, version).
+        self.version = 0
+        self.delivered = 0
+        self._inflight: deque[tuple[int, int]] = deque()
+        self._waiters: list[tuple[int, asyncio.Future[None]]] = []
         self.doc.observe(self._on_doc_update)
         self.awareness.observe(self._on_awareness_event)
         for method in (Methods.SYNC_DATA_UPDATE, Methods.SYNC_DATA_NOTIFY):
@@ -131,7 +139,45 @@ class RoomDocuments:
     def _on_doc_update(self, event: TransactionEvent) -> None:
         if self._remote:
             return  # unlike the JS provider we do not echo what peers sent us
-        self.connection.broadcast(Methods.SYNC_DATA_UPDATE, frame(UPDATE, event.update))
+        self.version += 1
+        self._track_delivery(self.connection.broadcast(Methods.SYNC_DATA_UPDATE, frame(UPDATE, event.update)))
+
+    # -- delivery of our changes ---------------------------------------------------------------
+    def _track_delivery(self, seq: int) -> None:
+        if seq:
+            self._inflight.append((seq, self.version))
+
+    def sent(self, seq: int, settled: bool) -> None:
+        """The transport sent write `seq` (and all before it). Writes sent before the connection
+        settled may have gone to a server that no longer knows their recipients: they do not count;
+        the full state sent once it settles covers them."""
+        newest = self.delivered
+        while self._inflight and self._inflight[0][0] <= seq:
+            _, version = self._inflight.popleft()
+            if settled:
+                newest = max(newest, version)
+        self.delivered = newest
+        for version, future in [w for w in self._waiters if w[0] <= newest]:
+            self._waiters.remove((version, future))
+            if not future.done():
+                future.set_result(None)
+
+    def forget_deliveries(self) -> None:
+        """We are a new peer in the room (the server restarted): what was queued for the old
+        peers is lost; the next full sync delivers everything."""
+        self._inflight.clear()
+
+    async def until_delivered(self, version: int) -> None:
+        """Wait until our changes up to `version` went out to the room's peers."""
+        if self.delivered >= version:
+            return
+        waiter = (version, asyncio.get_running_loop().create_future())
+        self._waiters.append(waiter)
+        try:
+            await waiter[1]
+        finally:
+            if waiter in self._waiters:
+                self._waiters.remove(waiter)
 
     def _on_data(self, origin: str, payload: Any = None, *_: Any) -> None:
         if not isinstance(payload, bytes) or len(payload) < 2:
@@ -169,7 +215,7 @@ class RoomDocuments:
     def sync_all(self) -> None:
         """Step 1, our step 2, an awareness query and our awareness (after init, reconnect)."""
         self.resync()
-        self.connection.broadcast(Methods.SYNC_DATA_UPDATE, frame(STEP2, self.doc.get_update()))
+        self._track_delivery(self.connection.broadcast(Methods.SYNC_DATA_UPDATE, frame(STEP2, self.doc.get_update())))
         self.connection.broadcast(Methods.SYNC_AWARENESS_QUERY)
         self._broadcast_awareness([self.doc.client_id])
 

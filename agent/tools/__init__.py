@@ -7,11 +7,12 @@ from agent.tools.base import Tool
 
 def default_tools() -> list[Tool]:
     from agent.tools.files import FILE_TOOLS
+    from agent.tools.knowledge import KNOWLEDGE_TOOLS
     from agent.tools.lines import LINE_TOOLS
     from agent.tools.planning import PLANNING_TOOLS
     from agent.tools.search import SEARCH_TOOLS
     from agent.tools.shell import SHELL_TOOLS
     from agent.tools.web import WebFetch
 
-    classes = [*FILE_TOOLS, *LINE_TOOLS, *SEARCH_TOOLS, *PLANNING_TOOLS, *SHELL_TOOLS, WebFetch]
+    classes = [*FILE_TOOLS, *LINE_TOOLS, *SEARCH_TOOLS, *PLANNING_TOOLS, *SHELL_TOOLS, WebFetch, *KNOWLEDGE_TOOLS]
     return [cls() for cls in classes]

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import copy
 import json
+from functools import cache
 from typing import Any
 
 from pydantic import ValidationError
@@ -31,15 +33,23 @@ def _inline_refs(schema: dict[str, Any]) -> dict[str, Any]:
     return walk(schema)
 
 
-def parameters_schema(args_model: type[ToolArgs]) -> dict[str, Any]:
+@cache
+def _built_schema(args_model: type[ToolArgs]) -> dict[str, Any]:
+    """Built once per argument model: pydantic's schema generation costs milliseconds."""
     schema = _inline_refs(args_model.model_json_schema())
     schema.setdefault("properties", {})
     schema["additionalProperties"] = False
     return schema
 
 
+def parameters_schema(args_model: type[ToolArgs]) -> dict[str, Any]:
+    # a copy: callers may annotate what they send (e.g. cache_control) without touching the cache
+    return copy.deepcopy(_built_schema(args_model))
+
+
+@cache
 def describe_parameters(args_model: type[ToolArgs]) -> str:
-    schema = parameters_schema(args_model)
+    schema = _built_schema(args_model)
     required = set(schema.get("required", []))
     parts = []
     for name, prop in schema["properties"].items():
@@ -84,21 +94,25 @@ class ToolRegistry:
 
     @staticmethod
     def parse(tool: Tool, raw: str) -> ToolArgs:
-        expected = f"{tool.name} expects: {describe_parameters(tool.Args)}"
         text = raw.strip() or "{}"
         try:
             data = json.loads(text)
         except json.JSONDecodeError as exc:
             raise ArgumentError(
-                f"the arguments are not valid JSON ({exc.msg} at character {exc.pos}); {expected}"
+                f"the arguments are not valid JSON ({exc.msg} at character {exc.pos}); {_expected(tool)}"
             ) from None
         if not isinstance(data, dict):
-            raise ArgumentError(f"the arguments must be a JSON object, got {type(data).__name__}; {expected}")
+            raise ArgumentError(
+                f"the arguments must be a JSON object, got {type(data).__name__}; {_expected(tool)}")
         try:
             return tool.Args.model_validate(data)
         except ValidationError as exc:
             problems = "; ".join(_problem(err) for err in exc.errors()[:5])
-            raise ArgumentError(f"invalid arguments: {problems}. {expected}") from None
+            raise ArgumentError(f"invalid arguments: {problems}. {_expected(tool)}") from None
+
+
+def _expected(tool: Tool) -> str:
+    return f"{tool.name} expects: {describe_parameters(tool.Args)}"
 
 
 def _problem(err: Any) -> str:

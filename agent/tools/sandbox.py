@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from agent import paths
 from agent.events import WarningEvent
 from agent.tools.base import ToolContext, ToolError
 
@@ -55,11 +56,36 @@ def bwrap_args(root: Path, network: bool) -> list[str]:
     args = [_bwrap_path() or "bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
             "--tmpfs", "/tmp", "--bind", root_text, root_text, "--unshare-pid", "--unshare-ipc",
             "--die-with-parent", "--chdir", root_text]
+    for folder in _clone_git_dirs(root):
+        args += ["--bind", folder, folder]
     if os.geteuid() == 0:
         args += ["--cap-drop", "ALL"]  # root inside could otherwise remount / read-write
     if not network:
         args.append("--unshare-net")
     return [*args, "--"]
+
+
+def _clone_git_dirs(root: Path) -> list[str]:
+    """The git folders of a `--clone` session's worktree, which live outside it in our cache.
+
+    git in the sandbox (a commit, an add) writes there. Only folders under coder-tui's own cache
+    are bound: a `.git` file in any other folder could name ~/.ssh as its "git dir".
+    """
+    marker = root / ".git"
+    try:
+        text = marker.read_text(errors="replace").strip() if marker.is_file() else ""
+    except OSError:
+        return []
+    if not text.startswith("gitdir:"):
+        return []
+    gitdir = (root / text.removeprefix("gitdir:").strip()).resolve()
+    folders = {gitdir}
+    try:
+        folders.add((gitdir / (gitdir / "commondir").read_text().strip()).resolve())
+    except OSError:
+        pass
+    cache = paths.cache_dir().resolve()
+    return sorted(str(f) for f in folders if f.is_dir() and f.is_relative_to(cache))
 
 
 @functools.cache

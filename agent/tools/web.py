@@ -62,7 +62,38 @@ class WebFetch(Tool):
         text = body.decode(_charset(ctype), errors="replace")
         if "html" in ctype or text.lstrip()[:15].lower().startswith(("<!doctype html", "<html")):
             text = html_to_text(text)
+        extract = ctx.extras.get("extract")
+        if args.prompt and extract is not None and text.strip():
+            return await _extracted(extract, final_url, status, args.prompt, text, cut)
         return _render(final_url, status, args.prompt, text, cut)
+
+
+EXTRACT_INPUT = 200_000  # characters of page text the small model reads
+EXTRACT_OUTPUT = 8_000  # characters of its answer passed on
+EXTRACT_PROMPT = """You read a web page for a coding agent. Extract from the page what the request asks
+for: the relevant facts, code, signatures, options and versions, quoted exactly where precision
+matters. Say plainly when the page does not contain it. Answer with the extract only."""
+
+
+def extraction_request(prompt: str, page: str) -> list[dict[str, str]]:
+    cut = f"\n[… page cut at {EXTRACT_INPUT:,} characters …]" if len(page) > EXTRACT_INPUT else ""
+    return [{"role": "system", "content": EXTRACT_PROMPT},
+            {"role": "user", "content": f"Request: {prompt}\n\nPage:\n{page[:EXTRACT_INPUT]}{cut}"}]
+
+
+async def _extracted(extract: object, url: str, status: int, prompt: str, text: str, cut: bool) -> str:
+    """What the small model found on the page for `prompt` (the raw page when it cannot answer)."""
+    from agent.llm import LLMError
+
+    try:
+        answer = (await extract(prompt, text)).strip()  # type: ignore[operator]
+    except LLMError as exc:
+        return _render(url, status, prompt, text, cut) + f"\n[extraction by the small model failed: {exc}]"
+    if len(answer) > EXTRACT_OUTPUT:
+        answer = answer[:EXTRACT_OUTPUT] + "\n[… extract cut …]"
+    note = " (the page was over 2 MB; only the first 2 MB were read)" if cut else ""
+    return (f"{url} (HTTP {status})\nextracted for: {prompt}{note}; the page has {len(text):,} characters "
+            f"(fetch without `prompt` for the page itself)\n\n{answer}")
 
 
 def _check_url(url: str) -> None:

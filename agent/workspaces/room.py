@@ -9,6 +9,7 @@ and no checkpoint: the files live in the host's editor.
 
 from __future__ import annotations
 
+import asyncio
 import re
 from typing import Any
 
@@ -30,6 +31,7 @@ from agent.workspaces.base import (
 SKIP_DIRS = frozenset({".git", "node_modules", "__pycache__", ".venv", "venv", ".mypy_cache", ".tox"})
 MAX_FILES = 5000
 MAX_REMOTE_BYTES = 5 * 1024 * 1024
+DELIVERY_MARGIN = 10.0  # seconds beyond the connection's grace period to wait for an edit to go out
 
 
 class RoomWorkspace(Workspace):
@@ -219,6 +221,35 @@ class RoomWorkspace(Workspace):
             if edit is not None:
                 self._snapshots[change.path] = edit.commit()
             super().note_read(change.path, change.new or "")
+        if shared:
+            await self._delivered([change.path for change in shared])
+
+    async def _delivered(self, paths: list[str]) -> None:
+        """An edit is done when it went out to the room, not when our copy changed: while the
+        connection is down (a server restart) this waits for it to come back."""
+        docs = self.client.docs
+        assert docs is not None
+        version = docs.version
+        if docs.delivered >= version:
+            return
+        sent = asyncio.ensure_future(docs.until_delivered(version))
+        closed = asyncio.ensure_future(self.client.closed.wait())
+        try:
+            await asyncio.wait({sent, closed}, timeout=self.client.options.grace + DELIVERY_MARGIN,
+                               return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for task in (sent, closed):
+                task.cancel()
+        if docs.delivered >= version:
+            return
+        names = ", ".join(paths)
+        if self.client.closed.is_set():
+            raise WorkspaceError(
+                f"the edit of {names} changed only coder-tui's copy: the room connection ended before it "
+                f"reached the others ({self.client.status.close_reason}), so nobody else sees it")
+        raise WorkspaceError(
+            f"the edit of {names} has not reached the room yet: the connection is down. It goes out when "
+            "the connection comes back; read the file again then, before editing it further")
 
     def _prepare(self, change: FileChange) -> PreparedEdit | None:
         snapshot = self._snapshots[change.path]

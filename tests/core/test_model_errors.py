@@ -156,3 +156,12 @@ def test_headless_refused_connection_exits_1_naming_the_address(tmp_path: Path, 
                  or '"type":"error"' in line)
     assert error["message"].startswith(f"cannot connect to {url}: connection refused")
     assert error["configuration"] is False
+
+
+async def test_a_key_of_no_known_shape_is_masked_when_the_provider_quotes_it() -> None:
+    key = "plainkey-4f1c9a7e2b"  # nothing marks this as a key but having been given as one
+    with FakeLLM(Reply(status=401, error_message=f"Incorrect API key provided: {key}")) as fake:
+        with pytest.raises(LLMError) as caught:
+            await LLM(fake.model, fake.url, key, max_retries=0).complete(
+                [{"role": "user", "content": "hi"}], [], lambda text: None, lambda *a: None)
+    assert key not in str(caught.value) and "authentication failed" in str(caught.value)

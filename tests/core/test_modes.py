@@ -23,6 +23,7 @@ class Case:
     args: dict[str, Any]
     effect: Callable[[Any], bool] | None = None  # True once the tool has had its effect
     setup: list[ToolCallSpec] = field(default_factory=list)  # calls that must run first (allow)
+    before: Callable[[Any], None] | None = None  # prepares the harness's workspace (every mode)
 
 
 @pytest.fixture
@@ -69,7 +70,32 @@ def cases(server: Any) -> dict[str, Case]:
                            lambda h: (h.root / "ran2.txt").exists(), [call("shell_open")]),
         "shell_close": Case({"session_id": "sh1"}, None, [call("shell_open")]),
         "web_fetch": Case({"url": f"{server.base_url}/page"}, lambda h: bool(server.hits)),
+        "get_codebase_map": Case({"path": ""}),
+        "list_tasks": Case({}),
+        "schedule_task": Case({"description": "x", "delay_seconds": 60}, lambda h: bool(_tasks(h))),
+        "cancel_task": Case({"id": "t1"}, lambda h: _tasks(h)[0].status == "cancelled", before=_one_task),
     }
+
+
+def _tasks(h: Any) -> list[Any]:
+    from agent.knowledge.taskrun import task_store
+
+    store = task_store(h.session.workspace)
+    try:
+        return store.list()
+    finally:
+        store.close()
+
+
+def _one_task(h: Any) -> None:
+    """A pending task with the id the case cancels."""
+    from agent.knowledge.taskrun import task_store
+    from agent.knowledge.tasks import Task
+
+    store = task_store(h.session.workspace)
+    store._write(Task("t1", "later", "pending", "2026-01-01T00:00:00+00:00", "2026-01-01T00:00:00+00:00",
+                      due=4102444800.0))
+    store.close()
 
 
 def test_the_table_covers_every_registered_tool(web_server: Any) -> None:
@@ -78,6 +104,8 @@ def test_the_table_covers_every_registered_tool(web_server: Any) -> None:
 
 async def _run_one(make_harness: Any, mode: str, name: str, case: Case, decisions: list[Decision]) -> Any:
     h = make_harness(mode=mode, files=FILES, decisions=decisions)
+    if case.before:
+        case.before(h)
     setup = case.setup if mode == "allow" else []
     h.script(Reply(tool_calls=[*setup, call(name, **case.args)]), Reply(text="done"))
     await h.run(f"call {name}")
@@ -121,6 +149,8 @@ async def test_ask_mode_acts_only_after_approval(make_harness: Any, web_server: 
             return Decision("allow_once")
 
     h = make_harness(mode="ask", files=FILES, approver=Watching())
+    if case.before:
+        case.before(h)
     h.script(Reply(tool_calls=[*case.setup, call(name, **case.args)]), Reply(text="done"))
     await h.run(f"call {name}")
     assert seen_before and not any(seen_before[-1:])

@@ -44,8 +44,8 @@ def site() -> Any:
 
 async def test_html_becomes_readable_text(make_harness: Any, site: Any) -> None:
     h = make_harness()
-    out = await use(h, "web_fetch", url=f"{site.base_url}/moved", prompt="how to frob")
-    assert out.startswith(f"{site.base_url}/html (HTTP 200)\nlooking for: how to frob")
+    out = await use(h, "web_fetch", url=f"{site.base_url}/moved")
+    assert out.startswith(f"{site.base_url}/html (HTTP 200)\n\n")
     assert "# Docs" in out and "`frob()`" in out and "var x" not in out
 
 

@@ -5,6 +5,11 @@ at `/api/login/simple`, an optional web provider, long-polled `poll/{token}`, `v
 sessions (`create`, `join/{room}` with host admission through a `peer/join` request, long-polled
 `poll/{token}` reporting each status). Tokens are opaque random strings mapped to their claims.
 
+`restart()` plays a server process that dies and comes back on the same port: every connection is
+cut without a goodbye, rooms, peers and buffered messages are gone, while login and room tokens
+stay valid (the real server signs them with a configured key). The host's reconnect can be held
+back (`host_delay`) to play a host whose backoff is slower than a guest's.
+
 Run standalone for manual trials: `python -m tests.oct.server --port 8100`.
 """
 
@@ -15,6 +20,7 @@ import asyncio
 import logging
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlsplit
 
 import socketio
 from aiohttp import web
@@ -63,20 +69,27 @@ class _Waiter:
 class OctTestServer:
     def __init__(self, config: ServerConfig | None = None) -> None:
         self.config = config or ServerConfig()
-        self.sio = socketio.AsyncServer(
-            async_mode="aiohttp", always_connect=True, async_handlers=False, max_http_buffer_size=100_000_000
-        )
-        self.app = web.Application()
-        self.sio.attach(self.app, socketio_path="socket.io")
-        self.relay = Relay(self._send, self._disconnect, self.config.grace, self.config.request_timeout)
         self.users: dict[str, dict[str, Any]] = {}  # login token -> user
         self.claims: dict[str, dict[str, Any]] = {}  # room token -> claim
         self.logins: dict[str, _Waiter] = {}
         self.joins: dict[str, _Waiter] = {}
         self.join_requests: list[dict[str, Any]] = []
-        self._locks: dict[str, asyncio.Lock] = {}
         self.runner: web.AppRunner | None = None
         self.url = ""
+        self.restarts = 0
+        self.refused_guests = 0  # guest connections ended because their room did not exist (yet)
+        self._host_delay = 0.0
+        self._build()
+
+    def _build(self) -> None:
+        """A fresh process: socket.io server, HTTP app and relay (rooms, peers, buffers)."""
+        self.sio = socketio.AsyncServer(
+            async_mode="aiohttp", always_connect=True, async_handlers=False, max_http_buffer_size=100_000_000
+        )
+        self.app = web.Application(middlewares=[self._hold_host])
+        self.sio.attach(self.app, socketio_path="socket.io")
+        self.relay = Relay(self._send, self._disconnect, self.config.grace, self.config.request_timeout)
+        self._locks: dict[str, asyncio.Lock] = {}
         self._routes()
         self.sio.on("connect", self._on_connect)
         self.sio.on("disconnect", self._on_disconnect)
@@ -92,11 +105,48 @@ class OctTestServer:
         self.url = f"http://{host}:{bound}/"
         return self.url
 
+    async def crash(self) -> None:
+        """The process dies: connections are cut (no socket.io goodbye), its state is gone."""
+        assert self.runner is not None and self.runner.server is not None
+        trace = list(self.relay.trace)
+        for handler in list(self.runner.server.connections):
+            if handler.transport is not None:
+                handler.transport.abort()
+        await self.stop()
+        self.relay.trace.extend(trace + [f"-- crashed (restart {self.restarts + 1}) --"])
+
+    async def start_again(self, host_delay: float = 0.0) -> None:
+        """The process is back on the same port, knowing no room until each host reconnects;
+        host_delay holds each host's first reconnect back that long."""
+        trace = list(self.relay.trace)
+        self._build()
+        self.relay.trace.extend(trace)
+        self.restarts += 1
+        self._host_delay = host_delay
+        url = urlsplit(self.url)
+        await self.start(url.hostname or "127.0.0.1", url.port or 0)
+
+    async def restart(self, down_for: float = 0.5, host_delay: float = 0.0) -> None:
+        await self.crash()
+        await asyncio.sleep(down_for)
+        await self.start_again(host_delay)
+
     async def stop(self) -> None:
         for task in [p.close_task for p in self.relay.by_jwt.values() if p.close_task]:
             task.cancel()
         if self.runner:
             await self.runner.cleanup()
+
+    @web.middleware
+    async def _hold_host(self, request: web.Request, handler: Any) -> web.StreamResponse:
+        """A host's first socket handshake after a restart waits `host_delay` (a host whose
+        reconnect backoff is longer than the guest's); nothing is open yet, so nothing is lost."""
+        if self._host_delay and request.path.startswith("/socket.io") and "sid" not in request.query:
+            claim = self.claims.get(request.headers.get("x-oct-jwt", ""))
+            if claim and claim.get("host"):
+                delay, self._host_delay = self._host_delay, 0.0
+                await asyncio.sleep(delay)
+        return await handler(request)
 
     # -- socket.io ------------------------------------------------------------------------
     def _lock(self, sid: str) -> asyncio.Lock:
@@ -121,6 +171,8 @@ class OctTestServer:
             return
         compression = [c for c in environ.get("HTTP_X_OCT_COMPRESSION", "none").split(",") if c] or ["none"]
         client = environ.get("HTTP_X_OCT_CLIENT", "unknown")
+        if not claim.get("host") and claim["room"] not in self.relay.rooms:
+            self.refused_guests += 1
         await self.relay.connect(sid, jwt, claim, public_key, compression, client)
 
     async def _on_disconnect(self, sid: str, *_: Any) -> None:

@@ -70,10 +70,10 @@ async def rig(oct_server, node_host, make_client, fake_llm):
 
     async def make(text: str = "a = 1\n", mode: str = "allow", via: str | None = None,
                    readonly: bool = False, decisions: list[Any] | None = None,
-                   files: dict[str, str] | None = None) -> Rig:
+                   files: dict[str, str] | None = None, **client_options: Any) -> Rig:
         room = await node_host.create(oct_server.url, files={DOC: text, **(files or {})}, readonly=readonly)
         node_host.send(cmd="open", path=DOC)
-        client = make_client(via or oct_server.url, room)
+        client = make_client(via or oct_server.url, room, **client_options)
         await client.join()
         await wait_for(lambda: client.docs.read(DOC) == text)
         config = Config(model=fake_llm.model, api_base=fake_llm.url, api_key=SecretStr(TEST_KEY), mode=mode,

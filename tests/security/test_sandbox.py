@@ -132,3 +132,29 @@ def test_headless_approval_shows_and_grants_the_network(tmp_path: Path, isolated
         result = [m for m in llm.requests[-1]["messages"] if m["role"] == "tool"][-1]["content"]
     assert done.returncode == 0, done.stderr
     assert "asks for network access" in done.stderr and "connected" in result
+
+
+@needs_bwrap
+async def test_git_works_in_a_clone_worktree_but_a_git_file_opens_nothing_else(make_harness: Any, tmp_path: Path) -> None:
+    import subprocess
+
+    from agent import paths
+
+    clone = paths.cache_dir() / "github" / "example.com" / "o" / "r"
+    clone.mkdir(parents=True)
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@t"]
+    subprocess.run([*git, "init", "-q", str(clone)], check=True)
+    subprocess.run([*git, "-C", str(clone), "commit", "-q", "--allow-empty", "-m", "init"], check=True)
+    worktree = tmp_path / "wt"
+    subprocess.run([*git, "-C", str(clone), "worktree", "add", "-q", "-b", "work", str(worktree)], check=True)
+    h = make_harness(root=worktree)
+    sandbox.configure(h.session)
+    out = await _shell(h, "echo a > a.txt && git add a.txt && git -c user.name=t -c user.email=t@t commit -qm a "
+                          "&& git log --oneline | wc -l")
+    assert out[0].rstrip().endswith("2"), out[0]
+    hostile = tmp_path / "hostile"
+    hostile.mkdir()
+    secret_dir = tmp_path / "secrets"
+    secret_dir.mkdir()
+    (hostile / ".git").write_text(f"gitdir: {secret_dir}\n")
+    assert sandbox._clone_git_dirs(hostile) == [] and sandbox._clone_git_dirs(worktree)

@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.conftest import TEST_KEY
+from tests.fake_anthropic import FakeAnthropic
 from tests.fakellm import Reply
 from tests.tui.conftest import APP_SIZE, ready, rendered_text, wait_for
 from tests.tui.test_app_sessions import submit
@@ -48,13 +49,16 @@ async def test_a_model_the_provider_does_not_know_opens_setup(make_app: Any, fak
 
 
 async def test_the_status_bar_shows_cached_prompt_tokens(make_app: Any) -> None:
-    app = make_app()
-    async with app.run_test(size=APP_SIZE) as pilot:
-        status = (await ready(pilot)).query_one("#status")
-        status.set_usage(12_400, 800, 0.0123, cached=9_800)
-        await pilot.pause()
-        assert "12.4k in (9.8k cached) · 800 out · $0.012" in rendered_text(status)
-        status.set_usage(1200, 80, None)
-        await pilot.pause()
-        text = rendered_text(status)
-        assert "1.2k in · 80 out" in text and "cached" not in text
+    with FakeAnthropic() as anthropic:
+        app = make_app(fake=anthropic)
+        async with app.run_test(size=APP_SIZE) as pilot:
+            status = (await ready(pilot)).query_one("#status")
+            anthropic.script(Reply(text="Cached.", usage=(12_400, 800), cache_read=9_800))
+            await submit(pilot, "hi")
+            await wait_for(pilot, lambda: "cached" in rendered_text(status), timeout=30, what="the usage")
+            assert "12.4k in (9.8k cached) · 800 out · $0.0" in rendered_text(status)
+            assert "cache_control" in str(anthropic.requests[0]["system"])
+            status.set_usage(1200, 80, None)
+            await pilot.pause()
+            text = rendered_text(status)
+            assert "1.2k in · 80 out" in text and "cached" not in text

@@ -192,3 +192,34 @@ async def test_the_room_pane_says_why_the_join_failed(fake_llm: Any, isolated_ho
             assert "Room not found" in pane and "connecting" not in pane
     finally:
         await server.stop()
+
+
+async def test_escape_stops_a_run_in_a_room_and_drops_only_the_prompts_typed_here(
+        fake_llm: Any, isolated_home: Path) -> None:
+    from tests.oct.nodeproc import NodeHost
+    from tests.oct.server import OctTestServer
+    from tui.app import CoderApp
+
+    server, host = OctTestServer(), NodeHost()
+    await server.start()
+    await host.start()
+    try:
+        room = await host.create(server.url, files={"ws/main.py": "a = 1\n"})
+        fake_llm.script(Reply(text="word " * 3000, chunk_size=5, chunk_delay=0.01))
+        app = CoderApp(app_options(Path("."), fake_llm, "--room", room, "--server", server.url), animate=False)
+        async with app.run_test(size=APP_SIZE) as pilot:
+            await ready(pilot)
+            await submit(pilot, "talk a lot")
+            await wait_for(pilot, lambda: app.bridge.running and sum(map(len, answers(app))) > 100, timeout=60,
+                           what="the run to stream")
+            await submit(pilot, "and then this")  # queued behind the run
+            await wait_for(pilot, lambda: len(app.bridge.room.status.queue) == 1, what="the queued prompt")
+            await pilot.press("escape")
+            await wait_for(pilot, lambda: "Stopped." in notices(app) and not app.bridge.running, what="the stop")
+            assert app.bridge.room.status.queue == []
+            asked = [m["content"] for r in fake_llm.requests for m in r["messages"] if m["role"] == "user"]
+            assert not any("and then this" in a for a in asked), asked  # dropped with the stop
+            await app.bridge.shutdown()
+    finally:
+        await host.stop()
+        await server.stop()

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 from textual.app import App, ComposeResult
 
+from tests.tui.conftest import wait_for
 from tui.theme_vars import derive_app_variables
 from tui.widgets.answer import SEAL_AFTER, AssistantMessage
 from tui.widgets.transcript import TYPING_FLUSH_INTERVAL, Transcript
@@ -83,12 +84,14 @@ async def test_streamed_long_answer_arrives_whole_across_widgets() -> None:
 async def test_streamed_text_waits_while_the_user_types(typed_ago: float | None) -> None:
     last_input = None if typed_ago is None else (lambda: time.monotonic() - typed_ago)
     app = Host(last_input=last_input)
-    async with app.run_test(size=(100, 40)):
+    async with app.run_test(size=(100, 40)) as pilot:
         transcript = app.query_one(Transcript)
         transcript._last_flush = time.monotonic()
         transcript.text("Hello")
         live = transcript.live
         assert live is not None
+        await wait_for(pilot, lambda: live._mounted, what="the answer mounted")  # appends wait for it
+        transcript._last_flush = time.monotonic()
         await transcript._flush()
         if typed_ago is None:
             assert live.pending == []  # nobody types: appended at once

@@ -34,7 +34,13 @@ class AssistantMessage(Markdown):
         self.pending: list[str] = []
         self.streaming = not text
         self._appending = False
+        self._mounted = False  # Markdown's own mount renders its initial text, wiping earlier appends
         self.written = text
+
+    def on_mount(self) -> None:
+        # Handlers run subclass first: Markdown's own mount (which renders the initial text, and
+        # would wipe what an append put there meanwhile) is still to come; flushing waits for it.
+        self.call_later(setattr, self, "_mounted", True)
 
     @property
     def drawn(self) -> bool:
@@ -76,7 +82,7 @@ class AssistantMessage(Markdown):
 
     async def flush(self) -> None:
         """Append what has been buffered, unless an append is still rendering."""
-        if self._appending or not self.pending:
+        if self._appending or not self.pending or not self._mounted:
             return
         chunk, self.pending = "".join(self.pending), []
         self._appending = True
@@ -87,8 +93,8 @@ class AssistantMessage(Markdown):
 
     async def drain(self) -> None:
         """Append everything still buffered (the answer is complete)."""
-        while self.pending or self._appending:
-            if self._appending:
+        while (self.pending or self._appending) and self.is_attached:  # removed meanwhile: nothing to draw
+            if self._appending or not self._mounted:
                 await asyncio.sleep(FLUSH_INTERVAL / 5)
             else:
                 await self.flush()

@@ -42,10 +42,10 @@ KIND_TITLES = {"edit": "Edit", "exec": "Run a command", "network": "Network acce
 EDIT_ACTIONS = {"next_hunk", "previous_hunk", "toggle_hunk", "toggle_split", "edit"}
 FILE_ACTIONS = {"next_file", "previous_file", "goto_file"}
 REVIEW_ACTIONS = {"allow_once", "allow_all", "deny", "stop", "full_screen"} | EDIT_ACTIONS
-CHOICES = (("Allow once (y)", "allow_once", "success"), ("", "allow_all", "primary"),
-           ("Deny (n)", "deny", "warning"), ("Stop (esc)", "stop", "error"))
-# Everything on the choices row but the "allow for the session" button (labels, padding, gaps).
-OTHER_CHOICES_WIDTH = sum(len(label) + 3 for label, *_ in CHOICES if label)
+# Two rows: the ways to allow (the session one names its tool), then deny, stop and the status.
+ALLOW_CHOICES = (("Allow once (y)", "allow_once", "success"), ("", "allow_all", "primary"))
+OTHER_CHOICES = (("Deny (n)", "deny", "warning"), ("Stop (esc)", "stop", "error"))
+ALLOW_ONCE_WIDTH = len(ALLOW_CHOICES[0][0]) + 3  # label, padding, gap
 
 
 def allow_all_label(tool: str, width: int = 1000) -> str:
@@ -116,12 +116,17 @@ class ApprovalPanel(Vertical, can_focus=True):
         feedback.border_title = "Deny · Enter confirms · Esc goes back"
         yield feedback
         with Horizontal(id="approval-actions"):
-            for label, action, variant in CHOICES:
-                button = Button(Content(label or allow_all_label(request.tool)), variant=variant, compact=True,
-                                id=f"approval-{action.replace('_', '-')}")
-                button.can_focus = False  # keys drive the panel; the buttons are for the mouse
-                yield button
-        yield Static(id="approval-status")
+            yield from self._buttons(ALLOW_CHOICES)
+        with Horizontal(id="approval-more"):
+            yield from self._buttons(OTHER_CHOICES)
+            yield Static(id="approval-status")
+
+    def _buttons(self, choices: tuple[tuple[str, str, str], ...]) -> ComposeResult:
+        for label, action, variant in choices:
+            button = Button(Content(label or allow_all_label(self.request.tool)), variant=variant, compact=True,
+                            id=f"approval-{action.replace('_', '-')}")
+            button.can_focus = False  # keys drive the panel; the buttons are for the mouse
+            yield button
 
     def _request_details(self) -> list[Static]:
         request = self.request
@@ -178,14 +183,15 @@ class ApprovalPanel(Vertical, can_focus=True):
         if len(view.files) > 1:
             parts.append(f"file {self._file + 1}/{len(view.files)} (tab: next)")
         parts.append(f"{rejected} rejected" if rejected else "all accepted")
-        parts.append("split" if view.is_split else "unified")
+        if view.is_split:  # unified is the usual view: said only when it is not
+            parts.append("split")
         parts.append(hints)
         return Content(" · ".join(parts)).stylize("$text-muted")
 
     def _fit_choices(self) -> None:
         """The session choice names the tool when the row has room for it."""
         width = self.content_region.width or self.app.size.width
-        label = allow_all_label(self.request.tool, width - OTHER_CHOICES_WIDTH)
+        label = allow_all_label(self.request.tool, width - ALLOW_ONCE_WIDTH)
         self.query_one("#approval-allow-all", Button).label = Content(label)
 
     def on_diff_view_cursor_moved(self, message: DiffView.CursorMoved) -> None:
@@ -346,7 +352,9 @@ class ApprovalPanel(Vertical, can_focus=True):
             try:
                 editor.language = language
             except LanguageDoesNotExist:
-                pass  # tree-sitter is there but not this grammar: plain text still edits fine
+                # tree-sitter is there (the codebase map needs it) but not Textual's grammar: plain
+                # text still edits fine. The failed assignment stays set and would fail on every edit.
+                editor.language = None
         editor.border_title = f"Editing {change.path} · Ctrl+S applies · Esc cancels"
         self.mount(editor, after=self.diff)
         self._set_mode("edit")

@@ -32,6 +32,7 @@ class Block:
     ok: bool | None = None
     duration: float | None = None
     note: str = ""
+    preview: str = ""  # tool: a command's last lines of output, shown while folded
     continued: bool = False  # an answer continuing the previous block
     expanded: bool = False
     heights: dict[int, int] = field(default_factory=dict, repr=False)  # width -> lines

@@ -84,6 +84,8 @@ def _tool(block: Any, style_of: StyleOf) -> RenderableType:
         line += Text(f"  {block.duration:.2f}s")
     line.stylize(style_of("error" if block.ok is False else "muted"))
     if not block.expanded:
+        if block.preview:
+            return Group(line, Padding(Text(block.preview, style=style_of("muted")), (0, 0, 0, 4)))
         return line
     lines = block.text.splitlines() or ["(no output)"]
     shown = "\n".join(lines[:OUTPUT_LINES]) + (f"\n… {len(lines) - OUTPUT_LINES} more lines"

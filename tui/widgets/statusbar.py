@@ -1,7 +1,10 @@
-"""The status bar: mode badge, workspace, model, tokens and cost, and what the agent is doing.
+"""The status bar: mode badge, allowances, workspace, model, tokens and cost, and what the agent
+is doing.
 
 One widget drawing its segments (five widgets would cost the first frame more than they are
-worth); colours come from the theme through component classes. Clicking the badge cycles the mode.
+worth); colours come from the theme through component classes. Clicking the badge cycles the mode;
+clicking the allowances (the tools "allow for this session" let run without asking, shown in ask
+mode) lists them with how to revoke them.
 """
 
 from __future__ import annotations
@@ -31,10 +34,13 @@ def compact_count(n: int) -> str:
 class StatusBar(Widget):
     COMPONENT_CLASSES = {
         "statusbar--plan", "statusbar--ask", "statusbar--allow", "statusbar--workspace", "statusbar--dim",
-        "statusbar--busy", "statusbar--approval",
+        "statusbar--busy", "statusbar--approval", "statusbar--allowed",
     }
 
     class ModeClicked(Message):
+        pass
+
+    class AllowancesClicked(Message):
         pass
 
     def __init__(self, mode: str, **kwargs: object) -> None:
@@ -42,14 +48,20 @@ class StatusBar(Widget):
         self.mode = mode
         self.workspace = ""
         self.model = ""
+        self.profile = ""  # shown when it is not the default profile
         self.usage = ""
         self.state = "loading"
         self.detail = ""
         self.frame = 0
+        self.allowances: list[str] = []  # tools allowed for this session, in the order allowed
 
     # -- what it shows --------------------------------------------------------------------
     def set_mode(self, mode: str) -> None:
         self.mode = mode
+        self.refresh()
+
+    def set_allowances(self, tools: list[str]) -> None:
+        self.allowances = list(tools)
         self.refresh()
 
     def set_workspace(self, label: str) -> None:
@@ -60,8 +72,14 @@ class StatusBar(Widget):
         self.model = model or "no model"
         self.refresh()
 
-    def set_usage(self, prompt_tokens: int, completion_tokens: int, cost: float | None) -> None:
-        text = f"{compact_count(prompt_tokens)} in · {compact_count(completion_tokens)} out"
+    def set_profile(self, name: str) -> None:
+        self.profile = "" if name == "coder" else name
+        self.refresh()
+
+    def set_usage(self, prompt_tokens: int, completion_tokens: int, cost: float | None, cached: int = 0) -> None:
+        """Session totals; `cached` prompt tokens were read from the provider's prompt cache."""
+        reused = f" ({compact_count(cached)} cached)" if cached else ""
+        text = f"{compact_count(prompt_tokens)} in{reused} · {compact_count(completion_tokens)} out"
         if cost is not None:
             text += f" · ${cost:.3f}" if cost < 10 else f" · ${cost:.2f}"
         self.usage = text if prompt_tokens or completion_tokens else ""
@@ -84,10 +102,17 @@ class StatusBar(Widget):
     def badge(self) -> Text:
         return Text(f" {self.mode.upper()} ", style=self.get_component_rich_style(f"statusbar--{self.mode}"))
 
+    def allowed(self) -> Text:
+        """After the badge in ask mode: what runs without asking all the same."""
+        if self.mode != "ask" or not self.allowances:
+            return Text()
+        names = self.allowances[0] if len(self.allowances) == 1 else f"{len(self.allowances)} tools"
+        return Text(f" ✓ {names} allowed ", style=self.get_component_rich_style("statusbar--allowed"))
+
     def _right(self) -> Text:
         dim = self.get_component_rich_style("statusbar--dim")
         right = Text()
-        for part in (self.model, self.usage):
+        for part in (self.profile and f"profile {self.profile}", self.model, self.usage):
             if part:
                 right.append(f"{part}  ", style=dim)
         icon = SPINNER[self.frame % len(SPINNER)] if self.busy else "●"
@@ -98,7 +123,7 @@ class StatusBar(Widget):
         return right
 
     def render(self) -> Text:
-        badge, right = self.badge(), self._right()
+        badge, right = self.badge() + self.allowed(), self._right()
         room = self.size.width - badge.cell_len - right.cell_len - 3
         workspace = self.workspace
         if len(workspace) > room:  # keep the end of a path: the folder's own name matters most
@@ -108,5 +133,8 @@ class StatusBar(Widget):
         return Text.assemble(badge, middle, " " * gap, right, " ")
 
     def on_click(self, event: Click) -> None:
-        if event.x < self.badge().cell_len:
+        badge = self.badge().cell_len
+        if event.x < badge:
             self.post_message(self.ModeClicked())
+        elif event.x < badge + self.allowed().cell_len:
+            self.post_message(self.AllowancesClicked())

@@ -75,6 +75,9 @@ class ToolRow(Widget, can_focus=True):
             color: $text;
         }
         &.-expanded .tool-output { display: block; }
+        & .tool-preview { display: none; height: auto; margin: 0 0 0 2; padding: 0 1; color: $text-muted; }
+        &.-preview .tool-preview { display: block; }
+        &.-expanded .tool-preview { display: none; }
     }
     """
 
@@ -88,9 +91,11 @@ class ToolRow(Widget, can_focus=True):
         self.body = ""
         self.frame = 0
         self.note = ""  # e.g. "waiting for approval", "+3 -1"
+        self.preview = ""  # a command's last lines of output, shown while the row is folded
 
     def compose(self) -> ComposeResult:
         yield Static(self._line(), classes="tool-line", markup=False)
+        yield Static("", classes="tool-preview", markup=False)
         yield Static("", classes="tool-output", markup=False)
 
     def _line(self) -> Text:
@@ -115,11 +120,18 @@ class ToolRow(Widget, can_focus=True):
         self.frame += 1
         self.refresh_line()
 
-    def finish(self, ok: bool, body: str, duration: float) -> None:
+    def finish(self, ok: bool, body: str, duration: float, note: str | None = None, preview: str = "") -> None:
+        """`note` (e.g. "exit 1", "denied: …"): by default, for a failure, its message cut at a word."""
+        from tui.toolresult import shorten
+
         self.ok, self.body, self.duration = ok, body, duration
         self.set_class(False, "-running")
         self.set_class(not ok, "-error")
-        self.note = "" if ok else _one_line(body)[:80]
+        self.note = note if note is not None else "" if ok else shorten(body)
+        self.preview = preview
+        self.set_class(bool(preview), "-preview")
+        if self.is_mounted:
+            self.query_one(".tool-preview", Static).update(Text(preview))
         self.refresh_line()
         if self.has_class("-expanded"):
             self._show_body()
@@ -285,18 +297,6 @@ class Transcript(VerticalScroll, can_focus=False):
             self._timer.stop()
             self._timer = None
 
-    def tool_call(self, call_id: str, tool: str, key: str) -> ToolRow:
-        self.end_answer()
-        row = ToolRow(call_id, tool, key)
-        self.rows[call_id] = row
-        self.add(row)
-        return row
-
-    def tool_result(self, call_id: str, ok: bool, body: str, duration: float) -> None:
-        row = self.rows.pop(call_id, None)
-        if row is not None:
-            row.finish(ok, body, duration)
-
     def stop_answer(self) -> None:
         """The user stopped the run: what the answer has not drawn yet is dropped, not drawn."""
         from tui.widgets.answer import AssistantMessage
@@ -304,6 +304,19 @@ class Transcript(VerticalScroll, can_focus=False):
         for answer in self.query_children(AssistantMessage):
             answer.drop_pending()
         self.end_answer()
+
+    def tool_call(self, call_id: str, tool: str, key: str) -> ToolRow:
+        self.end_answer()
+        row = ToolRow(call_id, tool, key)
+        self.rows[call_id] = row
+        self.add(row)
+        return row
+
+    def tool_result(self, call_id: str, ok: bool, body: str, duration: float, note: str | None = None,
+                    preview: str = "") -> None:
+        row = self.rows.pop(call_id, None)
+        if row is not None:
+            row.finish(ok, body, duration, note, preview)
 
     def note_row(self, call_id: str, note: str) -> None:
         row = self.rows.get(call_id)
@@ -336,7 +349,7 @@ def to_block(widget: Widget) -> Block | None:
         return Block("answer", widget.written, continued=widget.has_class("-continued"))
     if isinstance(widget, ToolRow):
         return Block("tool", widget.body, widget.tool, key=widget.key, ok=widget.ok, note=widget.note,
-                     duration=widget.duration if widget.ok is not None else None)
+                     duration=widget.duration if widget.ok is not None else None, preview=widget.preview)
     if isinstance(widget, DiffBlock):
         return Block("diff", widget.diff, widget.path)
     if isinstance(widget, Notice):

@@ -1,0 +1,111 @@
+"""The agent types of the seed's factory: iterative (tool calling), stream (one answer) and ReAct.
+
+All three are the loop of agent/loop.py with the same executor, approvals and completion rules;
+they add the seed's resource limits (a `Budget`), compaction before each request, and a fresh
+tool list per request (MCP tools come and go).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from agent.compaction import Compactor, estimate_tokens
+from agent.events import Complete, StepStarted
+from agent.llm import LLMError, ModelReply, ToolCallRequest
+from agent.loop import MAX_MALFORMED, FatalLoopError, MaxStepsReached, Run, strip_markers
+from agent.modelchain import Budget, BudgetExceeded
+from agent.react import PROTOCOL_HEADING, observation, parse, protocol
+
+
+@dataclass
+class IterativeRun(Run):
+    """Today's loop: native tool calls until an answer without them."""
+
+    budget: Budget | None = None
+    compactor: Compactor | None = None
+    tools_now: Callable[[], list[dict[str, Any]]] | None = None  # the tools offered at this moment
+
+    async def execute(self) -> Complete:
+        try:
+            return await super().execute()
+        except BudgetExceeded as exc:
+            self.iterations -= 1  # the step it stopped made no request
+            return self._complete(False, self._with(str(exc)), "budget")
+
+    async def _query(self) -> ModelReply:
+        if self.budget is not None:
+            self.budget.check(self.totals)
+        if self.tools_now is not None:
+            self.tools = self.tools_now()
+        self.before_request()
+        if self.compactor is None:
+            return await super()._query()
+        await self.compactor.before_request(self.messages, self.request_tools())
+        estimate = estimate_tokens(self.messages, self.request_tools())
+        try:
+            reply = await super()._query()
+        except LLMError as exc:
+            # No fallback model took it: compact what we can and try once more.
+            if exc.kind != "context_window" or await self.compactor.compact(self.messages, self.request_tools()) is None:
+                raise
+            estimate = estimate_tokens(self.messages, self.request_tools())
+            reply = await super()._query()
+        self.compactor.calibrate(estimate, reply.prompt_tokens)
+        return reply
+
+    def before_request(self) -> None:
+        """Last changes to the request (the ReAct agent writes its tools into the prompt)."""
+
+
+@dataclass
+class StreamRun(IterativeRun):
+    """The seed's StreamAgent: one answer, no tools."""
+
+    async def _steps(self) -> str:
+        self.tools = []
+        self.tools_now = None
+        self.iterations += 1
+        self.emit(StepStarted(iteration=self.iterations))
+        reply = await self._query()
+        self._append({"role": "assistant", "content": reply.text or None})
+        self.last_text = reply.text
+        return strip_markers(reply.text)
+
+
+@dataclass
+class ReactRun(IterativeRun):
+    """The seed's ReActAgent: tools through the THOUGHT / ACTION text protocol (no native calls)."""
+
+    def request_tools(self) -> list[dict[str, Any]]:
+        return []
+
+    def before_request(self) -> None:
+        base = str(self.messages[0].get("content") or "").split(f"\n\n{PROTOCOL_HEADING}")[0]
+        self.messages[0] = {"role": "system", "content": f"{base}\n\n{protocol(self.tools)}"}
+
+    async def _steps(self) -> str:
+        while True:
+            if self.iterations >= self.max_steps:
+                raise MaxStepsReached()
+            self.iterations += 1
+            self.emit(StepStarted(iteration=self.iterations))
+            self.executor.new_turn(f"step {self.iterations}")
+            reply = await self._query()
+            self._append({"role": "assistant", "content": reply.text or None})
+            if reply.text.strip():
+                self.last_text = reply.text
+            step = parse(reply.text)
+            if step.action is None:
+                return strip_markers(step.answer or reply.text)
+            call = ToolCallRequest(id=f"react_{self.iterations}", name=step.action, arguments=step.arguments)
+            outcome = await self.executor.execute(call)
+            self._append(observation(step.action, outcome.content))
+            self._malformed = self._malformed + 1 if outcome.malformed else 0
+            if self._malformed >= MAX_MALFORMED:
+                raise FatalLoopError(f"the model made {MAX_MALFORMED} malformed tool calls in a row; the last: "
+                                     f"{outcome.content.removeprefix('Error: ')}")
+
+
+RUNS: dict[str, type[IterativeRun]] = {"iterative": IterativeRun, "stream": StreamRun, "react": ReactRun}

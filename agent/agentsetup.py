@@ -1,0 +1,176 @@
+"""The agent factory (seed 003): a session's profile made into a run with its tools, limits and models.
+
+`AgentSetup` belongs to an `AgentSession`. It picks the profile (`--profile`, config `profile`,
+or `coder`), offers exactly the tools the profile and the mode allow (MCP tools included), chooses
+the agent type (ReAct for models litellm says cannot call tools), and gives each run its budget,
+compaction and the fallback models.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from agent.agents import RUNS, IterativeRun
+from agent.compaction import Compactor, summary_request
+from agent.events import Compacted, ErrorEvent
+from agent.llm import LLM
+from agent.mcp import McpManager, allowed_servers
+from agent.modelchain import Budget, ModelChain
+from agent.profiles import Profile, ProfileSet, load_profiles
+from agent.profiles import toolset
+from agent.tools.base import Tool
+from agent.tools.gitread import GitReadOnly
+
+if TYPE_CHECKING:
+    from agent.runner import AgentSession
+
+EXTRA_TOOLS = (GitReadOnly,)  # offered only to profiles that name them
+
+
+class AgentSetup:
+    def __init__(self, session: AgentSession) -> None:
+        self.session = session
+        config = session.config
+        root = session.workspace.root
+        self.profiles: ProfileSet = load_profiles(root, trusted=config.workspace_trusted)
+        self.profile: Profile = self.profiles.get(config.profile)
+        for cls in EXTRA_TOOLS:
+            if session.registry.get(cls.name) is None:
+                session.registry.register(cls())
+        self.extras = {cls.name for cls in EXTRA_TOOLS}
+        self.mcp = McpManager(self._mcp_servers(), session.emit)
+        self._registered: set[str] = set()
+        self._chain: ModelChain | None = None
+        self._chain_base: LLM | None = None
+        self._compactor: Compactor | None = None
+        session.executor.permits = self.permits
+        session.ctx.extras["extract"] = self.extract
+        if self.profile.mode and config.sources.get("mode") not in ("command line", "environment"):
+            session.mode = self.profile.mode
+        self.report_ignored()
+
+    def _mcp_servers(self) -> dict[str, Any]:
+        servers, notes = allowed_servers(self.session.config)
+        self.profiles.ignored.extend(notes)
+        return servers
+
+    # -- profile --------------------------------------------------------------------------
+    def use_profile(self, name: str) -> Profile:
+        """Switch profiles from the next run on (ProfileError for an unknown name)."""
+        self.profile = self.profiles.get(name)
+        if self.profile.mode:
+            self.session.mode = self.profile.mode
+        self._chain = None
+        return self.profile
+
+    def prompt_section(self) -> str:
+        text = self.profile.prompt_text()
+        return f"\n## Profile: {self.profile.name}\n{text}\n" if text else ""
+
+    # -- tools ----------------------------------------------------------------------------
+    def _sync_mcp(self) -> None:
+        for tool in self.mcp.tools():
+            if tool.name not in self._registered and self.session.registry.get(tool.name) is None:
+                self.session.registry.register(tool)
+                self._registered.add(tool.name)
+
+    def offered(self) -> list[Tool]:
+        self._sync_mcp()
+        return toolset.offered(self.session.registry, self.session.workspace, self.profile,
+                               self.session.mode, self.extras)
+
+    def schemas(self) -> list[dict[str, Any]]:
+        return toolset.schemas(self.offered())
+
+    def permits(self, tool: Tool) -> bool:
+        return toolset.profile_allows(tool, self.profile, self.extras)
+
+    # -- models ---------------------------------------------------------------------------
+    def model_chain(self, base: LLM) -> ModelChain:
+        """The session's model (or the profile's) and its fallbacks; a fallback stays for the session."""
+        if self._chain is None or self._chain_base is not base:
+            self._chain_base = base
+            first = _with_model(base, self.profile.model) if self.profile.model else base
+            self._chain = ModelChain(first, list(self.session.config.fallback_models), self.session.emit)
+        return self._chain
+
+    def small_llm(self) -> LLM:
+        name = self.profile.small_model or self.session.config.small_model
+        base = self.session.llm()
+        return _with_model(base, name) if name else base
+
+    async def _complete_plain(self, messages: list[dict[str, Any]]) -> str:
+        reply = await self.small_llm().complete(messages, [], lambda text: None, lambda *a: None)
+        self.session.emit(self.session.totals.add(reply))
+        return reply.text
+
+    async def summarize(self, messages: list[dict[str, Any]]) -> str:
+        return await self._complete_plain(summary_request(messages))
+
+    async def extract(self, prompt: str, page: str) -> str:
+        """web_fetch's prompt: what the page says about it, written by the small model."""
+        from agent.tools.web import extraction_request
+
+        return await self._complete_plain(extraction_request(prompt, page))
+
+    async def context_window(self, model: str) -> int | None:
+        if self.session.config.context_window:
+            return self.session.config.context_window
+        from agent.llm import ensure_loaded
+
+        litellm = await ensure_loaded()
+        try:
+            info = litellm.get_model_info(model)
+        except Exception:  # noqa: BLE001 - unknown models: no automatic compaction
+            return None
+        return info.get("max_input_tokens") or info.get("max_tokens")
+
+    async def agent_type(self, model: str) -> str:
+        if self.profile.agent != "iterative":
+            return self.profile.agent
+        calling = self.session.config.tool_calling
+        if calling == "text":
+            return "react"
+        if calling == "native":
+            return "iterative"
+        from agent.llm import ensure_loaded
+
+        litellm = await ensure_loaded()
+        try:
+            litellm.get_model_info(model)  # only models litellm knows can be said to lack tools
+            return "iterative" if litellm.supports_function_calling(model) else "react"
+        except Exception:  # noqa: BLE001 - unknown model: assume native tool calls
+            return "iterative"
+
+    # -- runs -----------------------------------------------------------------------------
+    def compactor(self, window: int | None) -> Compactor:
+        """The session's compactor (it keeps what it learned about the provider's token counts)."""
+        if self._compactor is None or self._compactor.window != window:
+            self._compactor = Compactor(window, self.summarize, self.session.emit, self.session.writer.compaction)
+        return self._compactor
+
+    async def build_run(self, llm: LLM, **run_args: Any) -> IterativeRun:
+        chain = self.model_chain(llm)
+        await self.mcp.ensure_started()
+        kind = await self.agent_type(chain.model)
+        config, profile = self.session.config, self.profile
+        budget = Budget.starting_at(self.session.totals, config.max_tokens or profile.max_tokens,
+                                    config.max_cost or profile.max_cost)
+        max_steps = profile.max_steps if profile.max_steps and "max_steps" not in config.sources else config.max_steps
+        return RUNS[kind](llm=chain, tools=self.schemas(), max_steps=max_steps, budget=budget,  # type: ignore[arg-type]
+                          compactor=self.compactor(await self.context_window(chain.model)),
+                          tools_now=self.schemas, **run_args)
+
+    async def compact_now(self) -> Compacted | None:
+        window = await self.context_window(self.session.llm().model)
+        return await self.compactor(window).compact(self.session.messages, self.schemas(), manual=True)
+
+    def report_ignored(self) -> None:
+        for note in self.profiles.ignored:
+            self.session.emit(ErrorEvent(message=note, recoverable=True))
+
+
+def _with_model(base: LLM, model: str) -> LLM:
+    from dataclasses import replace
+
+    return replace(base, model=model)

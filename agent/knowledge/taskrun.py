@@ -1,0 +1,76 @@
+"""Running due tasks: each as a recorded headless agent session in the task's workspace.
+
+Used by `coder-tui tasks run-due` (cron, systemd timers), by `explore` between steps and by a
+running app. Nobody is there to answer approvals, so in ask mode every edit, command and web
+request of a task is denied with that reason; give tasks `mode = "allow"` (or plan) to act.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from typing import Any
+
+from agent.config import Config
+from agent.knowledge.source import source_for
+from agent.knowledge.tasks import Task, TaskStore
+from agent.workspaces.base import Workspace
+
+UNATTENDED = ("this is a scheduled task running unattended, so nobody can approve it; the user can run "
+              "tasks in allow mode (`mode = \"allow\"` in .coder-tui.toml or --mode allow)")
+Say = Callable[[str], None]
+
+
+def task_store(workspace: Workspace) -> TaskStore:
+    return TaskStore(source_for(workspace).key, workspace.label)
+
+
+async def run_due(workspace: Workspace, config: Config, say: Say, sink: Callable[[Any], None] | None = None,
+                  now: float | None = None, github: Any = None) -> list[Task]:
+    """Run every due task once (oldest first); returns them as finished.
+
+    `github` is the opened GitHub launch of a --github workspace: its tools (pull requests) are
+    offered and its unpublished edits are recorded in the task's session.
+    """
+    from agent.knowledge.store import knowledge_dir
+
+    if not (knowledge_dir(source_for(workspace).key) / "tasks.sqlite3").exists():
+        return []  # nothing was ever scheduled here: no store to create
+    store = task_store(workspace)
+    finished: list[Task] = []
+    try:
+        for task in store.due(now):
+            if not store.claim(task):  # another process took it
+                continue
+            say(f"running task {task.id}: {task.description}")
+            finished.append(await _run_one(store, task, workspace, config, sink, github))
+            say(f"task {task.id} {finished[-1].status}: {finished[-1].notes[-1]}")
+    finally:
+        store.close()
+    return finished
+
+
+async def _run_one(store: TaskStore, task: Task, workspace: Workspace, config: Config,
+                   sink: Callable[[Any], None] | None, github: Any) -> Task:
+    from agent.approval import DenyAll
+    from agent.runner import AgentSession
+
+    session = None
+    try:
+        session = AgentSession.open(config, workspace, DenyAll(UNATTENDED), sink or (lambda event: None),
+                                    meta={"task_id": task.id, "task": task.description},
+                                    registry=github.registry() if github is not None else None)
+        if github is not None:
+            github.attach(session)
+        complete = await session.run(task.description)
+    except asyncio.CancelledError:
+        store.finish(task, False, "stopped before it finished", session.session_id if session else None)
+        raise
+    except Exception as exc:  # noqa: BLE001 - any failure is the task's outcome, recorded as such
+        return store.finish(task, False, f"failed to run: {exc}", session.session_id if session else None)
+    finally:
+        if session is not None:
+            await session.close(keep_workspace=True)
+    answer = complete.final_response.strip().replace("\n", " ")
+    note = f"{complete.completion_reason}: {answer[:200]}" if answer else complete.completion_reason
+    return store.finish(task, complete.success, note, session.session_id)

@@ -1,0 +1,74 @@
+"""`coder-tui profiles` and `coder-tui mcp`: what agents and MCP servers this folder would use."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from pathlib import Path
+from typing import Any
+
+from agent.config import ConfigError, load_config
+from agent.profiles import DEFAULT_PROFILE, ProfileError, load_profiles
+
+
+def list_profiles(options: Any) -> int:
+    root = Path(options.workspace).resolve()
+    try:
+        config = load_config(root)
+        found = load_profiles(root, trusted=config.workspace_trusted)
+    except (ConfigError, ProfileError) as exc:
+        print(f"coder-tui profiles: error: {exc}", file=sys.stderr)
+        return 2
+    chosen = config.profile or DEFAULT_PROFILE
+    width = max(len(name) for name in found.profiles)
+    for name, profile in sorted(found.profiles.items()):
+        mark = "*" if name == chosen else " "
+        details = [profile.agent, f"tools: {', '.join(profile.tools) or 'none'}"]
+        if profile.mode:
+            details.append(f"mode: {profile.mode}")
+        if profile.model:
+            details.append(f"model: {profile.model}")
+        print(f"{mark} {name:<{width}}  {profile.description}")
+        print(f"  {'':<{width}}  {' · '.join(details)}  ({profile.source})")
+    for note in found.ignored:
+        print(f"note: {note}", file=sys.stderr)
+    return 0
+
+
+def list_mcp(options: Any) -> int:
+    root = Path(options.workspace).resolve()
+    try:
+        config = load_config(root)
+    except ConfigError as exc:
+        print(f"coder-tui mcp: error: {exc}", file=sys.stderr)
+        return 2
+    if not config.mcp_servers:
+        print("no MCP servers configured: add [mcp_servers.NAME] with command/args or url to config.toml "
+              "or .coder-tui.toml")
+        return 0
+    from agent.mcp import allowed_servers
+
+    servers, notes = allowed_servers(config)
+    for note in notes:
+        print(f"note: {note}", file=sys.stderr)
+    return asyncio.run(_probe(config, servers))
+
+
+async def _probe(config: Any, servers: dict[str, Any]) -> int:
+    from agent.mcp import McpManager
+
+    manager = McpManager(servers, lambda event: None)
+    try:
+        await manager.ensure_started()
+        for name, settings in servers.items():
+            where = settings.url or " ".join([settings.command, *settings.args])
+            server = next((s for s in manager.servers if s.name == name), None)
+            state = "disabled" if server is None else server.state
+            note = f": {server.message}" if server is not None and server.message else ""
+            print(f"{name}  {state}{note}  ({where}; from {config.sources.get(f'mcp_servers.{name}', '?')})")
+            for tool in (t for t in manager.tools() if t.mcp_server == name):
+                access = "read-only" if tool.kind == "read" else "asks first"
+                print(f"  {tool.name}  [{access}]  {tool.description.splitlines()[0][:80] if tool.description else ''}")
+    finally:
+        await manager.close()
+    return 0 if all(s.state == "running" for s in manager.servers) else 1

@@ -1,0 +1,111 @@
+"""A resumed session shows what happened: denied and stopped calls as such (not as "✓"), a
+command's exit code, the checkpoints taken and restored, and the mode it was left in."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from tests.fakellm import Reply, call
+from tests.tui.conftest import APP_SIZE, ready, rendered_text, type_text, wait_for
+
+
+def patch(old: str, new: str) -> Any:
+    return call("patch_file", file_path="app.py", patches=[{"old_text": old, "new_text": new}])
+
+
+async def submit(pilot: Any, text: str) -> None:
+    await type_text(pilot, text)
+    await pilot.press("enter")
+
+
+async def docked(pilot: Any) -> None:
+    app = pilot.app
+    await wait_for(pilot, lambda: app.query("#approval") and app.focused is not app.query_one("#prompt"),
+                   what="the approval")
+
+
+async def idle(pilot: Any) -> None:
+    app = pilot.app
+    await wait_for(pilot, lambda: not app.bridge.running and app.query_one("#status").state == "idle",
+                   what="the run to end")
+
+
+async def record_a_session(make_app: Any, fake_llm: Any, workspace: Path) -> None:
+    fake_llm.script(Reply(text="Changing it.", tool_calls=[patch("print('hello')", "print('hi')")]),
+                    Reply(text="OK, left as it is."),
+                    Reply(tool_calls=[patch("def main():", "def main() -> None:")]),
+                    Reply(text="Running it.", tool_calls=[call("bash_exec", command="echo ran; echo x > out.txt; exit 2")]),
+                    Reply(text="It exits with 2."))
+    app = make_app()
+    async with app.run_test(size=APP_SIZE) as pilot:
+        await ready(pilot)
+        await submit(pilot, "first")
+        await docked(pilot)
+        await pilot.press("n")
+        await type_text(pilot, "no thanks")
+        await pilot.press("enter")
+        await idle(pilot)
+        await submit(pilot, "second")
+        await docked(pilot)
+        await pilot.press("escape")  # stop the run at the approval
+        await idle(pilot)
+        await submit(pilot, "/mode allow")
+        await wait_for(pilot, lambda: app.mode == "allow", what="allow mode")
+        await submit(pilot, "third")
+        await idle(pilot)
+        assert (workspace / "app.py").read_text().count("print('hello')") == 1 and (workspace / "out.txt").exists()
+        await submit(pilot, "/undo")
+        await wait_for(pilot, lambda: any("Restored checkpoint" in b.text for b in notices(app)), what="the undo ")
+        assert not (workspace / "out.txt").exists()
+        await app.bridge.shutdown()
+
+
+def notices(app: Any) -> list[Any]:
+    from tui.widgets.history import Block
+    from tui.widgets.transcript import Notice
+
+    return [b for b in app.query_one("#history").blocks if b.kind == "notice"] + [
+        Block("notice", n.message, n.notice_kind) for n in app.query(Notice)]
+
+
+async def test_a_resumed_session_shows_denied_stopped_and_failed_calls_restores_and_its_mode(
+        make_app: Any, fake_llm: Any, workspace: Path) -> None:
+    from tui.widgets.timeline import CheckpointEntry
+
+    await record_a_session(make_app, fake_llm, workspace)
+    app = make_app("--resume", "last")
+    async with app.run_test(size=APP_SIZE) as pilot:
+        await ready(pilot)
+        blocks = app.query_one("#history").blocks
+        tools = [(b.who, b.ok, b.note) for b in blocks if b.kind == "tool"]
+        assert tools == [("patch_file", False, "denied: no thanks"), ("patch_file", False, "stopped"),
+                         ("bash_exec", False, "exit 2")]
+        bash = next(b for b in blocks if b.who == "bash_exec")
+        assert bash.preview == "ran" and bash.duration is not None and bash.duration < 30
+        kinds = [(b.kind, b.text) for b in blocks if b.kind in ("user", "notice")]
+        restored = next(i for i, (kind, text) in enumerate(kinds) if text.startswith("Restored checkpoint"))
+        assert kinds[restored - 1] == ("user", "third")  # where it happened: after the third request
+        assert "before bash_exec" in kinds[restored][1]  # the checkpoint it went back to, by its label
+        entries = [e.label for e in app.query(CheckpointEntry)]
+        assert any(label.startswith("before restoring") for label in entries), entries
+        assert app.mode == "allow" and app.bridge.session.mode == "allow"
+        assert rendered_text(app.query_one("#status")).startswith(" ALLOW ")
+        assert any("ALLOW mode, as the session left it" in b.text for b in notices(app))
+
+
+async def test_mode_given_on_the_command_line_wins_over_the_recorded_one(make_app: Any, fake_llm: Any,
+                                                                        workspace: Path) -> None:
+    fake_llm.script(Reply(text="fine"))
+    app = make_app("--mode", "allow")
+    async with app.run_test(size=APP_SIZE) as pilot:
+        await ready(pilot)
+        await submit(pilot, "hello")
+        await idle(pilot)
+        await app.bridge.shutdown()
+    app = make_app("--resume", "last", "--mode", "plan")
+    async with app.run_test(size=APP_SIZE) as pilot:
+        await ready(pilot)
+        assert app.mode == "plan" and app.bridge.session.mode == "plan"
+        assert any("It was in ALLOW mode; --mode keeps PLAN" in b.text for b in notices(app))
+

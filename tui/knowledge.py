@@ -1,0 +1,160 @@
+"""The app's side of the codebase map, exploration and scheduled tasks (wiring for /map,
+/explore and the task timer; the work itself is agent.knowledge)."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+from typing import Any
+
+from tui.widgets.codemap import CodeMap
+from tui.widgets.transcript import Transcript
+
+TASK_CHECK_SECONDS = 30.0
+QUIET = {"explore_step", "explore_progress", "explore_status"}
+
+
+@dataclass
+class ExploreRun:
+    explorer: Any
+    stop: asyncio.Event = field(default_factory=asyncio.Event)
+
+
+def _say(app: Any, text: str, kind: str = "info") -> None:
+    app.query_one(Transcript).notice(text, kind)
+
+
+def _ready(app: Any, what: str) -> bool:
+    if app.bridge.session is None or app.bridge.workspace is None:
+        _say(app, f"{what} needs the agent to be ready; it is still loading or could not start.", "warning")
+        return False
+    return True
+
+
+# -- the map pane ----------------------------------------------------------------------------------
+async def toggle_map(app: Any, query: str) -> None:
+    pane = app.query_one(CodeMap)
+    if pane.has_class("-shown") and not query:
+        pane.remove_class("-shown")
+        return
+    if not _ready(app, "/map"):
+        return
+    pane.add_class("-shown")
+    if app.screen.has_class("-narrow"):
+        app.screen.add_class("-side-open")
+    pane.query_one("#codemap-search").value = query
+    await reload_map(app)
+
+
+async def reload_map(app: Any) -> None:
+    from agent.github.errors import GitHubError
+    from agent.knowledge.builder import current_view
+    from agent.knowledge.store import StoreError
+
+    pane = app.query_one(CodeMap)
+    if not pane.has_class("-shown") or app.bridge.workspace is None:
+        return
+    try:
+        view = await current_view(app.bridge.workspace)
+    except (StoreError, GitHubError, OSError) as exc:
+        _say(app, f"the codebase map could not be read: {exc}", "error")
+        return
+    if view is not None:
+        pane.show(view)
+
+
+# -- exploration -----------------------------------------------------------------------------------
+async def explore_command(app: Any, arg: str) -> None:
+    action, _, rest = arg.partition(" ")
+    current: ExploreRun | None = getattr(app, "explore_run", None)
+    if action == "start":
+        await _start(app, current, rest.strip())
+    elif action == "stop":
+        if current is None:
+            _say(app, "exploration is not running; /explore start begins it")
+        else:
+            current.stop.set()
+            _say(app, "exploration stops after the current step", "dim")
+    elif action in ("", "status"):
+        await _status(app, current)
+    else:
+        _say(app, f"unknown /explore {action}; use /explore start [SECONDS], stop or status", "error")
+
+
+async def _start(app: Any, current: ExploreRun | None, interval_text: str) -> None:
+    from agent.config import ConfigError
+    from agent.knowledge.explore import ExploreError, Explorer
+    from agent.knowledge.summarize import summary_llm
+
+    if current is not None:
+        _say(app, "exploration is already running; /explore status shows how far it is")
+        return
+    if not _ready(app, "/explore"):
+        return
+    try:
+        interval = float(interval_text) if interval_text else 120.0
+        if interval < 0:
+            raise ValueError
+        llm = summary_llm(app.bridge.session.config)
+    except ValueError:
+        _say(app, f"/explore start SECONDS: expected a number of seconds, got {interval_text!r}", "error")
+        return
+    except ConfigError as exc:
+        _say(app, f"/explore: {exc}", "error")
+        return
+    run = ExploreRun(Explorer(app.bridge.workspace, llm, lambda event: _explore_event(app, event)))
+    app.explore_run = run
+
+    async def explore() -> None:
+        try:
+            why = await run.explorer.run(interval, until_done=False, stop=run.stop)
+            _say(app, f"Exploration {why} after {run.explorer.steps} step(s).", "dim")
+        except ExploreError as exc:
+            _say(app, f"/explore: {exc}", "error")
+        finally:
+            run.explorer.close()
+            app.explore_run = None
+
+    app.run_worker(explore(), name="explore", group="explore", exit_on_error=False)
+    _say(app, f"Exploring {app.bridge.workspace.label} in the background, one step every {interval:g} s "
+              "(/explore status, /explore stop; /map shows what it learns).", "dim")
+
+
+async def _status(app: Any, current: ExploreRun | None) -> None:
+    if current is None:
+        _say(app, "exploration is not running; /explore start begins it")
+        return
+    status = current.explorer.status()  # a few small queries; the store's connection belongs to this thread
+    last = status["last"] or {}
+    _say(app, f"Exploring: {status['summarised']} of {status['files']} files summarised, {status['pending']} "
+              f"to go, {status['folders']} folder(s) explored; last step: {last.get('step', '-')} "
+              f"{last.get('path', '')}".rstrip())
+
+
+def _explore_event(app: Any, event: dict[str, Any]) -> None:
+    if event["type"] == "explore_step":
+        app.run_worker(reload_map(app), group="codemap", exclusive=True, exit_on_error=False)
+    elif event["type"] not in QUIET and event.get("text"):
+        _say(app, event["text"], "warning" if event["type"] == "explore_error" else "dim")
+
+
+# -- scheduled tasks ----------------------------------------------------------------------------------
+def start_task_timer(app: Any) -> None:
+    """Run due scheduled tasks while the app is open and the agent idle."""
+    app.set_interval(TASK_CHECK_SECONDS, lambda: _check_tasks(app), name="tasks")
+
+
+def _check_tasks(app: Any) -> None:
+    if app.bridge.session is None or app.bridge.running or getattr(app, "tasks_running", False):
+        return
+    app.tasks_running = True
+
+    async def run() -> None:
+        from agent.knowledge.taskrun import run_due
+
+        try:
+            await run_due(app.bridge.workspace, app.bridge.session.config, lambda text: _say(app, text, "dim"))
+        finally:
+            app.tasks_running = False
+
+    app.run_worker(run(), name="tasks", group="tasks", exit_on_error=False)

@@ -1,0 +1,97 @@
+"""Arguments of `coder-tui map`, `coder-tui explore` and `coder-tui tasks` (argparse only: the
+work loads after parsing, in agent.knowledge.commands)."""
+
+from __future__ import annotations
+
+import argparse
+
+HELP = """  coder-tui map [DIR | --github R]
+                               build or refresh the codebase map (`coder-tui map --help`)
+  coder-tui explore [DIR | --github R]
+                               keep learning the repository step by step (`coder-tui explore --help`)
+  coder-tui tasks [run-due | cancel ID]
+                               list scheduled tasks, or run the due ones (for cron or a systemd timer)
+"""
+
+
+def _target(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("workspace", nargs="?", default=".", metavar="DIR", help="folder (default: .)")
+    parser.add_argument("--github", metavar="OWNER/REPO[@REF]", help="a GitHub repository, read through the API")
+    parser.add_argument("--clone", action="store_true", help="with --github: use the cached blobless clone")
+    parser.add_argument("--model", metavar="MODEL", help="litellm model string (summaries use small_model "
+                                                         "from the config when set)")
+    parser.add_argument("--api-base", metavar="URL", help="OpenAI-compatible server address")
+    parser.add_argument("--api-key", metavar="KEY", help="API key (prefer the provider's environment variable)")
+    parser.add_argument("--json", action="store_true", help="one JSON event per line on stdout, nothing else")
+
+
+def map_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="coder-tui map", description=(
+            "Build or refresh the codebase map: every file's definitions and references (tree-sitter), files "
+            "ranked by how much the code refers to them, and an AI summary per file from the small model. "
+            "Unchanged files are never summarised twice. Says beforehand how many files will be summarised "
+            "and roughly what it costs. Exit codes: 0 done, 1 stopped or some files failed, 2 usage error."))
+    _target(parser)
+    parser.add_argument("--no-summaries", action="store_true", help="structure and symbols only (no model calls)")
+    parser.add_argument("--max-cost", type=float, metavar="USD", help="stop cleanly once this much was spent")
+    return parser
+
+
+def explore_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="coder-tui explore", description=(
+            "Explore the repository one step at a time: the root and important folders first, then "
+            "unsummarised files, most referenced first. Durable: stop or kill it at any point and the next "
+            "start continues where it stopped. Runs due scheduled tasks between steps. On GitHub it waits "
+            "out rate limits. Ctrl+C stops after the current step."))
+    _target(parser)
+    parser.add_argument("--interval", type=float, default=120.0, metavar="SECONDS",
+                        help="pause between steps (default: 120)")
+    parser.add_argument("--until-done", action="store_true", help="end when everything is current (default: idle)")
+    return parser
+
+
+def tasks_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="coder-tui tasks", description=(
+            "List the workspace's scheduled tasks, cancel one, or run the due ones (`run-due`) as recorded "
+            "headless sessions; run-due is what a cron job or systemd timer calls. Tasks run unattended: in "
+            "ask mode their edits and commands are denied, so use --mode allow or plan."))
+    parser.add_argument("action", nargs="?", choices=("list", "run-due", "cancel"), default="list")
+    parser.add_argument("task_id", nargs="?", metavar="ID", help="with cancel: the task id")
+    parser.add_argument("--workspace", metavar="DIR", default=".", help="folder (default: .)")
+    parser.add_argument("--github", metavar="OWNER/REPO[@REF]", help="the tasks of a GitHub repository")
+    parser.add_argument("--clone", action="store_true", help="with --github: run in the cached clone")
+    parser.add_argument("--status", choices=("pending", "in-progress", "completed", "failed", "cancelled"),
+                        help="list only tasks with this status")
+    parser.add_argument("--mode", choices=("plan", "ask", "allow"), help="approval mode for tasks run now")
+    parser.add_argument("--model", metavar="MODEL", help="litellm model string")
+    parser.add_argument("--api-base", metavar="URL", help="OpenAI-compatible server address")
+    parser.add_argument("--api-key", metavar="KEY", help="API key")
+    parser.add_argument("--json", action="store_true", help="one JSON event per line on stdout")
+    return parser
+
+
+def cmd_map(argv: list[str]) -> int:
+    options = map_parser().parse_args(argv)
+    from agent.knowledge.commands import main, run_map
+
+    return main(run_map, options)
+
+
+def cmd_explore(argv: list[str]) -> int:
+    options = explore_parser().parse_args(argv)
+    from agent.knowledge.commands import main, run_explore
+
+    return main(run_explore, options)
+
+
+def cmd_tasks(argv: list[str]) -> int:
+    parser = tasks_parser()
+    options = parser.parse_args(argv)
+    if options.action == "cancel" and not options.task_id:
+        parser.error("cancel needs the task ID")
+    from agent.knowledge.commands import main, run_tasks
+
+    return main(run_tasks, options)
