@@ -48,6 +48,7 @@ DEFAULT_MODELS: list[tuple[str, str]] = [
 ]
 KEYLESS_PROVIDERS = {"ollama", "ollama_chat", "lm_studio", "hosted_vllm", "llamafile"}
 Sandbox = Literal["auto", "bwrap", "off"]
+Workflow = Literal["auto", "direct", "structured"]
 # Settings an untrusted workspace file may not make, and why (shown to the user).
 UNTRUSTED: dict[str, str] = {
     "api_base": "it would change where your API key and code are sent",
@@ -128,6 +129,7 @@ class Settings(BaseModel):
     tool_calling: Literal["auto", "native", "text"] | None = None  # text: the ReAct protocol
     mcp_servers: dict[str, McpServerSettings] | None = None
     map_tokens: int | None = Field(default=None, ge=0, le=64_000)  # the prompt's map section; 0 leaves it out
+    workflow: Workflow | None = None  # auto (plan when needed), direct (one loop), structured (always plan)
 
 
 @dataclass
@@ -157,6 +159,7 @@ class Config:
     mcp_servers: dict[str, Any] = field(default_factory=dict)  # name -> McpServerSettings
     workspace_trusted: bool = False  # whether workspace config may run programs or raise the mode
     map_tokens: int = 1024
+    workflow: Workflow = "direct"
     sources: dict[str, str] = field(default_factory=dict)  # key -> where it came from
     ignored: list[Ignored] = field(default_factory=list)  # workspace settings left out, with why
 

@@ -16,6 +16,8 @@ ApprovalKind = Literal["edit", "exec", "network"]
 DecisionKind = Literal["allow_once", "allow_all", "deny", "stop"]
 CompletionReason = Literal["answered", "max_steps", "stopped", "error", "budget"]
 TodoStatus = Literal["pending", "in_progress", "completed", "cancelled"]
+TaskType = Literal["new_task", "follow_up", "plan_change", "question", "confirmation"]
+StepStatus = Literal["pending", "in_progress", "done", "failed", "skipped"]
 
 
 class _Event(BaseModel):
@@ -220,6 +222,69 @@ class ErrorEvent(_Event):
     configuration: bool = False
 
 
+# -- the structured workflow (agent/planning): field names are wire format ------------------------
+class ClassificationEvent(_Event):
+    """The intent router's verdict on a user message."""
+
+    type: Literal["classification"] = "classification"
+    task_type: TaskType
+
+
+class PlanStepInfo(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    id: str
+    title: str
+    description: str = ""
+    status: StepStatus = "pending"
+
+
+class PlanInfo(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    refined_goal: str
+    steps: list[PlanStepInfo]
+
+
+class PlanCreated(_Event):
+    """A plan exists (new, edited, or replanned: finished steps keep their status)."""
+
+    type: Literal["plan_created"] = "plan_created"
+    plan: PlanInfo
+
+
+class PlanDecisionRequired(_Event):
+    """The run waits for the user: `review` a new plan, or decide on a `failed_step`."""
+
+    type: Literal["plan_decision_required"] = "plan_decision_required"
+    kind: Literal["review", "failed_step"]
+    plan: PlanInfo
+    step_id: str | None = None
+    error: str | None = None
+
+
+class StepStart(_Event):
+    type: Literal["step_start"] = "step_start"
+    step_id: str
+    title: str
+
+
+class AgentAction(_Event):
+    """A tool trace inside a plan step."""
+
+    type: Literal["agent_action"] = "agent_action"
+    step_id: str
+    tool: str
+    status: Literal["running", "success", "error"]
+
+
+class StepComplete(_Event):
+    type: Literal["step_complete"] = "step_complete"
+    step_id: str
+    status: Literal["done", "failed", "skipped"]
+    summary: str = ""
+
+
 # -- live OCT rooms (`coder-tui room`, the room pane) ------------------------------------------
 RoomPhase = Literal["starting", "connecting", "logging_in", "waiting_for_host", "joined", "reconnecting", "closed"]
 
@@ -298,6 +363,12 @@ Event = Annotated[
         PeerLeft,
         TriggerEvent,
         RoomClosed,
+        ClassificationEvent,
+        PlanCreated,
+        PlanDecisionRequired,
+        StepStart,
+        AgentAction,
+        StepComplete,
     ],
     Field(discriminator="type"),
 ]

@@ -23,6 +23,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from agent.approval import Decision, QueueApprover
 from agent.events import ApprovalRequired, DecisionKind, ErrorEvent, WarningEvent
+from agent.planning.stdin import PlanLines
 from agent.printer import JsonPrinter, TextPrinter
 
 SHORTHAND: dict[str, DecisionKind] = {"y": "allow_once", "a": "allow_all", "n": "deny", "s": "stop"}
@@ -59,6 +60,16 @@ class StdinApprover(QueueApprover):
         self.waiting: list[str] = []  # approval ids in the order they were asked
         self.early: list[Decision] = []  # answers that came before their approval
         self.unanswered = 0  # approvals denied because stdin closed before an answer came
+        self.lines: PlanLines | None = None
+
+    def attach(self, session: Any) -> None:
+        """Plan decisions and messages for a running plan come on the same stdin."""
+        self.lines = PlanLines(session, self.shorthand, self.emit)
+
+    def close(self, reason: str) -> None:
+        super().close(reason)
+        if self.lines is not None:
+            self.lines.close(reason)
 
     def note_request(self, event: Any) -> None:
         if isinstance(event, ApprovalRequired):
@@ -95,7 +106,7 @@ class StdinApprover(QueueApprover):
 
     def handle_line(self, line: str) -> None:
         text = line.strip()
-        if not text:
+        if not text or (self.lines is not None and self.lines.handle(text)):
             return
         try:
             approval_id, decision = self._parse(text)
@@ -135,7 +146,8 @@ def build_config(options: Any, workspace_root: Path | None) -> Any:
     flags = {"model": options.model, "api_base": options.api_base, "api_key": options.api_key,
              "mode": options.mode, "max_steps": options.max_steps, "sandbox": getattr(options, "sandbox", None),
              "profile": getattr(options, "profile", None),
-             "max_cost": getattr(options, "max_cost", None), "max_tokens": getattr(options, "max_tokens", None)}
+             "max_cost": getattr(options, "max_cost", None), "max_tokens": getattr(options, "max_tokens", None),
+             "workflow": getattr(options, "workflow", None)}
     trust = bool(getattr(options, "trust", False)) and workspace_root is not None
     try:
         if trust:
@@ -179,8 +191,8 @@ async def run_headless(options: Any) -> int:
 
     printer = JsonPrinter(sys.stdout) if options.json else TextPrinter(sys.stdout, sys.stderr)
     workspace, github = await _choose_workspace(options, printer)
-    if not (github.prompt if github else options.prompt.strip()):
-        raise UsageError("PROMPT is required (or --issue N with --github)")
+    if not (github.prompt if github else options.prompt.strip()) and not options.resume:
+        raise UsageError("PROMPT is required (or --issue N with --github, or --resume to continue a plan)")
     config = build_config(options, workspace.root)
     await _check_model(config)
     approver = StdinApprover(emit=lambda event: session.emit(event), shorthand=not options.json)
@@ -201,6 +213,8 @@ async def run_headless(options: Any) -> int:
         raise UsageError(str(exc)) from None
     if github is not None:
         github.attach(session)
+    prompt = await _prompt_for(session, github.prompt if github else options.prompt)
+    approver.attach(session)
     sandbox.configure(session)
     for why in config.ignored:
         session.emit(WarningEvent(message=f"ignored {why} (the folder is not trusted; run with --trust to use it)"))
@@ -208,7 +222,7 @@ async def run_headless(options: Any) -> int:
     approver.start(loop)
     _install_interrupt(loop, session, printer)
     try:
-        complete = await session.run(github.prompt if github else options.prompt)
+        complete = await session.run(prompt)
         published = await _publish(options, session, complete) if github is not None else True
     finally:
         await session.close()
@@ -216,6 +230,14 @@ async def run_headless(options: Any) -> int:
     if misconfigured:  # an unknown model or provider, no key: the configuration, not the run, failed
         return 2
     return _exit_code(complete, approver, published, printer)
+
+
+async def _prompt_for(session: Any, prompt: str) -> str:
+    """The prompt; none continues the resumed session's unfinished plan (a UsageError without one)."""
+    if not prompt.strip() and session.unfinished_plan is None:
+        await session.close()
+        raise UsageError("PROMPT is required: the resumed session has no unfinished plan to continue")
+    return prompt
 
 
 async def _check_model(config: Any) -> None:
@@ -228,6 +250,11 @@ async def _check_model(config: Any) -> None:
 
 
 def _exit_code(complete: Any, approver: StdinApprover, published: bool, printer: Any) -> int:
+    if approver.lines is not None and approver.lines.unanswered:
+        printer.handle(ErrorEvent(recoverable=False, message=(
+            f"the plan was not run: stdin closed before anyone reviewed it (exit code {UNANSWERED}). "
+            'Answer on stdin ({"type": "plan_decision", "decision": "approve"}) or use --mode allow.')))
+        return UNANSWERED
     if approver.unanswered:
         count = f"{approver.unanswered} approval{'s' if approver.unanswered != 1 else ''}"
         printer.handle(ErrorEvent(recoverable=False, message=(

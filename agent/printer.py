@@ -9,6 +9,11 @@ from agent.events import Complete
 from agent.secrets import redact
 
 ICONS = {"pending": "○", "in_progress": "◐", "completed": "●", "cancelled": "⊘"}
+STEP_ICONS = {"pending": "○", "in_progress": "◐", "done": "✓", "failed": "✗", "skipped": "⊘"}
+DECISION_PROMPTS = {
+    "review": "Run this plan? [y] approve · f <feedback> new plan · [s] stop · or a JSON plan_decision with edited steps",
+    "failed_step": "The step failed twice. [r] retry · [k] skip · [s] stop",
+}
 
 
 class JsonPrinter:
@@ -104,6 +109,29 @@ class TextPrinter:
         self._line(self._paint("plan:", "bold"))
         for item in e.todos:
             self._line(f"  {ICONS[item.status]} {item.content}")
+
+    # -- the structured workflow (agent/planning) --------------------------------------------
+    def _on_classification(self, e: Any) -> None:
+        self._line(self._paint(f"· {e.task_type.replace('_', ' ')}", "dim"), self.err)
+
+    def _on_plan_created(self, e: Any) -> None:
+        self._line(self._paint(f"plan: {e.plan.refined_goal}", "bold"))
+        for number, step in enumerate(e.plan.steps, 1):
+            self._line(f"  {STEP_ICONS[step.status]} {number}. {step.title}")
+
+    def _on_plan_decision_required(self, e: Any) -> None:
+        if e.error:
+            self._line(self._paint(f"  {e.error.strip().splitlines()[-1][:200]}", "red"), self.err)
+        self._line(self._paint(DECISION_PROMPTS[e.kind], "bold", "yellow"), self.err)
+
+    def _on_step_start(self, e: Any) -> None:
+        self._line(self._paint(f"▶ step {e.step_id}: {e.title}", "bold", "cyan"))
+
+    def _on_step_complete(self, e: Any) -> None:
+        style = {"done": "green", "failed": "red", "skipped": "yellow"}[e.status]
+        summary = e.summary.strip().splitlines()[0][:200] if e.summary.strip() else ""
+        self._line(self._paint(f"{STEP_ICONS[e.status]} step {e.step_id} {e.status}" +
+                               (f": {summary}" if summary else ""), style))
 
     def _on_checkpoint(self, e: Any) -> None:
         self._line(self._paint(f"◆ checkpoint {e.id}: {e.label}", "dim"))

@@ -24,6 +24,7 @@ from agent.events import Complete, ErrorEvent, Mode, RunStarted, TodoItem, parse
 from agent.executor import Executor
 from agent.llm import LLM
 from agent.loop import Run, Totals
+from agent.planning.review import QueueReviewer
 from agent.profiles import load_profiles
 from agent.secrets import contains_secret, redact, register
 from agent.session import SessionData, SessionStore, SessionWriter
@@ -75,6 +76,11 @@ class AgentSession:
         self._stop_requested = False
         self.state: dict[str, Any] = {}  # named values restored from the session file
         self.resumed = data is not None
+        self.workflow = config.workflow  # auto | direct | structured (agent/planning)
+        self.plan_reviewer: Any = QueueReviewer()  # answers plan reviews and failed steps
+        self.plan_running = False
+        self.plan_next = False  # the next run plans whatever the workflow (the app's `/plan TASK`)
+        self.inbox: list[str] = []  # messages sent while a plan runs (see `send`)
         self.restored = data  # what a front end replays on resume (None for a new session)
         if config.api_key is not None:
             register(config.api_key.get_secret_value())
@@ -173,13 +179,39 @@ class AgentSession:
         return self._llm
 
     async def run(self, prompt: str) -> Complete:
-        """One user turn. Cancelling the calling task through `stop()` ends it as `stopped`."""
+        """One user turn. Cancelling the calling task through `stop()` ends it as `stopped`.
+
+        Under the `auto` and `structured` workflows the turn is routed and may become a plan
+        (agent/planning); an empty prompt then continues the session's unfinished plan.
+        """
         if self._task is not None:
             raise RuntimeError("a run is already active in this session")
         llm = self.llm()
         self._task, self._stop_requested = asyncio.current_task(), False
         self.emit(RunStarted(run_id=uuid.uuid4().hex[:12], session_id=self.session_id, mode=self.mode,
                              model=llm.model, workspace=self.workspace.label, prompt=prompt))
+        workflow, self.plan_next = ("structured" if self.plan_next else self.workflow), False
+        try:
+            if workflow == "direct" and prompt.strip() and self.unfinished_plan is None:
+                complete = await self.run_direct(llm, prompt)
+            else:
+                from agent.planning.workflow import run_workflow
+
+                self.messages[0] = {"role": "system", "content": await self.system_prompt()}
+                complete = await run_workflow(self, llm, prompt, workflow)
+        except asyncio.CancelledError:
+            if not self._stop_requested or self._task is None:
+                raise
+            self._task.uncancel()
+            complete = self._stopped_early()
+        finally:
+            self._task = None
+            self.inbox.clear()
+        await self.writer.durable()  # a completed turn's record is on disk before the turn ends
+        return complete
+
+    async def run_direct(self, llm: LLM, prompt: str) -> Complete:
+        """Today's single loop on the main conversation."""
         user = {"role": "user", "content": prompt}
         self.messages.append(user)  # before the system prompt: its map ranks the files the prompt names
         self.messages[0] = {"role": "system", "content": await self.system_prompt()}
@@ -188,25 +220,42 @@ class AgentSession:
         try:
             run = await self.agent.build_run(llm, executor=self.executor, messages=self.messages, emit=self.emit,
                                              record=self.writer.message, totals=self.totals)
-            complete = await run.execute()
+            return await run.execute()
         except asyncio.CancelledError:
             if not self._stop_requested or self._task is None:
                 raise
             self._task.uncancel()
             if run is None:
-                complete = self._stopped_early()
-            else:
-                complete = run._complete(False, run._with("Stopped by the user."), "stopped")
-        finally:
-            self._task = None
-        await self.writer.durable()  # a completed turn's record is on disk before the turn ends
-        return complete
+                return self._stopped_early()
+            return run._complete(False, run._with("Stopped by the user."), "stopped")
 
     def _stopped_early(self) -> Complete:
         event = Complete(success=False, iterations=0, final_response="Stopped by the user.",
                          completion_reason="stopped")
         self.emit(event)
         return event
+
+    def send(self, text: str) -> bool:
+        """A message for the plan that is running, routed between its steps (False: none runs)."""
+        if not self.plan_running or not text.strip():
+            return False
+        self.inbox.append(text)
+        return True
+
+    @property
+    def unfinished_plan(self) -> Any:
+        """The session's plan when it has steps left (a resumed session offers to continue it)."""
+        from agent.planning.orchestrator import saved_plan
+
+        return saved_plan(self)
+
+    def small_llm(self) -> LLM:
+        """The router's model: config `small_model`, or the main model."""
+        c = self.config
+        if not c.small_model or c.small_model == c.model:
+            return self.llm()
+        return LLM(c.small_model, c.api_base, c.api_key.get_secret_value() if c.api_key else None,
+                   c.timeout, c.max_retries, c.retry_base_delay, c.key_variable())
 
     def stop(self) -> bool:
         """Stop the active run promptly (the model stream and any running tool are cancelled)."""

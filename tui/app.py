@@ -217,6 +217,9 @@ class CoderApp(App[int]):
         if outcome == "started" or (outcome == "queued" and self.bridge.room is not None):
             if self.bridge.room is None:
                 self.show_prompt(text, mentions or [])
+        elif outcome == "routed":
+            self.show_prompt(text, mentions or [])
+            self.notify("Sent to the running plan: a question is answered, a change replans the rest.", timeout=4)
         elif outcome == "queued":
             self.notify("Queued: sent when the current run ends (Esc stops it).", timeout=4)
         elif outcome == "failed":

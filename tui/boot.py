@@ -30,7 +30,8 @@ def _prewarm_litellm() -> None:
 def flags_of(options: Any) -> dict[str, Any]:
     return {"model": options.model, "api_base": options.api_base, "api_key": options.api_key,
             "mode": options.mode, "sandbox": getattr(options, "sandbox", None),
-            "profile": getattr(options, "profile", None)}
+            "profile": getattr(options, "profile", None),
+            "workflow": getattr(options, "workflow", None)}
 
 
 async def load_config(app: Any, root: Any) -> Any:

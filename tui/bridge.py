@@ -62,6 +62,9 @@ class AgentBridge:
         self.session = AgentSession.open(config, self.workspace, self.approver, self._deliver, resume=resume,
                                          registry=registry, meta=self.meta)
         sandbox.configure(self.session)
+        from tui.screens.planreview import TuiPlanReviewer
+
+        self.session.plan_reviewer = TuiPlanReviewer(self.app, self.session)
         return self.session
 
     def _deliver(self, event: Any) -> None:
@@ -92,6 +95,8 @@ class AgentBridge:
         if self.session is None:
             self.waiting.append((text, mentions))
             return "waiting"
+        if self.session.send(text):  # a plan runs: routed between its steps (a question, a change)
+            return "routed"
         if self.running or self.waiting:
             self.waiting.append((text, mentions))
             return "queued"

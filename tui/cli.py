@@ -19,6 +19,7 @@ from tui import knowledge_cli
 
 MODES = ("plan", "ask", "allow")
 SANDBOXES = ("auto", "bwrap", "off")
+WORKFLOWS = ("auto", "direct", "structured")  # agent/planning/models.py (not imported: --help stays fast)
 COMMANDS_HELP = """commands:
   coder-tui [DIR]              open the app on a folder (default: the current folder)
   coder-tui --github OWNER/REPO[@REF] [--clone] [--issue N]
@@ -52,6 +53,9 @@ def _model_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--api-base", metavar="URL", help="OpenAI-compatible server address (proxy, Ollama, ...)")
     parser.add_argument("--api-key", metavar="KEY", help="API key (prefer the provider's environment variable)")
     parser.add_argument("--resume", metavar="ID|last", help="continue a recorded session")
+    parser.add_argument("--workflow", choices=WORKFLOWS,
+                        help="direct: one agent loop (default); structured: plan every task, then run its steps; "
+                             "auto: plan only new tasks that need several steps (see README)")
 
 
 def _workspace_options(parser: argparse.ArgumentParser) -> None:
@@ -121,7 +125,8 @@ def run_parser() -> argparse.ArgumentParser:
             "approval was denied because stdin closed before it was answered."),
     )
     parser.add_argument("prompt", metavar="PROMPT", nargs="?", default="",
-                        help="what the agent should do (optional with --issue)")
+                        help="what the agent should do (optional with --issue; without it, --resume "
+                             "continues the session's unfinished plan at its first unfinished step)")
     parser.add_argument("--workspace", metavar="DIR",
                         help="folder to work in (default: the current folder, or the resumed session's)")
     _model_options(parser)

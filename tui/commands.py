@@ -14,6 +14,8 @@ from tui.widgets.transcript import Transcript
 SLASH_COMMANDS: list[tuple[str, str]] = [
     ("mode", "plan | ask | allow: how much the agent may do without asking"),
     ("model", "MODEL: switch the model (a litellm model string)"),
+    ("plan", "[TASK | continue | auto | direct | structured]: plan TASK step by step, continue the "
+             "unfinished plan, or choose when requests are planned"),
     ("profile", "[NAME]: the agent profile (coder, reviewer, architect, ask, or your own)"),
     ("compact", "summarise the older turns now to free the context window"),
     ("undo", "[CHECKPOINT]: restore the workspace to the last (or a given) checkpoint"),
@@ -267,6 +269,41 @@ async def _quit(app: Any, arg: str) -> None:
     await app.confirm_quit()
 
 
+WORKFLOWS = {"auto": "new tasks that need several steps are planned; the rest runs directly",
+             "direct": "every request runs as one agent loop",
+             "structured": "every task is planned, then run step by step"}
+
+
+async def _plan(app: Any, arg: str) -> None:
+    """The structured workflow (agent/planning): its setting, continuing a plan, planning a task."""
+    session = app.bridge.session
+    if arg.lower() in WORKFLOWS:
+        if session is not None:
+            session.workflow = arg.lower()
+        app.options.workflow = arg.lower()  # kept for sessions opened later (/clear, /resume)
+        _say(app, f"workflow: {arg.lower()}: {WORKFLOWS[arg.lower()]}")
+        return
+    if not arg:
+        current = session.workflow if session is not None else (getattr(app.options, "workflow", None) or "direct")
+        _say(app, f"workflow is {current}: {WORKFLOWS[current]}. /plan TASK plans one task; "
+                  "/plan auto | direct | structured changes it; /plan continue resumes an unfinished plan")
+        return
+    if not _idle(app, "/plan"):
+        return
+    if arg.lower() == "continue":
+        if session.unfinished_plan is None:
+            _say(app, "there is no unfinished plan in this session", "warning")
+            return
+        _say(app, f"Continuing the plan at: {session.unfinished_plan.current().title}", "dim")
+        presenter = getattr(app, "presenter", None)
+        if presenter is not None:
+            presenter.title = "continue the plan"
+        app.bridge.submit("", [])
+        return
+    session.plan_next = True
+    app.send_prompt(arg)
+
+
 async def _map(app: Any, arg: str) -> None:
     from tui.knowledge import toggle_map
 
@@ -280,6 +317,7 @@ async def _explore(app: Any, arg: str) -> None:
 
 
 HANDLERS: dict[str, Handler] = {
+    "plan": _plan,
     "mode": _mode, "model": _model, "profile": _profile, "compact": _compact, "undo": _undo,
     "allowances": _allowances, "clear": _clear, "new": _clear, "sessions": _sessions, "resume": _resume,
     "theme": _theme, "pr": _pr, "setup": _setup, "help": _help, "quit": _quit, "exit": _quit,

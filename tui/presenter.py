@@ -105,6 +105,23 @@ class Presenter:
     def _on_plan_updated(self, e: Any) -> None:
         self.timeline.set_plan(list(e.todos))
 
+    # -- the structured workflow (agent/planning) --------------------------------------------
+    def _on_plan_created(self, e: Any) -> None:
+        self.timeline.show_steps(e.plan)
+
+    def _on_step_start(self, e: Any) -> None:
+        self.timeline.step_start(e.step_id)
+        self.status.set_state("thinking", f"step {e.step_id}: {e.title}"[:60])
+
+    def _on_step_complete(self, e: Any) -> None:
+        self.timeline.step_complete(e.step_id, e.status, e.summary)
+        if e.status == "failed":
+            self.transcript.notice(f"Step {e.step_id} failed: {e.summary.strip().splitlines()[-1][:300]}"
+                                   if e.summary.strip() else f"Step {e.step_id} failed.", "warning")
+
+    def _on_plan_decision_required(self, e: Any) -> None:
+        self.status.set_state("waiting for you", "plan review" if e.kind == "review" else "failed step")
+
     def _on_checkpoint(self, e: Any) -> None:
         self.timeline.checkpoint(e.id, e.label, time.time())
 

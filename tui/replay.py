@@ -19,7 +19,8 @@ from tui.toolresult import decision_notes, shorten, shown_result
 from tui.widgets.history import Block
 from tui.widgets.transcript import Transcript
 
-TIMELINE_EVENTS = {"run_started", "plan_updated", "checkpoint", "tool_call", "tool_result", "complete", "usage"}
+TIMELINE_EVENTS = {"run_started", "plan_updated", "checkpoint", "tool_call", "tool_result", "complete", "usage",
+                   "plan_created", "step_start", "step_complete"}
 MODES = ("plan", "ask", "allow")
 
 
@@ -49,7 +50,25 @@ def replay(data: Any, presenter: Any, transcript: Transcript, mode_flag: str | N
     if data.damaged_lines:
         note += f" {data.damaged_lines} damaged line(s) of its file were skipped."
     transcript.notice(note, "dim")
+    if (offer := unfinished_plan_note(data.state)) is not None:
+        transcript.notice(offer, "warning")
     return mode
+
+
+def unfinished_plan_note(state: dict[str, Any]) -> str | None:
+    """The offer to continue the session's unfinished plan, if it has one."""
+    from agent.planning.models import Plan
+
+    try:
+        plan = Plan.model_validate(state["plan"]) if state.get("plan") else None
+    except ValueError:
+        return None
+    step = plan.current() if plan is not None else None
+    if plan is None or step is None:
+        return None
+    number = plan.steps.index(step) + 1
+    return (f"This session has an unfinished plan: step {number} of {len(plan.steps)} ({step.title}) is next. "
+            "/plan continue runs it from there.")
 
 
 def _recorded(events: list[dict[str, Any]], first_mode: str | None) -> Recorded:
@@ -174,6 +193,12 @@ def _timeline(events: list[dict[str, Any]], presenter: Any, recorded: Recorded) 
             timeline.trace_done(event.call_id, shown.ok if shown is not None else event.ok)
         elif kind == "complete":
             timeline.end_run("done" if event.success else event.completion_reason.replace("_", " "))
+        elif kind == "plan_created":
+            timeline.show_steps(event.plan)
+        elif kind == "step_start":
+            timeline.step_start(event.step_id)
+        elif kind == "step_complete":
+            timeline.step_complete(event.step_id, event.status, event.summary)
         elif kind == "usage":
             presenter.status.set_usage(event.total_prompt_tokens, event.total_completion_tokens, event.total_cost,
                                        event.total_cached_tokens)

@@ -16,6 +16,7 @@ from typing import Any
 
 from agent.events import ErrorEvent, TriggerEvent
 from agent.oct.client import RoomClient
+from agent.oct.planchat import PlanChat
 from agent.oct.spinner import Spinner
 from agent.oct.textpos import line_starts
 from agent.oct.triggers import Trigger
@@ -158,7 +159,10 @@ class RoomAgent:
                                line=view[1] if view and trigger.source == "document" else None,
                                by=by, queued=self.queue.qsize(), document=view[0].body if view else ""))
         self._show_presence(trigger)
-        complete = await self.session.run(prompt)
+        to = trigger.origin if job.direct else None
+        relay = PlanChat(lambda text: self.client.send_chat(text, to=to))
+        with relay.attached(self.session):  # a plan, and its steps as they finish, in the chat
+            complete = await self.session.run(prompt)
         if trigger.source == "chat":
             answer = complete.final_response.strip() or "(no answer)"
             self.client.send_chat(answer, to=trigger.origin if job.direct else None)

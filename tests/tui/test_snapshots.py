@@ -199,3 +199,54 @@ def test_earlier_turns(snap_compare: Any, home: Path) -> None:
         await pilot.pause(0.2)
 
     assert snap_compare(make(home), terminal_size=(120, 48), run_before=run_before)
+
+
+def structured_events() -> list[Any]:
+    """A structured run (agent/planning): the plan, step 1 done, step 2 running with its traces."""
+    from agent.events import (AgentAction, PlanCreated, PlanInfo, PlanStepInfo, RunStarted, StepComplete,
+                              StepStart, ToolCallEvent, ToolResultEvent)
+
+    steps = [PlanStepInfo(id="1", title="Read app.py", description="Find where the greeting is printed."),
+             PlanStepInfo(id="2", title="Change the greeting", description="Print 'hello, world' in main()."),
+             PlanStepInfo(id="3", title="Final report", description="Summarise the change.")]
+    return [RunStarted(run_id="r1", session_id="s1", mode="allow", model="openai/snapshot-model",
+                       workspace="~/project", prompt="make the greeting friendlier, step by step"),
+            PlanCreated(plan=PlanInfo(refined_goal="app.py greets the whole world", steps=steps)),
+            StepStart(step_id="1", title="Read app.py"),
+            StepComplete(step_id="1", status="done", summary="The greeting is printed on line 2 of app.py."),
+            StepStart(step_id="2", title="Change the greeting"),
+            ToolCallEvent(call_id="c1", tool="read_file", args={"file_path": "app.py"}),
+            AgentAction(step_id="2", tool="read_file", status="running"),
+            ToolResultEvent(call_id="c1", tool="read_file", ok=True, output=CODE, duration=0.01),
+            AgentAction(step_id="2", tool="read_file", status="success"),
+            ToolCallEvent(call_id="c2", tool="patch_file", args={"file_path": "app.py"}),
+            AgentAction(step_id="2", tool="patch_file", status="running")]
+
+
+def test_structured_plan_on_the_timeline(snap_compare: Any, home: Path) -> None:
+    async def run_before(pilot: Any) -> None:
+        await settle(pilot)
+        await feed(pilot, structured_events(), user="make the greeting friendlier, step by step")
+        done = pilot.app.query_one("#timeline").steps.steps["1"]
+        await pilot.click(done)  # a step expands to its description and summary
+        await wait_for(pilot, lambda: done.expanded, what="the expanded step")
+        await pilot.pause(0.2)
+
+    assert snap_compare(make(home), terminal_size=WIDE, run_before=run_before)
+
+
+def test_plan_review_screen(snap_compare: Any, home: Path) -> None:
+    async def run_before(pilot: Any) -> None:
+        from agent.planning.models import Plan, PlanDraft, StepDraft
+        from tui.screens.planreview import PlanReviewScreen
+
+        await settle(pilot)
+        draft = PlanDraft(refined_goal="app.py greets the whole world", steps=[
+            StepDraft(title="Read app.py", description="find the greeting"),
+            StepDraft(title="Change the greeting", description="print 'hello, world'"),
+            StepDraft(title="Final report")])
+        pilot.app.push_screen(PlanReviewScreen(Plan.from_draft(draft)))
+        await wait_for(pilot, lambda: isinstance(pilot.app.screen, PlanReviewScreen), what="the review")
+        await pilot.pause(0.2)
+
+    assert snap_compare(make(home), terminal_size=WIDE, run_before=run_before)

@@ -213,6 +213,7 @@ class Timeline(VerticalScroll):
         super().__init__(**kwargs)
         self.run: RunEntry | None = None
         self.plan: PlanBlock | None = None
+        self.steps: Any = None  # the structured workflow's StructuredPlan in this request
         self.traces: dict[str, Trace] = {}
         self.frame = 0
         self.groups: list[list[Widget]] = []  # the widgets of each request still shown as widgets
@@ -247,7 +248,7 @@ class Timeline(VerticalScroll):
 
     # -- events ---------------------------------------------------------------------------
     def start_run(self, prompt: str) -> None:
-        self.run, self.plan = RunEntry(prompt), None
+        self.run, self.plan, self.steps = RunEntry(prompt), None, None
         self.groups.append([])
         self._append(self.run)
 
@@ -257,9 +258,32 @@ class Timeline(VerticalScroll):
             self._append(self.plan)
         self.plan.update_todos(todos)
 
+    # -- the structured workflow: a plan container and its steps (tui/widgets/plansteps.py) --
+    def show_steps(self, plan: Any) -> None:
+        from tui.widgets.plansteps import StructuredPlan
+
+        if self.steps is None:
+            self.steps = StructuredPlan()
+            self._append(self.steps)
+        self.steps.update_plan(plan)
+
+    def step_start(self, step_id: str) -> None:
+        if self.steps is not None:
+            self.steps.start(step_id)
+
+    def step_complete(self, step_id: str, status: str, summary: str) -> None:
+        if self.steps is not None:
+            self.steps.finish(step_id, status, summary)
+
+    def _active(self) -> Any:
+        step = self.steps.active() if self.steps is not None else None
+        return step or (self.plan.active() if self.plan else None)
+
     def trace(self, call_id: str, tool: str, key: str) -> None:
         trace = Trace(call_id, tool, key)
         self.traces[call_id] = trace
+        if self.steps is not None and self.steps.add_trace(trace, self.frame):
+            return
         active = self.plan.active() if self.plan else None
         owner: Any = active or self.run
         if owner is not None:
@@ -286,6 +310,8 @@ class Timeline(VerticalScroll):
             for item in self.plan.items.values():
                 item.live = False
                 item.show()
+        if self.steps is not None:
+            self.steps.stop_live()
         self._append(RunEnd(outcome))
         self.run = None
         self._fold()
@@ -297,11 +323,11 @@ class Timeline(VerticalScroll):
     def _refresh_live(self) -> None:
         if self.run is not None:
             self.run.show(self.frame)
-        if self.plan is not None and (active := self.plan.active()) is not None:
+        if (active := self._active()) is not None:
             active.show(self.frame)
 
     def clear(self) -> None:
-        self.run, self.plan = None, None
+        self.run, self.plan, self.steps = None, None, None
         self.traces.clear()
         self.groups.clear()
         self.remove_children()
