@@ -2,7 +2,7 @@
 
 `AgentSetup` belongs to an `AgentSession`. It picks the profile (`--profile`, config `profile`,
 or `coder`), offers exactly the tools the profile and the mode allow (MCP tools included), chooses
-the agent type (ReAct for models litellm says cannot call tools), and gives each run its budget,
+the agent type (ReAct for models litellm knows cannot call tools; Ollama's /api/chat takes tools), and gives each run its budget,
 compaction and the fallback models.
 """
 
@@ -135,12 +135,7 @@ class AgentSetup:
             return "iterative"
         from agent.llm import ensure_loaded
 
-        litellm = await ensure_loaded()
-        try:
-            litellm.get_model_info(model)  # only models litellm knows can be said to lack tools
-            return "iterative" if litellm.supports_function_calling(model) else "react"
-        except Exception:  # noqa: BLE001 - unknown model: assume native tool calls
-            return "iterative"
+        return "react" if _known_without_tools(await ensure_loaded(), model) else "iterative"
 
     # -- runs -----------------------------------------------------------------------------
     def compactor(self, window: int | None) -> Compactor:
@@ -168,6 +163,25 @@ class AgentSetup:
     def report_ignored(self) -> None:
         for note in self.profiles.ignored:
             self.session.emit(ErrorEvent(message=note, recoverable=True))
+
+
+OLLAMA = ("ollama", "ollama_chat")
+
+
+def _known_without_tools(litellm: Any, model: str) -> bool:
+    """Only a model litellm positively knows to lack tool calling gets the text protocol."""
+    provider, _, name = model.partition("/")
+    if provider in OLLAMA:
+        # litellm's model info for Ollama asks a local server and answers for every model (its
+        # function-calling flag is then False), yet /api/chat takes native tools: only an explicit
+        # "no" in litellm's own table counts
+        entries = (litellm.model_cost.get(f"ollama/{key}") or {} for key in (name, name.split(":")[0]))
+        return any(entry.get("supports_function_calling") is False for entry in entries)
+    try:
+        litellm.get_model_info(model)
+    except Exception:  # noqa: BLE001 - unknown model: assume native tool calls
+        return False
+    return not litellm.supports_function_calling(model)
 
 
 def _with_model(base: LLM, model: str) -> LLM:
