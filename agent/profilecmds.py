@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from agent.config import ConfigError, load_config
+from agent.config import WORKSPACE_FILE, ConfigError, load_config, read_settings
 from agent.profiles import DEFAULT_PROFILE, ProfileError, load_profiles
 
 
@@ -42,16 +42,26 @@ def list_mcp(options: Any) -> int:
     except ConfigError as exc:
         print(f"coder-tui mcp: error: {exc}", file=sys.stderr)
         return 2
+    from agent.mcp import allowed_servers
+
+    servers, notes = allowed_servers(config)
+    for note in [*_untrusted_servers(root, config), *notes]:
+        print(f"note: {note}", file=sys.stderr)
     if not config.mcp_servers:
         print("no MCP servers configured: add [mcp_servers.NAME] with command/args or url to config.toml "
               "or .coder-tui.toml")
         return 0
-    from agent.mcp import allowed_servers
-
-    servers, notes = allowed_servers(config)
-    for note in notes:
-        print(f"note: {note}", file=sys.stderr)
     return asyncio.run(_probe(config, servers))
+
+
+def _untrusted_servers(root: Path, config: Any) -> list[str]:
+    """The servers an untrusted folder's own file names: loading the config left them out."""
+    if config.workspace_trusted or not any(item.setting.startswith("mcp_servers ") for item in config.ignored):
+        return []
+    ws_file = root / WORKSPACE_FILE
+    return [f"{ws_file}: MCP server {name} ignored (the folder is not trusted); "
+            "`coder-tui --trust` in the folder trusts it"
+            for name in read_settings(ws_file).mcp_servers or {}]
 
 
 async def _probe(config: Any, servers: dict[str, Any]) -> int:
