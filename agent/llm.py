@@ -22,7 +22,7 @@ from typing import Any
 
 from agent import secrets
 from agent.llm_errors import Failure, LLMError, classify, unknown_provider, where
-from agent.llm_usage import Prices, caches_prompts, prices_for, with_cache_markers
+from agent.llm_usage import Prices, caches_prompts, prices_for, usage_without_assembly, with_cache_markers
 
 __all__ = ["LLM", "LLMError", "ModelReply", "ToolCallRequest", "configuration_problem", "ensure_loaded", "prewarm"]
 
@@ -80,7 +80,8 @@ class _RequestLoop:
     the finalizers that import, and the process never ends.
 
     The loop runs one long-lived host task (run_until_complete, not run_forever): AnyIO, which
-    litellm uses to assemble every finished stream in a worker thread, keeps its idle worker
+    litellm uses to assemble a finished stream in a worker thread (when
+    llm_usage.usage_without_assembly does not apply), keeps its idle worker
     threads for the life of the loop's root task. Without one, each request is its own root and
     every call started (and stopped) a new thread, about 2 ms a step.
     """
@@ -277,6 +278,7 @@ class LLM:
         try:
             stream = await litellm.acompletion(messages=messages, tools=tools or None,
                                                **self._request_args(stream=True))
+            usage_without_assembly(stream)
             return await self._consume(stream, on_text)
         except (_Retryable, asyncio.CancelledError):
             if _cancelling():
@@ -305,8 +307,8 @@ class LLM:
                 except TimeoutError:
                     raise _Retryable(f"the model sent nothing for {self.timeout:g} s") from None
                 self._absorb(chunk, reply, calls, on_text)
-                # Usage comes last: reading on only makes litellm assemble the whole answer again
-                # (in a thread) and run its success logging, several milliseconds a step.
+                # Usage comes last: reading on only makes litellm finish the stream a second time
+                # and run its success logging, several milliseconds a step.
                 if reply.finish_reason and reply.usage_seen:
                     break
         finally:

@@ -9,10 +9,12 @@ tool results were added since) and the last message (written now, read by the ne
 
 Cost is computed here from litellm's model cost map, with cache reads and writes at their own
 prices: litellm's per-call cost path costs milliseconds a step; this is a dictionary lookup.
+For the same reason litellm's end of stream computes only the usage (`usage_without_assembly`).
 """
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import Any
 
@@ -92,3 +94,58 @@ def prices_for(model: str, cost_map: dict[str, Any]) -> Prices | None:
     read, write = entry.get("cache_read_input_token_cost"), entry.get("cache_creation_input_token_cost")
     return Prices(base, float(entry.get("output_cost_per_token") or 0.0),
                   float(read) if read is not None else base, float(write) if write is not None else base)
+
+
+# litellm versions whose stream wrapper `usage_without_assembly` was checked against (pyproject pins
+# litellm>=1.106,<1.110); tests/core/test_llm_overhead.py fails when the patched method is gone.
+_ASSEMBLY_CHECKED = ((1, 106), (1, 110))
+
+
+def usage_without_assembly(stream: Any) -> None:
+    """Make litellm's end of stream compute usage only, not the whole answer again.
+
+    At the end of a stream litellm hands the chunks to an AnyIO worker thread to assemble the
+    complete answer (content, tool calls) and price it, only to take the usage off it for the
+    usage chunk it yields. agent/llm.py assembles the answer itself and prices it here from the
+    provider's usage: that is a thread hand-off, a second assembly and a cost calculation a step
+    for nothing. The usage is computed by the same litellm routine its
+    assembler uses (Anthropic cache fields included), on this loop. Only this stream's method
+    is replaced; any failure falls back to litellm's own.
+    """
+    real = getattr(stream, "_async_build_complete_streaming_response", None)
+    chunks = getattr(stream, "chunks", None)
+    if real is None or not isinstance(chunks, list) or not _assembly_checked():
+        return
+
+    async def usage_only() -> Any:
+        try:
+            return _usage_response(stream)
+        except Exception:  # noqa: BLE001 - odd chunks: litellm's full assembly handles them
+            return await real()
+
+    stream._async_build_complete_streaming_response = usage_only
+
+
+@functools.lru_cache(maxsize=1)
+def _assembly_checked() -> bool:
+    from importlib.metadata import version
+
+    found = tuple(int(part) for part in version("litellm").split(".")[:2])
+    return _ASSEMBLY_CHECKED[0] <= found < _ASSEMBLY_CHECKED[1]
+
+
+def _usage_response(stream: Any) -> Any:
+    """A response carrying only the usage litellm's assembler would have put on it."""
+    from litellm import ModelResponse
+    from litellm.litellm_core_utils.streaming_chunk_builder_utils import ChunkProcessor
+
+    if not stream.chunks:
+        return None
+    processor = ChunkProcessor(stream.chunks)
+    model = processor.chunks[0]["model"]
+    usage = processor.calculate_usage(
+        chunks=processor.chunks, model=model, completion_output=stream.response_uptil_now,
+        messages=None, reasoning_tokens=0, count_prompt_tokens=stream.count_prompt_tokens)
+    response = ModelResponse(model=model)
+    response.usage = usage
+    return response

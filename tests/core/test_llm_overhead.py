@@ -1,8 +1,9 @@
 """What litellm does after each call that we do not use stays off (issue 15, item 17).
 
-Each of these cost milliseconds a step: a new worker thread per call, tokenizing the whole
-conversation to price a request nobody reads the price of, and reading the stream past its usage
-chunk (litellm then assembles the answer a second time and runs its success logging).
+Each of these cost milliseconds a step: a worker thread per call, tokenizing the whole
+conversation to price a request nobody reads the price of, assembling the streamed answer a second
+time (in an AnyIO worker thread) and pricing it at the end of each stream, and reading the stream
+past its usage chunk (litellm then runs its success logging).
 tests/bench/bench_core.py measures the step; these tests pin the causes.
 """
 
@@ -44,7 +45,7 @@ def spy(monkeypatch: pytest.MonkeyPatch, owner: Any, name: str) -> list[int]:
     return seen
 
 
-async def test_worker_threads_are_reused_across_calls(monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_no_worker_thread_is_started_per_call(monkeypatch: pytest.MonkeyPatch) -> None:
     await ensure_loaded()
     started: list[str] = []
     real_start = threading.Thread.start
@@ -57,10 +58,11 @@ async def test_worker_threads_are_reused_across_calls(monkeypatch: pytest.Monkey
     with FakeLLM(*[Reply(tool_calls=[call("read_file")], usage=(100, 5))] * 12) as server:
         await calls(server, 12)
     workers = [name for name in started if name.startswith("AnyIO")]
-    assert len(workers) <= 2, f"{len(workers)} worker threads started for 12 calls"
+    # litellm's end of stream ran in an AnyIO worker thread; it now runs on the request loop
+    assert workers == [], f"{len(workers)} worker threads started for 12 calls"
 
 
-async def test_the_conversation_is_not_tokenized_and_the_stream_ends_at_its_usage(
+async def test_the_conversation_is_not_tokenized_nor_the_answer_assembled_twice(
         monkeypatch: pytest.MonkeyPatch) -> None:
     litellm = await ensure_loaded()
     from litellm import _lazy_imports
@@ -72,8 +74,49 @@ async def test_the_conversation_is_not_tokenized_and_the_stream_ends_at_its_usag
     built = spy(monkeypatch, streaming_chunk_builder_utils, "stream_chunk_builder")
     monkeypatch.setattr(litellm, "stream_chunk_builder", streaming_chunk_builder_utils.stream_chunk_builder)
     logged = spy(monkeypatch, Logging, "dispatch_success_handlers")
+    priced: list[str] = []
+    real_price = Logging.response_cost_calculator
+
+    def price(self: Any, result: Any, **kwargs: Any) -> Any:
+        priced.append(type(result).__name__)
+        return real_price(self, result, **kwargs)
+
+    monkeypatch.setattr(Logging, "response_cost_calculator", price)
     with FakeLLM(*[Reply(tool_calls=[call("read_file")], usage=(100, 5))] * 5) as server:
         await calls(server, 5)
     assert counted == []  # no tokenizing of the prompt: the provider reports usage
-    assert len(built) == 5  # once a call (the usage chunk), not twice
+    assert built == []  # litellm does not assemble the answer a second time (we do it once)
+    # nor prices it (agent/llm_usage.py does, from the provider's usage); litellm still tries to
+    # price the stream itself as it starts, which has no setting to turn off
+    assert priced == ["CustomStreamWrapper"] * 5
     assert logged == []  # litellm's success logging: no loggers are registered
+
+
+def test_the_end_of_stream_patch_still_applies_to_this_litellm() -> None:
+    """usage_without_assembly replaces one method of litellm's stream wrapper: an upgrade that
+    renames it, stops calling it at the end of a stream or drops what it reads fails here."""
+    import inspect
+
+    from litellm.litellm_core_utils.streaming_handler import CustomStreamWrapper
+
+    from agent.llm_usage import _assembly_checked
+
+    assert _assembly_checked(), "litellm is outside the versions usage_without_assembly was checked on"
+    finalize = inspect.getsource(CustomStreamWrapper._finalize_completed_stream)
+    assert "await self._async_build_complete_streaming_response()" in finalize
+    init = inspect.getsource(CustomStreamWrapper.__init__)
+    for attribute in ("self.chunks", "self.response_uptil_now", "self.count_prompt_tokens"):
+        assert attribute in init
+
+
+async def test_text_tool_calls_and_usage_stay_right_without_the_second_assembly() -> None:
+    await ensure_loaded()
+    replies = [Reply(text="hello there", usage=(1200, 7)), Reply(tool_calls=[call("read_file")], usage=(90, 3))]
+    with FakeLLM(*replies) as server:
+        model = LLM(server.model, server.url, "sk-test-overhead-000000")
+        got = [await model.complete([{"role": "user", "content": "hi"}], TOOLS, lambda t: None, lambda *a: None)
+               for _ in replies]
+    assert (got[0].text, got[0].prompt_tokens, got[0].completion_tokens) == ("hello there", 1200, 7)
+    assert (got[1].tool_calls[0].name, got[1].prompt_tokens, got[1].completion_tokens) == ("read_file", 90, 3)
+    assert all(reply.usage_seen and reply.finish_reason for reply in got)
+    # cache reads/writes and the cost at cache prices: tests/core/test_prompt_caching.py
