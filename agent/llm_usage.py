@@ -96,9 +96,10 @@ def prices_for(model: str, cost_map: dict[str, Any]) -> Prices | None:
                   float(read) if read is not None else base, float(write) if write is not None else base)
 
 
-# litellm versions whose stream wrapper `usage_without_assembly` was checked against (pyproject pins
-# litellm>=1.106,<1.110); tests/core/test_llm_overhead.py fails when the patched method is gone.
-_ASSEMBLY_CHECKED = ((1, 106), (1, 110))
+# litellm versions `usage_without_assembly` and `strip_cache_control_only_when_marked` were checked
+# against (pyproject pins litellm>=1.106,<1.110); tests/core/test_llm_overhead.py fails when what
+# they replace is gone or no longer used.
+_LITELLM_CHECKED = ((1, 106), (1, 110))
 
 
 def usage_without_assembly(stream: Any) -> None:
@@ -114,7 +115,7 @@ def usage_without_assembly(stream: Any) -> None:
     """
     real = getattr(stream, "_async_build_complete_streaming_response", None)
     chunks = getattr(stream, "chunks", None)
-    if real is None or not isinstance(chunks, list) or not _assembly_checked():
+    if real is None or not isinstance(chunks, list) or not _litellm_checked():
         return
 
     async def usage_only() -> Any:
@@ -127,11 +128,11 @@ def usage_without_assembly(stream: Any) -> None:
 
 
 @functools.lru_cache(maxsize=1)
-def _assembly_checked() -> bool:
+def _litellm_checked() -> bool:
     from importlib.metadata import version
 
     found = tuple(int(part) for part in version("litellm").split(".")[:2])
-    return _ASSEMBLY_CHECKED[0] <= found < _ASSEMBLY_CHECKED[1]
+    return _LITELLM_CHECKED[0] <= found < _LITELLM_CHECKED[1]
 
 
 def _usage_response(stream: Any) -> Any:
@@ -149,3 +150,50 @@ def _usage_response(stream: Any) -> Any:
     response = ModelResponse(model=model)
     response.usage = usage
     return response
+
+
+def strip_cache_control_only_when_marked() -> None:
+    """Let litellm's OpenAI-format requests skip their cache_control strip when nothing is marked.
+
+    Before every OpenAI-format request litellm looks for `cache_control` in every message and
+    tool schema, through runtime Protocol checks that make it about a millisecond a step and
+    grow with the conversation. We mark only Anthropic requests (`with_cache_markers`), so on
+    these routes there is nothing to strip: a plain scan of the JSON finds that far sooner.
+    Anything marked, or not plain JSON, still goes through litellm's own strip, which returns
+    the same lists (of the same objects) when it has nothing to remove.
+    """
+    if not _litellm_checked():
+        return
+    from litellm.llms.openai.chat.gpt_transformation import OpenAIGPTConfig
+
+    real = OpenAIGPTConfig.remove_cache_control_flag_from_messages_and_tools
+    if getattr(real, "skips_unmarked", False):
+        return
+
+    def strip(self: Any, model: str, messages: list[Any], tools: list[Any] | None = None) -> Any:
+        if _may_be_marked(messages) or _may_be_marked(tools):
+            return real(self, model, messages, tools)
+        return list(messages), (list(tools) if tools is not None else None)
+
+    strip.skips_unmarked = True  # type: ignore[attr-defined]
+    OpenAIGPTConfig.remove_cache_control_flag_from_messages_and_tools = strip  # type: ignore[method-assign]
+
+
+_SCALARS = (str, int, float, bool, type(None))
+
+
+def _may_be_marked(value: Any) -> bool:
+    """Whether plain JSON `value` holds a `cache_control` key; True for anything else."""
+    pending = [value]
+    while pending:
+        node = pending.pop()
+        kind = type(node)
+        if kind is dict:
+            if "cache_control" in node:
+                return True
+            pending.extend(node.values())
+        elif kind is list or kind is tuple:
+            pending.extend(node)
+        elif kind not in _SCALARS:
+            return True
+    return False

@@ -17,12 +17,13 @@ import pytest
 from agent.llm import LLM, ensure_loaded
 from tests.fakellm import FakeLLM, Reply, call
 
+OPENAI_FORMAT = "hosted_vllm/fake-model"  # litellm strips cache_control on this route (not on openai/ at loopback)
 TOOLS = [{"type": "function", "function": {"name": "read_file", "description": "Read a file.",
                                            "parameters": {"type": "object", "properties": {}}}}]
 
 
-async def calls(server: FakeLLM, count: int) -> None:
-    model = LLM(server.model, server.url, "sk-test-overhead-000000")
+async def calls(server: FakeLLM, count: int, name: str = "") -> None:
+    model = LLM(name or server.model, server.url, "sk-test-overhead-000000")
     history: list[dict[str, Any]] = [{"role": "system", "content": "You are a coding agent. " * 50},
                                      {"role": "user", "content": "read it"}]
     for _ in range(count):
@@ -99,9 +100,9 @@ def test_the_end_of_stream_patch_still_applies_to_this_litellm() -> None:
 
     from litellm.litellm_core_utils.streaming_handler import CustomStreamWrapper
 
-    from agent.llm_usage import _assembly_checked
+    from agent.llm_usage import _litellm_checked
 
-    assert _assembly_checked(), "litellm is outside the versions usage_without_assembly was checked on"
+    assert _litellm_checked(), "litellm is outside the versions usage_without_assembly was checked on"
     finalize = inspect.getsource(CustomStreamWrapper._finalize_completed_stream)
     assert "await self._async_build_complete_streaming_response()" in finalize
     init = inspect.getsource(CustomStreamWrapper.__init__)
@@ -120,3 +121,39 @@ async def test_text_tool_calls_and_usage_stay_right_without_the_second_assembly(
     assert (got[1].tool_calls[0].name, got[1].prompt_tokens, got[1].completion_tokens) == ("read_file", 90, 3)
     assert all(reply.usage_seen and reply.finish_reason for reply in got)
     # cache reads/writes and the cost at cache prices: tests/core/test_prompt_caching.py
+
+
+async def test_unmarked_requests_skip_litellms_cache_control_scan(monkeypatch: pytest.MonkeyPatch) -> None:
+    """litellm's scan for cache_control (Protocol checks on every message and schema node) runs
+    only for requests that carry a marker; a marked one is still stripped on an OpenAI route."""
+    await ensure_loaded()
+    from litellm.llms.openai import common_utils
+
+    scanned = spy(monkeypatch, common_utils, "_contains_cache_control")
+    with FakeLLM(*[Reply(tool_calls=[call("read_file")], usage=(100, 5))] * 4) as server:
+        await calls(server, 3, OPENAI_FORMAT)
+        assert scanned == []
+        marked = [{"role": "user", "content": [{"type": "text", "text": "hi", "cache_control": {"type": "ephemeral"}}]}]
+        model = LLM(OPENAI_FORMAT, server.url, "sk-test-overhead-000000")
+        await model.complete(marked, TOOLS, lambda text: None, lambda *a: None)
+        assert scanned
+        sent = server.requests[-1]["messages"][0]["content"][0]
+    assert sent == {"type": "text", "text": "hi"}
+    assert marked[0]["content"][0]["cache_control"] == {"type": "ephemeral"}  # the caller's copy is kept
+
+
+def test_the_cache_control_shortcut_still_applies_to_this_litellm() -> None:
+    """strip_cache_control_only_when_marked replaces OpenAIGPTConfig's strip: an upgrade that stops
+    calling it, or stops scanning through common_utils._contains_cache_control, fails here."""
+    import inspect
+
+    from litellm.llms.openai import common_utils
+    from litellm.llms.openai.chat.gpt_transformation import OpenAIGPTConfig
+
+    from agent.llm_usage import strip_cache_control_only_when_marked
+
+    strip_cache_control_only_when_marked()
+    assert getattr(OpenAIGPTConfig.remove_cache_control_flag_from_messages_and_tools, "skips_unmarked", False)
+    dialect = inspect.getsource(OpenAIGPTConfig._messages_and_tools_in_cache_mark_dialect)
+    assert "self.remove_cache_control_flag_from_messages_and_tools(" in dialect
+    assert "_contains_cache_control(item)" in inspect.getsource(common_utils.without_cache_control)
