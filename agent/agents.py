@@ -11,7 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from agent.compaction import Compactor, estimate_tokens
+from agent.compaction import Compactor
 from agent.events import Complete, StepStarted
 from agent.llm import LLMError, ModelReply, ToolCallRequest
 from agent.loop import MAX_MALFORMED, FatalLoopError, MaxStepsReached, Run, strip_markers
@@ -42,15 +42,16 @@ class IterativeRun(Run):
         self.before_request()
         if self.compactor is None:
             return await super()._query()
-        await self.compactor.before_request(self.messages, self.request_tools())
-        estimate = estimate_tokens(self.messages, self.request_tools())
+        tools = self.request_tools()
+        await self.compactor.before_request(self.messages, tools)
+        estimate = self.compactor.estimate(self.messages, tools)
         try:
             reply = await super()._query()
         except LLMError as exc:
             # No fallback model took it: compact what we can and try once more.
-            if exc.kind != "context_window" or await self.compactor.compact(self.messages, self.request_tools()) is None:
+            if exc.kind != "context_window" or await self.compactor.compact(self.messages, tools) is None:
                 raise
-            estimate = estimate_tokens(self.messages, self.request_tools())
+            estimate = self.compactor.estimate(self.messages, tools)
             reply = await super()._query()
         self.compactor.calibrate(estimate, reply.prompt_tokens)
         return reply

@@ -43,6 +43,7 @@ class AgentSetup:
         self._chain: ModelChain | None = None
         self._chain_base: LLM | None = None
         self._compactor: Compactor | None = None
+        self._schemas = toolset.SchemaCache()
         session.executor.permits = self.permits
         session.ctx.extras["extract"] = self.extract
         if self.profile.mode and config.sources.get("mode") not in ("command line", "environment"):
@@ -80,7 +81,7 @@ class AgentSetup:
                                self.session.mode, self.extras)
 
     def schemas(self) -> list[dict[str, Any]]:
-        return toolset.schemas(self.offered())
+        return self._schemas(self.offered())
 
     def permits(self, tool: Tool) -> bool:
         return toolset.profile_allows(tool, self.profile, self.extras)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from agent.events import Compacted
@@ -48,6 +48,40 @@ def estimate_tokens(messages: list[dict[str, Any]], tools: list[dict[str, Any]] 
     if tools:
         size += len(json.dumps(tools, ensure_ascii=False))
     return size // 4 + 1
+
+
+class Sizes:
+    """The conversation's JSON length as `estimate_tokens` measures it, counted incrementally: a
+    step only appends messages, so only those are serialised. The system message (the ReAct agent
+    rewrites it every step) is measured each time; a compaction (it replaces the first turns and
+    shortens the list) shows in the identity of the first and last counted messages, and all is
+    counted again. Tool lists that know their JSON length (`chars`: profiles.toolset.Schemas) are
+    not serialised again."""
+
+    def __init__(self) -> None:
+        self._counted: list[dict[str, Any]] = []  # messages[1:] measured so far, by identity
+        self._chars = 0  # their JSON lengths
+
+    def chars(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None) -> int:
+        if not messages:
+            return 2 + _tools_chars(tools)
+        rest, counted = len(messages) - 1, self._counted
+        if counted and (rest < len(counted) or messages[1] is not counted[0]
+                        or messages[len(counted)] is not counted[-1]):
+            self._counted, self._chars = [], 0
+        for message in messages[1 + len(self._counted):]:
+            self._counted.append(message)
+            self._chars += len(json.dumps(message, ensure_ascii=False))
+        # "[", "]" and ", " between messages, as json.dumps writes the list
+        size = len(json.dumps(messages[0], ensure_ascii=False)) + self._chars + 2 + 2 * rest
+        return size + _tools_chars(tools)
+
+
+def _tools_chars(tools: list[dict[str, Any]] | None) -> int:
+    if not tools:
+        return 0
+    known = getattr(tools, "chars", None)
+    return known if known is not None else len(json.dumps(tools, ensure_ascii=False))
 
 
 def boundaries(messages: list[dict[str, Any]]) -> list[int]:
@@ -100,6 +134,11 @@ class Compactor:
     record: Callable[[dict[str, Any], list[dict[str, Any]]], None]  # (summary message, kept turns)
 
     ratio: float = 1.0  # the provider's token count over our estimate, from the last reply
+    sizes: Sizes = field(default_factory=Sizes)
+
+    def estimate(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> int:
+        """`estimate_tokens` without serialising the whole conversation every step."""
+        return self.sizes.chars(messages, tools) // 4 + 1
 
     def calibrate(self, estimate: int, prompt_tokens: int) -> None:
         """Learn how far the estimate is from the provider's own count (code and non-English text
@@ -108,7 +147,7 @@ class Compactor:
             self.ratio = min(max(prompt_tokens / estimate, 0.5), 3.0)
 
     def tokens(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> int:
-        return int(estimate_tokens(messages, tools) * self.ratio)
+        return int(self.estimate(messages, tools) * self.ratio)
 
     def needed(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> bool:
         return self.window is not None and self.tokens(messages, tools) > self.window * THRESHOLD

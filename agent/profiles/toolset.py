@@ -10,6 +10,7 @@ never sees a tool it may not use.
 from __future__ import annotations
 
 import fnmatch
+import json
 from collections.abc import Iterable
 from typing import Any
 
@@ -70,3 +71,33 @@ def schema_of(tool: Tool) -> dict[str, Any]:
 
 def schemas(tools: Iterable[Tool]) -> list[dict[str, Any]]:
     return [schema_of(tool) for tool in tools]
+
+
+class Schemas(list):  # type: ignore[type-arg]
+    """Tool schemas that know their JSON length (compaction's estimate need not serialise them)."""
+
+    chars: int = 0
+
+    @classmethod
+    def from_text(cls, text: str) -> Schemas:
+        # a fresh copy per request: adapters may change what they send
+        made = cls(json.loads(text))
+        made.chars = len(text)
+        return made
+
+
+class SchemaCache:
+    """The offered tools' schemas as JSON text, built again only when the offer changes (a mode
+    or profile switch, an MCP server's tools arriving or leaving)."""
+
+    def __init__(self) -> None:
+        self._key: tuple[int, ...] = ()
+        self._tools: list[Tool] = []  # keeps the keyed tools alive, so their ids stay theirs
+        self._text = "[]"
+
+    def __call__(self, tools: list[Tool]) -> Schemas:
+        key = tuple(id(tool) for tool in tools)
+        if key != self._key:
+            self._key, self._tools = key, list(tools)
+            self._text = json.dumps(schemas(tools), ensure_ascii=False)
+        return Schemas.from_text(self._text)
