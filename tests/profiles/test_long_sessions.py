@@ -81,7 +81,12 @@ async def test_a_long_session_compacts_finishes_and_resumes(make_session: Any) -
     h.llm.requests.clear()
     complete = await resumed.run("next: read them again")
     assert complete.completion_reason == "answered"
-    first = h.llm.requests[0]["messages"]
+    # The resume starts at the recorded compaction: when what it kept (with the tools offered) is
+    # already past the threshold, it is compacted again first, and that summary begins with the old one.
+    resummarised = [r for r in h.llm.requests if r["messages"][0]["content"] == SUMMARY_PROMPT]
+    assert all(r["messages"][1]["content"].startswith(f"The conversation so far:\n\n### user\n{SUMMARY_HEADER}")
+               for r in resummarised)
+    first = next(r for r in h.llm.requests if r["messages"][0]["content"] != SUMMARY_PROMPT)["messages"]
     assert first[1]["content"].startswith(SUMMARY_HEADER) and first[-1]["content"] == "next: read them again"
     assert all(tokens(r) < WINDOW for r in h.llm.requests if r["messages"][0]["content"] != SUMMARY_PROMPT)
 
