@@ -75,3 +75,17 @@ def test_parsing_forgives_common_variations(text: str, tool: str | None, args: A
     assert step.action == tool and step.answer == answer
     if args is not None:
         assert json.loads(step.arguments) == args
+
+
+@pytest.mark.parametrize(("model", "calling", "kind"), [
+    ("ollama_chat/qwen2.5-coder", "auto", "iterative"),  # litellm's Ollama info answers "no" for any model
+    ("ollama/llama3", "auto", "iterative"),
+    ("ollama_chat/codegeex4:latest", "auto", "react"),  # litellm's table says it has no tool calling
+    ("ollama_chat/qwen2.5-coder", "text", "react"),
+    ("openai/o1-mini", "native", "iterative"),
+    ("openai/o1-mini", "auto", "react"),
+])
+async def test_the_protocol_follows_what_litellm_positively_knows(make_session: Any, model: str, calling: str,
+                                                                  kind: str) -> None:
+    h = make_session(tool_calling=calling)
+    assert await h.session.agent.agent_type(model) == kind
