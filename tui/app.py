@@ -7,7 +7,6 @@ core, config and workspace load in a worker right after it (see tui/boot.py).
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -27,11 +26,9 @@ from tui.theme_vars import derive_app_variables
 from tui.widgets.prompt import PromptInput
 from tui.widgets.spinner import TICK
 from tui.widgets.statusbar import MODES, StatusBar
-from tui.widgets.timeline import Timeline
 from tui.widgets.transcript import Transcript
 
 NARROW = 100  # columns below which the side panel folds away behind Ctrl+B
-QUIT_WINDOW = 2.0  # seconds in which a second Ctrl+C quits
 WELCOME = ("Ask for a change or a question. {mode} mode: Shift+Tab switches plan / ask / allow. "
            "/ for commands, @ to attach a file, F1 for keys.")
 
@@ -62,7 +59,7 @@ class CoderApp(App[int]):
         self.mode = options.mode or "ask"
         self.bridge = AgentBridge(self, self._sink)
         self.presenter: Any = None  # made with the side panel, right after the first frame
-        self._last_interrupt = 0.0
+        self.last_interrupt = 0.0  # when Ctrl+C last asked to press it again (tui/quitflow.py)
         self._remember_theme = False  # only a theme the user picks is saved
         self.gc_policy = GcPolicy()
         from tui.themes import DEFAULT_THEME, register_builtin_themes, saved_theme
@@ -118,39 +115,17 @@ class CoderApp(App[int]):
         return super().get_key_display(binding).replace("shift+", "⇧")
 
     async def _first_frame_shown(self) -> None:
-        await self._compose_side()
-        # What exists now lives as long as the app: freeze it; full collections wait for pauses.
-        self.gc_policy.start()
-        self.set_interval(1.0, self.gc_policy.tick, name="gc")
-        from tui.knowledge import start_task_timer
+        from tui.startup import first_frame_shown
 
-        start_task_timer(self)
-        self._boot()
-
-    async def _compose_side(self) -> None:
-        """The side panel's timeline and pane, and the presenter that fills them and the chat: both
-        empty until the agent runs, they would only delay the first frame."""
-        from tui.presenter import Presenter
-        from tui.widgets.codemap import CodeMap
-        from tui.widgets.panes import WorkspacePane
-
-        timeline = Timeline(id="timeline")
-        timeline.border_title = "Plan · timeline"
-        await self.query_one("#side").mount(timeline, CodeMap(id="codemap"), WorkspacePane(id="pane"))
-        self.presenter = Presenter(self.query_one(Transcript), timeline, self.query_one(StatusBar),
-                                   self._key_argument)
-        self.presenter.on_files_changed = lambda event, approved: self.live_diff().landed(event, approved)
-        self.presenter.on_run_start = self._run_started
-        self.presenter.on_run_end = lambda event: self.agent_idle()
-        self.presenter.on_room = lambda event: self.refresh_pane()
+        await first_frame_shown(self)
 
     def restart_boot(self) -> None:
         self.bridge.failure = None
         self.query_one(StatusBar).set_state("loading")
-        self._boot()
+        self.start_boot()
 
     @work(name="boot", group="boot", exit_on_error=False)
-    async def _boot(self) -> None:
+    async def start_boot(self) -> None:
         from tui.boot import boot
 
         try:
@@ -160,41 +135,14 @@ class CoderApp(App[int]):
 
     # -- called by boot and the bridge ----------------------------------------------------
     def session_opened(self, session: Any) -> None:
-        from tui.replay import replay
+        from tui.startup import session_opened
 
-        status = self.query_one(StatusBar)
-        label = session.workspace.label
-        status.set_workspace(home_relative(label) if session.workspace.root is not None else label)
-        status.set_model(session.model or "")
-        status.set_profile(session.agent.profile.name)
-        if session.agent.profile.mode:  # the profile's own mode (architect: plan), unless --mode said otherwise
-            self.set_mode(session.mode)
-        if session.restored is not None:
-            mode = replay(session.restored, self.presenter, self.query_one(Transcript), self.options.mode)
-            if mode:
-                self.set_mode(mode)
-        session.mode = self.mode
-        status.set_state("idle")
-        self.refresh_pane()
-        self._load_files()
-        self.bridge.session_ready()
+        session_opened(self, session)
 
     def apply_keymap(self, keymap: dict[str, str]) -> None:
-        """Remapped keys from config.toml's [keymap] (binding id -> keys); unknown ids are named."""
-        if not keymap:
-            return
-        from tui.screens.keys import binding_rows
+        from tui.startup import apply_keymap
 
-        known = {row[2] for row in binding_rows()}
-        unknown = sorted(set(keymap) - known)
-        if unknown:
-            self.query_one(Transcript).notice(
-                f"config [keymap]: no binding with id {', '.join(unknown)} (F1 lists the ids)", "warning")
-        self.set_keymap({k: v for k, v in keymap.items() if k in known})
-
-    def _run_started(self, event: Any) -> None:
-        for strip in self.query("#livediff"):
-            strip.new_run()  # type: ignore[attr-defined]
+        apply_keymap(self, keymap)
 
     def fatal(self, message: str, fix: str) -> None:
         """The agent cannot start: say why and what to do; the app stays open to read and quit."""
@@ -207,26 +155,14 @@ class CoderApp(App[int]):
         self.refresh_pane()
 
     def show_prompt(self, text: str, mentions: list[str]) -> None:
-        transcript = self.query_one(Transcript)
-        transcript.user(text)
-        if mentions:
-            transcript.notice("attached: " + ", ".join(mentions), "dim")
+        from tui.prompting import show_prompt
+
+        show_prompt(self, text, mentions)
 
     def send_prompt(self, text: str, mentions: list[str] | None = None) -> None:
-        outcome = self.bridge.submit(text, mentions or [])
-        if outcome == "started" or (outcome == "queued" and self.bridge.room is not None):
-            if self.bridge.room is None:
-                self.show_prompt(text, mentions or [])
-        elif outcome == "routed":
-            self.show_prompt(text, mentions or [])
-            self.notify("Sent to the running plan: a question is answered, a change replans the rest.", timeout=4)
-        elif outcome == "queued":
-            self.notify("Queued: sent when the current run ends (Esc stops it).", timeout=4)
-        elif outcome == "failed":
-            message, fix = self.bridge.failure
-            self.query_one(Transcript).notice(f"Not sent (Up recalls it): {message}. {fix}", "warning")
-        else:
-            self.notify("The agent is still loading; your prompt is sent as soon as it is ready.", timeout=4)
+        from tui.prompting import send_prompt
+
+        send_prompt(self, text, mentions or [])
 
     def refresh_pane(self) -> None:
         from tui.panes import refresh_pane
@@ -268,14 +204,13 @@ class CoderApp(App[int]):
     def _submitted(self, message: PromptInput.Submitted) -> None:
         text = message.text.strip()
         if text.startswith("/"):
-            from tui.commands import run_command
+            from tui.prompting import run_command
 
-            self.run_worker(run_command(self, text), name="command", group="commands", exit_on_error=False)
+            run_command(self, text)
             return
         self.send_prompt(text, message.mentions)
 
-    @on(Timeline.RestoreRequested)
-    def _restore(self, message: Timeline.RestoreRequested) -> None:
+    def on_timeline_restore_requested(self, message: Any) -> None:  # Timeline loads after the first frame
         from tui.commands import restore_checkpoint
 
         self.focus_prompt()  # where focus returns after the dialog: a stray Enter or `y` cannot restore again
@@ -288,9 +223,9 @@ class CoderApp(App[int]):
 
     @on(StatusBar.AllowancesClicked)
     def _allowances(self) -> None:
-        from tui.commands import run_command
+        from tui.prompting import run_command
 
-        self.run_worker(run_command(self, "/allowances"), name="command", group="commands", exit_on_error=False)
+        run_command(self, "/allowances")
 
     # -- actions --------------------------------------------------------------------------
     MAIN_SCREEN_ACTIONS = frozenset({"cycle_mode", "toggle_side", "toggle_diff", "new_session", "focus_timeline",
@@ -326,42 +261,22 @@ class CoderApp(App[int]):
         self.query_one(PromptInput).focus()
 
     def action_interrupt(self) -> None:
-        focused = self.focused
-        selected = getattr(focused, "selected_text", "") or self.screen.get_selected_text()
-        if selected:  # Ctrl+C with text selected copies it, as everywhere else
-            self.copy_to_clipboard(selected)
-            self.notify("Copied.", timeout=1.5)
-            return
-        if self.bridge.running:
-            self.action_stop()
-            return
-        now = time.monotonic()
-        if now - self._last_interrupt < QUIT_WINDOW:
-            self.run_worker(self._quit(), exit_on_error=False)
-            return
-        self._last_interrupt = now
-        self.notify("Press Ctrl+C again to quit.", timeout=QUIT_WINDOW)
+        from tui.quitflow import interrupt
+
+        interrupt(self)
 
     def action_quit(self) -> None:  # type: ignore[override]
         self.run_worker(self.confirm_quit(), name="quit", group="quit", exclusive=True, exit_on_error=False)
 
     async def confirm_quit(self) -> None:
-        if self.bridge.running:
-            from tui.screens.confirm import ConfirmScreen
+        from tui.quitflow import confirm_quit
 
-            if not await self.push_screen_wait(ConfirmScreen("The agent is working. Stop it and quit?", "Quit")):
-                return
-        await self._quit()
+        await confirm_quit(self)
 
     async def _quit(self) -> None:
-        from tui.screens.unpublished import settle_unpublished
+        from tui.quitflow import quit_app
 
-        farewell = await settle_unpublished(self)  # GitHub edits not yet published: ask first
-        if farewell is False:
-            return
-        self.query_one(StatusBar).set_state("leaving" if self.bridge.room else "closing")
-        await self.bridge.shutdown()
-        self.exit(0, message=farewell)
+        await quit_app(self)
 
     def action_toggle_side(self) -> None:
         self.screen.toggle_class("-side-open" if self.screen.has_class("-narrow") else "-side-closed")
@@ -370,7 +285,7 @@ class CoderApp(App[int]):
         self.live_diff().toggle()
 
     def action_focus_timeline(self) -> None:
-        timeline = self.query_one(Timeline)
+        timeline = self.query_one("#timeline")
         if self.screen.has_class("-narrow"):
             self.screen.add_class("-side-open")
         timeline.action_move(-1)
@@ -381,23 +296,14 @@ class CoderApp(App[int]):
         self.push_screen(KeysScreen())
 
     def action_ask_model(self) -> None:
-        self.run_worker(self._ask_model(), name="model", group="commands", exit_on_error=False)
+        from tui.prompting import ask_model
 
-    async def _ask_model(self) -> None:
-        from tui.commands import run_command
-        from tui.screens.ask import AskScreen
-
-        current = self.bridge.session.model if self.bridge.session is not None else self.options.model
-        answer = await self.push_screen_wait(AskScreen(
-            "Model for this session (a litellm model string)", current or "",
-            "e.g. anthropic/claude-sonnet-4-5, openai/gpt-4.1, ollama_chat/qwen2.5-coder"))
-        if answer:
-            await run_command(self, f"/model {answer}")
+        self.run_worker(ask_model(self), name="model", group="commands", exit_on_error=False)
 
     def action_new_session(self) -> None:
-        from tui.commands import run_command
+        from tui.prompting import run_command
 
-        self.run_worker(run_command(self, "/clear"), name="command", group="commands", exit_on_error=False)
+        run_command(self, "/clear")
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         from tui.commands import palette_commands
@@ -436,7 +342,7 @@ class CoderApp(App[int]):
         if self.presenter is not None:
             self.presenter.tick()
 
-    def _key_argument(self, tool: str, args: dict[str, Any]) -> str:
+    def key_argument(self, tool: str, args: dict[str, Any]) -> str:
         session = self.bridge.session
         found = session.registry.get(tool) if session is not None else None
         return found.key_argument(args) if found is not None else ""
@@ -449,17 +355,10 @@ class CoderApp(App[int]):
         return home_relative(Path(self.options.workspace).expanduser().resolve())
 
     @work(thread=True, name="list-files", group="files", exit_on_error=False)
-    def _load_files(self) -> None:
-        import asyncio
+    def load_files(self) -> None:
+        from tui.startup import list_files
 
-        workspace = self.bridge.workspace
-        if workspace is None or workspace.kind == "room":
-            return
-        try:
-            files = asyncio.run(workspace.list_files(""))
-        except Exception:  # noqa: BLE001 - @ completion is a convenience; it stays empty
-            return
-        self.call_from_thread(self.query_one(PromptInput).set_files, files)
+        list_files(self)
 
 
 def run_app(options: Any) -> int:

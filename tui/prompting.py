@@ -1,0 +1,49 @@
+"""Sending what the user typed: to the agent (started, queued, routed to a running plan, or not
+sent and why), and the model picker behind the palette's 'Change model'."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def show_prompt(app: Any, text: str, mentions: list[str]) -> None:
+    transcript = app.query_one("#transcript")
+    transcript.user(text)
+    if mentions:
+        transcript.notice("attached: " + ", ".join(mentions), "dim")
+
+
+def send_prompt(app: Any, text: str, mentions: list[str]) -> None:
+    outcome = app.bridge.submit(text, mentions)
+    if outcome == "started" or (outcome == "queued" and app.bridge.room is not None):
+        if app.bridge.room is None:
+            show_prompt(app, text, mentions)
+    elif outcome == "routed":
+        show_prompt(app, text, mentions)
+        app.notify("Sent to the running plan: a question is answered, a change replans the rest.", timeout=4)
+    elif outcome == "queued":
+        app.notify("Queued: sent when the current run ends (Esc stops it).", timeout=4)
+    elif outcome == "failed":
+        message, fix = app.bridge.failure
+        app.query_one("#transcript").notice(f"Not sent (Up recalls it): {message}. {fix}", "warning")
+    else:
+        app.notify("The agent is still loading; your prompt is sent as soon as it is ready.", timeout=4)
+
+
+def run_command(app: Any, text: str, name: str = "command") -> None:
+    """A slash command in a worker: its dialogs wait without holding up the event loop."""
+    from tui.commands import run_command as command
+
+    app.run_worker(command(app, text), name=name, group="commands", exit_on_error=False)
+
+
+async def ask_model(app: Any) -> None:
+    from tui.commands import run_command as command
+    from tui.screens.ask import AskScreen
+
+    current = app.bridge.session.model if app.bridge.session is not None else app.options.model
+    answer = await app.push_screen_wait(AskScreen(
+        "Model for this session (a litellm model string)", current or "",
+        "e.g. anthropic/claude-sonnet-4-5, openai/gpt-4.1, ollama_chat/qwen2.5-coder"))
+    if answer:
+        await command(app, f"/model {answer}")

@@ -1,0 +1,92 @@
+"""What the app does after its first frame: the side panel, the presenter, timers and the agent's
+boot, then the session it opens. Kept out of tui/app.py, which is wiring only."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tui.pathfmt import home_relative
+
+
+async def first_frame_shown(app: Any) -> None:
+    await compose_side(app)
+    # What exists now lives as long as the app: freeze it; full collections wait for pauses.
+    app.gc_policy.start()
+    app.set_interval(1.0, app.gc_policy.tick, name="gc")
+    from tui.knowledge import start_task_timer
+
+    start_task_timer(app)
+    app.start_boot()
+
+
+async def compose_side(app: Any) -> None:
+    """The side panel's timeline and pane, and the presenter that fills them and the chat: both
+    empty until the agent runs, they would only delay the first frame."""
+    from tui.presenter import Presenter
+    from tui.widgets.codemap import CodeMap
+    from tui.widgets.panes import WorkspacePane
+    from tui.widgets.timeline import Timeline
+
+    timeline = Timeline(id="timeline")
+    timeline.border_title = "Plan · timeline"
+    await app.query_one("#side").mount(timeline, CodeMap(id="codemap"), WorkspacePane(id="pane"))
+    presenter = Presenter(app.query_one("#transcript"), timeline, app.query_one("#status"), app.key_argument)
+    presenter.on_files_changed = lambda event, approved: app.live_diff().landed(event, approved)
+    presenter.on_run_start = lambda event: _run_started(app)
+    presenter.on_run_end = lambda event: app.agent_idle()
+    presenter.on_room = lambda event: app.refresh_pane()
+    app.presenter = presenter
+
+
+def _run_started(app: Any) -> None:
+    for strip in app.query("#livediff"):
+        strip.new_run()
+
+
+def session_opened(app: Any, session: Any) -> None:
+    from tui.replay import replay
+
+    status = app.query_one("#status")
+    label = session.workspace.label
+    status.set_workspace(home_relative(label) if session.workspace.root is not None else label)
+    status.set_model(session.model or "")
+    status.set_profile(session.agent.profile.name)
+    if session.agent.profile.mode:  # the profile's own mode (architect: plan), unless --mode said otherwise
+        app.set_mode(session.mode)
+    if session.restored is not None:
+        mode = replay(session.restored, app.presenter, app.query_one("#transcript"), app.options.mode)
+        if mode:
+            app.set_mode(mode)
+    session.mode = app.mode
+    status.set_state("idle")
+    app.refresh_pane()
+    app.load_files()
+    app.bridge.session_ready()
+
+
+def apply_keymap(app: Any, keymap: dict[str, str]) -> None:
+    """Remapped keys from config.toml's [keymap] (binding id -> keys); unknown ids are named."""
+    if not keymap:
+        return
+    from tui.screens.keys import binding_rows
+
+    known = {row[2] for row in binding_rows()}
+    unknown = sorted(set(keymap) - known)
+    if unknown:
+        app.query_one("#transcript").notice(
+            f"config [keymap]: no binding with id {', '.join(unknown)} (F1 lists the ids)", "warning")
+    app.set_keymap({k: v for k, v in keymap.items() if k in known})
+
+
+def list_files(app: Any) -> None:
+    """The workspace's files for @ completion (in a thread: a big tree must not stall the UI)."""
+    import asyncio
+
+    workspace = app.bridge.workspace
+    if workspace is None or workspace.kind == "room":
+        return
+    try:
+        files = asyncio.run(workspace.list_files(""))
+    except Exception:  # noqa: BLE001 - @ completion is a convenience; it stays empty
+        return
+    app.call_from_thread(app.query_one("#prompt").set_files, files)
