@@ -14,7 +14,7 @@ from typing import Any
 from agent.compaction import Compactor
 from agent.events import Complete, StepStarted
 from agent.llm import LLMError, ModelReply, ToolCallRequest
-from agent.loop import MAX_MALFORMED, FatalLoopError, MaxStepsReached, Run, strip_markers
+from agent.loop import MAX_MALFORMED, FatalLoopError, Run, strip_markers
 from agent.modelchain import Budget, BudgetExceeded
 from agent.react import PROTOCOL_HEADING, observation, parse, protocol
 
@@ -88,12 +88,7 @@ class ReactRun(IterativeRun):
 
     async def _steps(self) -> str:
         while True:
-            if self.iterations >= self.max_steps:
-                raise MaxStepsReached()
-            self.iterations += 1
-            self.emit(StepStarted(iteration=self.iterations))
-            self.executor.new_turn(f"step {self.iterations}")
-            reply = await self._query()
+            reply = await self._next_step()
             self._append({"role": "assistant", "content": reply.text or None})
             if reply.text.strip():
                 self.last_text = reply.text

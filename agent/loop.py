@@ -145,14 +145,18 @@ class Run:
         self.messages.append(message)
         self.record(message)
 
+    async def _next_step(self) -> ModelReply:
+        """Start the next step (within the step budget) and ask the model for it."""
+        if self.iterations >= self.max_steps:
+            raise MaxStepsReached()
+        self.iterations += 1
+        self.emit(StepStarted(iteration=self.iterations))
+        self.executor.new_turn(f"step {self.iterations}")
+        return await self._query()
+
     async def _steps(self) -> str:
         while True:
-            if self.iterations >= self.max_steps:
-                raise MaxStepsReached()
-            self.iterations += 1
-            self.emit(StepStarted(iteration=self.iterations))
-            self.executor.new_turn(f"step {self.iterations}")
-            reply = await self._query()
+            reply = await self._next_step()
             self._append(_assistant_message(reply))
             if reply.text.strip():
                 self.last_text = reply.text
