@@ -98,11 +98,9 @@ class Orchestrator:
         failure = ""
         for attempt in range(2):
             complete = await self._attempt(step, failure, attempt)
-            if complete.completion_reason == "stopped":
-                self.stop_reason = "stopped by the user"
-                return "stopped"
-            if complete.success:
-                return self._finish(step, "done", complete.final_response)
+            end = self._settle(step, complete)
+            if end is not None:
+                return end
             failure = complete.final_response
         return await self._failed(step, failure)
 
@@ -116,15 +114,22 @@ class Orchestrator:
                 break
             self.session.emit(StepStart(step_id=step.id, title=step.title))
             complete = await self._attempt(step, failure, 1)
-            if complete.completion_reason == "stopped":
-                self.stop_reason = "stopped by the user"
-                return "stopped"
-            if complete.success:
-                return self._finish(step, "done", complete.final_response)
+            end = self._settle(step, complete)
+            if end is not None:
+                return end
             failure = complete.final_response
             self._finish(step, "failed", failure)
         self.stop_reason = f"step {self._number(step)} ({step.title}) failed: {_gist(failure)}"
         return "stop"
+
+    def _settle(self, step: Step, complete: Complete) -> StepEnd | None:
+        """What an attempt's end means for the step: stopped, done, or None when it failed."""
+        if complete.completion_reason == "stopped":
+            self.stop_reason = "stopped by the user"
+            return "stopped"
+        if complete.success:
+            return self._finish(step, "done", complete.final_response)
+        return None
 
     def _finish(self, step: Step, status: Literal["done", "failed", "skipped"], summary: str) -> StepEnd:
         step.status, step.summary = status, summary.strip()
