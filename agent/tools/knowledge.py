@@ -7,15 +7,29 @@ and when it runs), run in allow mode. Reading the map and listing tasks always r
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import ClassVar
 
 from pydantic import Field
 
 from agent.knowledge.cron import CronError
 from agent.knowledge.builder import current_view
-from agent.knowledge.tasks import STATUSES, TaskError, parse_at
+from agent.knowledge.tasks import STATUSES, TaskError, TaskStore, parse_at
 from agent.knowledge.taskrun import task_store
 from agent.tools.base import Proposal, Tool, ToolArgs, ToolContext, ToolError, ToolKind
+
+
+@contextmanager
+def _task_store(ctx: ToolContext) -> Iterator[TaskStore]:
+    """The workspace's task store, closed after use; its errors become the tool's error message."""
+    store = task_store(ctx.workspace)
+    try:
+        yield store
+    except (TaskError, CronError) as exc:
+        raise ToolError(str(exc)) from None
+    finally:
+        store.close()
 
 
 class MapArgs(ToolArgs):
@@ -85,13 +99,8 @@ class ScheduleTask(Tool):
                         command=f"coder-tui run {args.description!r}  ({when})", cwd=ctx.workspace.label)
 
     async def run(self, args: ScheduleArgs, ctx: ToolContext) -> str:
-        store = task_store(ctx.workspace)
-        try:
+        with _task_store(ctx) as store:
             task = store.schedule(args.description, args.at, args.delay_seconds, args.cron)
-        except (TaskError, CronError) as exc:
-            raise ToolError(str(exc)) from None
-        finally:
-            store.close()
         return f"Scheduled task {task.id}: {task.line()}"
 
 
@@ -105,13 +114,8 @@ class ListTasks(Tool):
     Args = ListTasksArgs
 
     async def run(self, args: ListTasksArgs, ctx: ToolContext) -> str:
-        store = task_store(ctx.workspace)
-        try:
+        with _task_store(ctx) as store:
             tasks = store.list(args.status)
-        except TaskError as exc:
-            raise ToolError(str(exc)) from None
-        finally:
-            store.close()
         if not tasks:
             return "No tasks" + (f" with status {args.status}." if args.status else " are scheduled.")
         return "\n".join(task.line() for task in tasks)
@@ -131,24 +135,14 @@ class CancelTask(Tool):
         return str(args.get("id", ""))
 
     async def prepare(self, args: CancelArgs, ctx: ToolContext) -> Proposal:
-        store = task_store(ctx.workspace)
-        try:
+        with _task_store(ctx) as store:
             task = store.get(args.id)
-        except TaskError as exc:
-            raise ToolError(str(exc)) from None
-        finally:
-            store.close()
         return Proposal(summary=f"Cancel task {task.id}: {task.description}",
                         command=f"cancel task {task.id}", cwd=ctx.workspace.label)
 
     async def run(self, args: CancelArgs, ctx: ToolContext) -> str:
-        store = task_store(ctx.workspace)
-        try:
+        with _task_store(ctx) as store:
             task = store.cancel(args.id)
-        except TaskError as exc:
-            raise ToolError(str(exc)) from None
-        finally:
-            store.close()
         return f"Cancelled task {task.id}: {task.description}"
 
 
