@@ -62,11 +62,11 @@ class CoderApp(App[int]):
         self.last_interrupt = 0.0  # when Ctrl+C last asked to press it again (tui/quitflow.py)
         self._remember_theme = False  # only a theme the user picks is saved
         self.gc_policy = GcPolicy()
-        from tui.themes import DEFAULT_THEME, register_builtin_themes, saved_theme
+        from tui.themes import register_first_theme, saved_theme
 
-        register_builtin_themes(self)  # user themes are validated after the first frame
+        # The other built-in themes follow the first frame; user themes are validated after it.
         self.wanted_theme = options.theme or saved_theme()
-        self.theme = self.wanted_theme if self.wanted_theme in self.available_themes else DEFAULT_THEME
+        self.theme = register_first_theme(self, self.wanted_theme)
 
     def get_theme_variable_defaults(self) -> dict[str, str]:
         return derive_app_variables(self.current_theme)
@@ -76,12 +76,13 @@ class CoderApp(App[int]):
         with Horizontal(id="body"):
             with Vertical(id="main"):
                 yield Transcript(last_input=lambda: self.gc_policy.last_input, id="transcript")
-                yield PromptInput(history_path=paths.prompt_history_file(), commands=self._commands(), id="prompt")
+                # Its slash commands come right after the first frame (tui/startup.py).
+                yield PromptInput(history_path=paths.prompt_history_file(), id="prompt")
             yield Vertical(id="side")  # its timeline and pane come right after the first frame
         yield StatusBar(self.mode, id="status")
         yield Footer()
 
-    def _commands(self) -> list[tuple[str, str]]:
+    def slash_commands(self) -> list[tuple[str, str]]:
         from tui.commands import SLASH_COMMANDS
 
         github_only = {"pr"}

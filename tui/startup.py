@@ -9,6 +9,10 @@ from tui.pathfmt import home_relative
 
 
 async def first_frame_shown(app: Any) -> None:
+    from tui.themes import register_builtin_themes
+
+    app.query_one("#prompt").set_commands(app.slash_commands())
+    register_builtin_themes(app)
     await compose_side(app)
     # What exists now lives as long as the app: freeze it; full collections wait for pauses.
     app.gc_policy.start()

@@ -54,9 +54,11 @@ def make_theme(data: dict[str, Any]) -> Theme:
 
 def builtin_themes() -> list[Theme]:
     """The themes shipped in the `themes` package (their files are validated by the tests)."""
-    package = files("themes")
-    return [make_theme(tomllib.loads(package.joinpath(f"{name}.toml").read_text("utf-8")))
-            for name in BUILTIN_THEME_NAMES]
+    return [builtin_theme(name) for name in BUILTIN_THEME_NAMES]
+
+
+def builtin_theme(name: str) -> Theme:
+    return make_theme(tomllib.loads(files("themes").joinpath(f"{name}.toml").read_text("utf-8")))
 
 
 def user_theme_dir() -> Path:
@@ -124,6 +126,16 @@ def load_user_themes(user_dir: Path | None = None) -> tuple[list[Theme], list[st
 def register_builtin_themes(app: App[Any]) -> None:
     for theme in builtin_themes():
         app.register_theme(theme)
+
+
+def register_first_theme(app: App[Any], wanted: str | None) -> str:
+    """Register the one built-in theme the first frame shows (the others follow it) and return
+    the theme to start with: `wanted` if it is built in here or in Textual, else the default."""
+    if wanted in app.available_themes:
+        return wanted
+    name = wanted if wanted in BUILTIN_THEME_NAMES else DEFAULT_THEME
+    app.register_theme(builtin_theme(name))
+    return name
 
 
 def register_themes(app: App[Any], user_dir: Path | None = None) -> list[str]:
