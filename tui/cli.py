@@ -16,8 +16,8 @@ from collections.abc import Callable
 
 from agent import __version__
 from tui import knowledge_cli
+from tui.cliargs import MODES, connection_options, workspace_option
 
-MODES = ("plan", "ask", "allow")
 SANDBOXES = ("auto", "bwrap", "off")
 WORKFLOWS = ("auto", "direct", "structured")  # agent/planning/models.py (not imported: --help stays fast)
 COMMANDS_HELP = """commands:
@@ -49,9 +49,7 @@ model configuration (first found wins):
 
 def _model_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--mode", choices=MODES, help="approval mode (default: ask, or the config's)")
-    parser.add_argument("--model", metavar="MODEL", help="litellm model string, e.g. openai/gpt-4.1")
-    parser.add_argument("--api-base", metavar="URL", help="OpenAI-compatible server address (proxy, Ollama, ...)")
-    parser.add_argument("--api-key", metavar="KEY", help="API key (prefer the provider's environment variable)")
+    connection_options(parser)
     parser.add_argument("--resume", metavar="ID|last", help="continue a recorded session")
     parser.add_argument("--workflow", choices=WORKFLOWS,
                         help="direct: one agent loop (default); structured: plan every task, then run its steps; "
@@ -151,7 +149,7 @@ def undo_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("checkpoint", nargs="?", metavar="CHECKPOINT", help="checkpoint id (or a unique prefix)")
     parser.add_argument("--list", action="store_true", help="list checkpoints, newest first")
-    parser.add_argument("--workspace", metavar="DIR", default=".", help="folder (default: .)")
+    workspace_option(parser)
     return parser
 
 
@@ -179,7 +177,7 @@ def room_parser() -> argparse.ArgumentParser:
 
 def listing_parser(name: str, description: str) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog=f"coder-tui {name}", description=description)
-    parser.add_argument("--workspace", metavar="DIR", default=".", help="folder whose config to use (default: .)")
+    workspace_option(parser, "folder whose config to use (default: .)")
     return parser
 
 

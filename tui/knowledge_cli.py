@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import argparse
 
+from tui.cliargs import MODES, connection_options, workspace_option
+
 HELP = """  coder-tui map [DIR | --github R]
                                build or refresh the codebase map (`coder-tui map --help`)
   coder-tui explore [DIR | --github R]
@@ -14,14 +16,15 @@ HELP = """  coder-tui map [DIR | --github R]
 """
 
 
+def _github(parser: argparse.ArgumentParser, what: str, clone: str) -> None:
+    parser.add_argument("--github", metavar="OWNER/REPO[@REF]", help=what)
+    parser.add_argument("--clone", action="store_true", help=f"with --github: {clone}")
+
+
 def _target(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("workspace", nargs="?", default=".", metavar="DIR", help="folder (default: .)")
-    parser.add_argument("--github", metavar="OWNER/REPO[@REF]", help="a GitHub repository, read through the API")
-    parser.add_argument("--clone", action="store_true", help="with --github: use the cached blobless clone")
-    parser.add_argument("--model", metavar="MODEL", help="litellm model string (summaries use small_model "
-                                                         "from the config when set)")
-    parser.add_argument("--api-base", metavar="URL", help="OpenAI-compatible server address")
-    parser.add_argument("--api-key", metavar="KEY", help="API key (prefer the provider's environment variable)")
+    _github(parser, "a GitHub repository, read through the API", "use the cached blobless clone")
+    connection_options(parser, "litellm model string (summaries use small_model from the config when set)")
     parser.add_argument("--json", action="store_true", help="one JSON event per line on stdout, nothing else")
 
 
@@ -60,15 +63,12 @@ def tasks_parser() -> argparse.ArgumentParser:
             "ask mode their edits and commands are denied, so use --mode allow or plan."))
     parser.add_argument("action", nargs="?", choices=("list", "run-due", "cancel"), default="list")
     parser.add_argument("task_id", nargs="?", metavar="ID", help="with cancel: the task id")
-    parser.add_argument("--workspace", metavar="DIR", default=".", help="folder (default: .)")
-    parser.add_argument("--github", metavar="OWNER/REPO[@REF]", help="the tasks of a GitHub repository")
-    parser.add_argument("--clone", action="store_true", help="with --github: run in the cached clone")
+    workspace_option(parser)
+    _github(parser, "the tasks of a GitHub repository", "run in the cached clone")
     parser.add_argument("--status", choices=("pending", "in-progress", "completed", "failed", "cancelled"),
                         help="list only tasks with this status")
-    parser.add_argument("--mode", choices=("plan", "ask", "allow"), help="approval mode for tasks run now")
-    parser.add_argument("--model", metavar="MODEL", help="litellm model string")
-    parser.add_argument("--api-base", metavar="URL", help="OpenAI-compatible server address")
-    parser.add_argument("--api-key", metavar="KEY", help="API key")
+    parser.add_argument("--mode", choices=MODES, help="approval mode for tasks run now")
+    connection_options(parser)
     parser.add_argument("--json", action="store_true", help="one JSON event per line on stdout")
     return parser
 
