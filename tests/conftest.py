@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import socket
+import subprocess
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -69,6 +70,23 @@ def cli(*args: str) -> list[str]:
     return [sys.executable, "-m", "tui.cli", *args]
 
 
+def run_cli(home: Path, *args: str, stdin: str | None = None, timeout: float = 120,
+            **env: str) -> subprocess.CompletedProcess[str]:
+    """Run `coder-tui ARGS` to its end with isolated folders: stdin is the given text, else closed."""
+    return subprocess.run(cli(*args), env=cli_env(home, **env), input=stdin,
+                          stdin=None if stdin is not None else subprocess.DEVNULL,
+                          capture_output=True, text=True, timeout=timeout)
+
+
+def write_files(root: Path, files: dict[str, str]) -> Path:
+    """The folder root (made if missing) with these files (path relative to it: text) written in it."""
+    root.mkdir(exist_ok=True)
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+    return root
+
+
 @dataclass
 class Harness:
     """An AgentSession on a temp folder, talking to the scripted model server."""
@@ -98,30 +116,33 @@ class Harness:
         return [m for m in self.session.messages if m["role"] == "tool"][-1]["content"]
 
 
+def open_harness(llm: FakeLLM, root: Path, files: dict[str, str] | None, config: Any, approver: Any,
+                 resume: str | None = None) -> Harness:
+    """A Harness whose AgentSession runs with config on root, made with these files in it."""
+    from agent.runner import AgentSession
+    from agent.workspaces.local import LocalWorkspace
+
+    write_files(root, files or {})
+    harness = Harness(llm, root, None, approver)
+    harness.session = AgentSession.open(config, LocalWorkspace(root), approver, harness.events.append, resume=resume)
+    return harness
+
+
 @pytest.fixture
 async def make_harness(fake_llm: FakeLLM, tmp_path: Path) -> Any:
     from agent.approval import ScriptedApprover
     from agent.config import Config
-    from agent.runner import AgentSession
-    from agent.workspaces.local import LocalWorkspace
 
     created: list[Harness] = []
 
     def make(mode: str = "allow", decisions: list[Any] | None = None, files: dict[str, str] | None = None,
              approver: Any = None, max_steps: int = 50, timeout: float = 10.0, resume: str | None = None,
              root: Path | None = None) -> Harness:
-        root = root or tmp_path / "ws"
-        root.mkdir(exist_ok=True)
-        for name, text in (files or {}).items():
-            (root / name).parent.mkdir(parents=True, exist_ok=True)
-            (root / name).write_text(text)
         config = Config(model=fake_llm.model, api_base=fake_llm.url, api_key=SecretStr(TEST_KEY),
                         mode=mode, max_steps=max_steps, timeout=timeout, max_retries=2,
                         retry_base_delay=0.01)  # type: ignore[arg-type]
-        approver = approver or ScriptedApprover(decisions or [])
-        harness = Harness(fake_llm, root, None, approver)
-        harness.session = AgentSession.open(config, LocalWorkspace(root), approver, harness.events.append,
-                                            resume=resume)
+        harness = open_harness(fake_llm, root or tmp_path / "ws", files, config,
+                               approver or ScriptedApprover(decisions or []), resume)
         created.append(harness)
         return harness
 

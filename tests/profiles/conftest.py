@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from pydantic import SecretStr
 
-from tests.conftest import ROOT, TEST_KEY, Harness
+from tests.conftest import ROOT, TEST_KEY, Harness, open_harness
 from tests.fakellm import FakeLLM
 
 NODE_MODULES = ROOT / "tests" / "interop" / "node_modules" / "@modelcontextprotocol"
@@ -25,26 +25,17 @@ async def make_session(fake_llm: FakeLLM, tmp_path: Path) -> Any:
     """make(mode=..., files=..., decisions=..., resume=..., **config fields) -> Harness."""
     from agent.approval import ScriptedApprover
     from agent.config import Config, McpServerSettings
-    from agent.runner import AgentSession
-    from agent.workspaces.local import LocalWorkspace
 
     created: list[Harness] = []
 
     def make(mode: str = "allow", files: dict[str, str] | None = None, decisions: list[Any] | None = None,
              resume: str | None = None, root: Path | None = None, **fields: Any) -> Harness:
-        root = root or tmp_path / "ws"
-        root.mkdir(exist_ok=True)
-        for name, text in (files or {}).items():
-            (root / name).parent.mkdir(parents=True, exist_ok=True)
-            (root / name).write_text(text)
         servers = {name: McpServerSettings.model_validate(s) for name, s in fields.pop("mcp_servers", {}).items()}
         config = Config(model=fields.pop("model", fake_llm.model), api_base=fake_llm.url,
                         api_key=SecretStr(TEST_KEY), mode=mode, timeout=10.0, max_retries=1,  # type: ignore[arg-type]
                         retry_base_delay=0.01, mcp_servers=servers, **fields)
-        approver = ScriptedApprover(decisions or [])
-        harness = Harness(fake_llm, root, None, approver)
-        harness.session = AgentSession.open(config, LocalWorkspace(root), approver, harness.events.append,
-                                            resume=resume)
+        harness = open_harness(fake_llm, root or tmp_path / "ws", files, config, ScriptedApprover(decisions or []),
+                               resume)
         created.append(harness)
         return harness
 
