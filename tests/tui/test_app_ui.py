@@ -80,8 +80,11 @@ async def test_undo_and_sessions_commands(make_app: Any, workspace: Path, fake_l
         await idle(pilot)
         first = app.bridge.session.session_id
         await submit(pilot, "/undo")
-        await wait_for(pilot, lambda: (workspace / "app.py").read_text() == before, what="/undo")
-        assert any(n.startswith("Restored checkpoint") for n in notices(app))
+        # git rewrites a restored file by unlinking it first: read it only when it is there
+        target = workspace / "app.py"
+        await wait_for(pilot, lambda: target.exists() and target.read_text() == before, what="/undo")
+        await wait_for(pilot, lambda: any(n.startswith("Restored checkpoint") for n in notices(app)),
+                       what="the restore notice")
         await submit(pilot, "/clear")
         await wait_for(pilot, lambda: app.bridge.session.session_id != first, what="/clear")
         await submit(pilot, "/sessions")
@@ -95,7 +98,7 @@ async def test_undo_and_sessions_commands(make_app: Any, workspace: Path, fake_l
         options.highlighted = ids.index(first)
         await pilot.press("enter")
         await wait_for(pilot, lambda: app.bridge.session.session_id == first, what="the resumed session")
-        assert any("Resumed session" in n for n in notices(app))
+        await wait_for(pilot, lambda: any("Resumed session" in n for n in notices(app)), what="the resume notice")
 
 
 async def test_narrow_terminal_folds_the_side_panel(make_app: Any, fake_llm: Any) -> None:
