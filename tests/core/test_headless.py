@@ -11,16 +11,13 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import cli, cli_env
+from tests.conftest import cli, cli_env, write_files
 from tests.fakellm import FakeLLM, Reply, call
 
 
 @pytest.fixture
 def ws(tmp_path: Path) -> Path:
-    root = tmp_path / "ws"
-    root.mkdir()
-    (root / "a.py").write_text("def f():\n    return 1\n")
-    return root
+    return write_files(tmp_path / "ws", {"a.py": "def f():\n    return 1\n"})
 
 
 def run_args(llm: FakeLLM, ws: Path, *extra: str, prompt: str = "make f return 2") -> list[str]:

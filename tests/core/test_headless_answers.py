@@ -9,23 +9,18 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import cli, cli_env
+from tests.conftest import run_cli, write_files
 from tests.fakellm import FakeLLM, Reply, call
 
 
 @pytest.fixture
 def ws(tmp_path: Path) -> Path:
-    root = tmp_path / "ws"
-    root.mkdir()
-    (root / "a.py").write_text("x = 1\ny = 1\n")
-    return root
+    return write_files(tmp_path / "ws", {"a.py": "x = 1\ny = 1\n"})
 
 
 def run(llm: FakeLLM, ws: Path, home: Path, stdin: str | None, *extra: str) -> subprocess.CompletedProcess[str]:
-    args = cli("run", "change x and y", "--workspace", str(ws), "--model", llm.model, "--api-base", llm.url,
-               "--api-key", "sk-test-early-answers-0000", *extra)
-    return subprocess.run(args, env=cli_env(home), input=stdin, stdin=None if stdin is not None else subprocess.DEVNULL,
-                          capture_output=True, text=True, timeout=90)
+    return run_cli(home, "run", "change x and y", "--workspace", str(ws), "--model", llm.model, "--api-base", llm.url,
+                   "--api-key", "sk-test-early-answers-0000", *extra, stdin=stdin, timeout=90)
 
 
 def edit(line: int, text: str) -> Reply:

@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from tests.conftest import TEST_KEY, cli, cli_env
+from tests.conftest import TEST_KEY, cli, cli_env, run_cli
 from tests.knowledge.conftest import FILES, write_repo
 
 WAIT = 60.0
@@ -17,10 +17,6 @@ WAIT = 60.0
 
 def model_args(server: Any, model: str | None = None) -> list[str]:
     return ["--model", model or server.model, "--api-base", server.url, "--api-key", TEST_KEY]
-
-
-def run_cli(home: Path, *args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(cli(*args), env=cli_env(home), capture_output=True, text=True, timeout=timeout)
 
 
 def events(out: str) -> list[dict[str, Any]]:

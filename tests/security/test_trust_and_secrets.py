@@ -17,7 +17,7 @@ import pytest
 from agent import paths
 from agent.config import load_config
 from agent.secrets import StreamRedactor, register
-from tests.conftest import cli, cli_env
+from tests.conftest import run_cli, write_files
 from tests.fakellm import FakeLLM, Reply, call
 
 PLAIN_KEY = "plain-key-without-a-known-shape-7f3a9c"  # no sk-, ghp_ ... prefix
@@ -32,16 +32,11 @@ def _user_config(text: str) -> None:
 
 @pytest.fixture
 def ws(tmp_path: Path) -> Path:
-    root = tmp_path / "cloned"
-    root.mkdir()
-    (root / "a.py").write_text("x = 1\n")
-    return root
+    return write_files(tmp_path / "cloned", {"a.py": "x = 1\n"})
 
 
 def _run(llm: FakeLLM, ws: Path, home: Path, *extra: str, prompt: str = "go") -> subprocess.CompletedProcess[str]:
-    env = cli_env(home, OPENAI_API_KEY=PLAIN_KEY)
-    return subprocess.run(cli("run", prompt, "--workspace", str(ws), "--json", *extra), env=env,
-                          stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=90)
+    return run_cli(home, "run", prompt, "--workspace", str(ws), "--json", *extra, timeout=90, OPENAI_API_KEY=PLAIN_KEY)
 
 
 def _events(done: subprocess.CompletedProcess[str]) -> list[dict]:
@@ -123,9 +118,8 @@ def test_a_key_of_any_shape_split_across_chunks_never_leaves(ws: Path, isolated_
     with FakeLLM() as llm:
         _user_config(f'model = "{llm.model}"\napi_base = "{llm.url}"\n')
         llm.script(Reply(text=f"Your key is {PLAIN_KEY} and a token {shaped} here.", chunk_size=5))
-        env = cli_env(isolated_home, OPENAI_API_KEY=PLAIN_KEY)
-        args = cli("run", "show", "--workspace", str(ws), *(["--json"] if mode == "--json" else []))
-        done = subprocess.run(args, env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=90)
+        done = run_cli(isolated_home, "run", "show", "--workspace", str(ws), *(["--json"] if mode == "--json" else []),
+                       timeout=90, OPENAI_API_KEY=PLAIN_KEY)
     assert done.returncode == 0, done.stderr
     sessions = "".join(p.read_text() for p in paths.sessions_dir().glob("*.jsonl"))
     for channel in (done.stdout, done.stderr, sessions):

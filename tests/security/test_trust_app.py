@@ -8,17 +8,14 @@ from typing import Any
 import pytest
 
 from agent import paths
-from tests.conftest import TEST_KEY
+from tests.conftest import TEST_KEY, write_files
 from tests.fakellm import FakeLLM, Reply
 from tests.tui.conftest import APP_SIZE, app_options, ready, wait_for
 
 
 @pytest.fixture
 def workspace(tmp_path: Path) -> Path:
-    root = tmp_path / "cloned"
-    root.mkdir()
-    (root / "a.py").write_text("x = 1\n")
-    return root
+    return write_files(tmp_path / "cloned", {"a.py": "x = 1\n"})
 
 
 def _setup(workspace: Path, good: FakeLLM, evil: FakeLLM) -> None:
