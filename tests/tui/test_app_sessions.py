@@ -48,6 +48,16 @@ def notices(app: Any) -> list[str]:
     return earlier + [str(n.render()) for n in app.query(Notice)]
 
 
+async def change_with_checkpoint(pilot: Any) -> Any:
+    """Ask for the change the test scripted, in allow mode; its checkpoint once the timeline shows it."""
+    from tui.widgets.timeline import CheckpointEntry
+
+    await ready(pilot)
+    await submit(pilot, "change it")
+    await idle(pilot)
+    return await wait_for(pilot, lambda: next(iter(pilot.app.query(CheckpointEntry)), None), what="a checkpoint")
+
+
 def tool_messages(request: dict[str, Any]) -> list[str]:
     return [m["content"] for m in request["messages"] if m["role"] == "tool"]
 
@@ -206,11 +216,8 @@ async def test_restoring_a_checkpoint_from_the_timeline(make_app: Any, workspace
     fake_llm.script(Reply(tool_calls=[patch("print('hello')", "print('changed')")]), Reply(text="done"))
     app = make_app("--mode", "allow")
     async with app.run_test(size=APP_SIZE) as pilot:
-        await ready(pilot)
-        await submit(pilot, "change it")
-        await idle(pilot)
+        entry = await change_with_checkpoint(pilot)
         assert "changed" in (workspace / "app.py").read_text()
-        entry = await wait_for(pilot, lambda: next(iter(app.query(CheckpointEntry)), None), what="a checkpoint")
         await pilot.press("ctrl+t")  # focus the timeline's checkpoints
         assert app.focused is entry
         await pilot.press("r")
@@ -223,15 +230,11 @@ async def test_restoring_a_checkpoint_from_the_timeline(make_app: Any, workspace
 async def test_declining_the_restore_confirmation_changes_nothing(make_app: Any, workspace: Path,
                                                                   fake_llm: Any) -> None:
     from tui.screens.confirm import ConfirmScreen
-    from tui.widgets.timeline import CheckpointEntry
 
     fake_llm.script(Reply(tool_calls=[patch("print('hello')", "print('changed')")]), Reply(text="done"))
     app = make_app("--mode", "allow")
     async with app.run_test(size=APP_SIZE) as pilot:
-        await ready(pilot)
-        await submit(pilot, "change it")
-        await idle(pilot)
-        entry = await wait_for(pilot, lambda: next(iter(app.query(CheckpointEntry)), None), what="a checkpoint")
+        entry = await change_with_checkpoint(pilot)
         await pilot.click(entry)
         await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen), what="the confirmation")
         await pilot.press("n")

@@ -13,28 +13,10 @@ from typing import Any
 import pytest
 
 from tests.fakellm import Reply, call
-from tests.tui.conftest import ready, rendered_text, type_text, wait_for
+from tests.tui.conftest import ready, rendered_text, wait_for
+from tests.tui.test_app_sessions import approval, patch, submit
 
 REASON = "The checker wants a return type on main, so I add one."
-
-
-def patch(old: str, new: str, path: str = "app.py") -> Any:
-    return call("patch_file", file_path=path, patches=[{"old_text": old, "new_text": new}])
-
-
-async def submit(pilot: Any, text: str) -> None:
-    await type_text(pilot, text)
-    await pilot.press("enter")
-
-
-async def docked(pilot: Any) -> Any:
-    from tui.widgets.approvalpanel import ApprovalPanel
-
-    def found() -> Any:
-        panel = next(iter(pilot.app.query(ApprovalPanel)), None)
-        return panel is not None and pilot.app.focused in (panel, *panel.query("DiffView")) and panel
-
-    return await wait_for(pilot, found, what="the docked approval")
 
 
 async def answered(pilot: Any) -> None:
@@ -74,7 +56,7 @@ async def test_an_edit_docks_under_the_reason_and_the_prompt_comes_back(make_app
     async with app.run_test(size=size) as pilot:
         await ready(pilot)
         await submit(pilot, "add a return type")
-        panel = await docked(pilot)
+        panel = await approval(pilot)
         assert panel.parent is app.query_one("#main")
         prompt, transcript = app.query_one("#prompt"), app.query_one("#transcript")
         assert prompt.region.height == 0  # the panel stands in for the prompt
@@ -104,7 +86,7 @@ async def test_a_shell_approval_names_the_command_once_and_its_result_shows_exit
     async with app.run_test(size=(120, 40)) as pilot:
         await ready(pilot)
         await submit(pilot, "run it")
-        panel = await docked(pilot)
+        panel = await approval(pilot)
         assert panel_text(panel).count("echo line") == 1  # once: not again as a summary above it
         assert "Allow bash_exec for this session (a)" in panel_text(panel)
         await pilot.press("y")
@@ -136,7 +118,7 @@ async def test_allow_for_the_session_says_so_shows_in_the_status_bar_and_revokin
         await ready(pilot)
         status = app.query_one("#status")
         await submit(pilot, "first")
-        panel = await docked(pilot)
+        panel = await approval(pilot)
         assert "Allow patch_file for this session (a)" in panel_text(panel)
         await pilot.press("a")
         await answered(pilot)
@@ -156,7 +138,7 @@ async def test_allow_for_the_session_says_so_shows_in_the_status_bar_and_revokin
         await wait_for(pilot, lambda: not app.bridge.session.gate.allowed_tools, what="the revocation")
         assert "patch_file allowed" not in rendered_text(status)
         await submit(pilot, "third")
-        await docked(pilot)  # the gate asks again
+        await approval(pilot)  # the gate asks again
         assert "print('hey')" not in (workspace / "app.py").read_text()
         await pilot.press("n", "enter")
         await idle(pilot)
@@ -169,7 +151,7 @@ async def test_full_screen_is_one_key_away_and_esc_still_stops(make_app: Any, wo
     async with app.run_test(size=(120, 40)) as pilot:
         await ready(pilot)
         await submit(pilot, "change it")
-        panel = await docked(pilot)
+        panel = await approval(pilot)
         await pilot.press("shift+tab")  # the panel's previous file, not the app's mode
         assert app.mode == "ask"
         await pilot.press("f")

@@ -8,27 +8,7 @@ from typing import Any
 
 from tests.fakellm import Reply, call
 from tests.tui.conftest import APP_SIZE, ready, rendered_text, type_text, wait_for
-
-
-def patch(old: str, new: str) -> Any:
-    return call("patch_file", file_path="app.py", patches=[{"old_text": old, "new_text": new}])
-
-
-async def submit(pilot: Any, text: str) -> None:
-    await type_text(pilot, text)
-    await pilot.press("enter")
-
-
-async def docked(pilot: Any) -> None:
-    app = pilot.app
-    await wait_for(pilot, lambda: app.query("#approval") and app.focused is not app.query_one("#prompt"),
-                   what="the approval")
-
-
-async def idle(pilot: Any) -> None:
-    app = pilot.app
-    await wait_for(pilot, lambda: not app.bridge.running and app.query_one("#status").state == "idle",
-                   what="the run to end")
+from tests.tui.test_app_sessions import approval, idle, patch, submit
 
 
 async def record_a_session(make_app: Any, fake_llm: Any, workspace: Path) -> None:
@@ -41,13 +21,13 @@ async def record_a_session(make_app: Any, fake_llm: Any, workspace: Path) -> Non
     async with app.run_test(size=APP_SIZE) as pilot:
         await ready(pilot)
         await submit(pilot, "first")
-        await docked(pilot)
+        await approval(pilot)
         await pilot.press("n")
         await type_text(pilot, "no thanks")
         await pilot.press("enter")
         await idle(pilot)
         await submit(pilot, "second")
-        await docked(pilot)
+        await approval(pilot)
         await pilot.press("escape")  # stop the run at the approval
         await idle(pilot)
         await submit(pilot, "/mode allow")

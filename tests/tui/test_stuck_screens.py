@@ -12,7 +12,7 @@ import pytest
 from tests.conftest import ROOT, cli, cli_env
 from tests.fakellm import Reply
 from tests.tui.conftest import APP_SIZE, app_options, ready, rendered_text, type_text, wait_for
-from tests.tui.test_app_sessions import answers, idle, notices, patch, submit
+from tests.tui.test_app_sessions import answers, change_with_checkpoint, idle, notices, patch, submit
 
 
 # -- a restore from the timeline ----------------------------------------------------------------
@@ -21,16 +21,12 @@ async def test_after_a_restore_focus_is_back_in_the_prompt_and_enter_never_resto
         make_app: Any, workspace: Path, fake_llm: Any) -> None:
     from tui.screens.confirm import ConfirmScreen
     from tui.widgets.prompt import PromptInput
-    from tui.widgets.timeline import CheckpointEntry
 
     before = (workspace / "app.py").read_text()
     fake_llm.script(Reply(tool_calls=[patch("print('hello')", "print('changed')")]), Reply(text="done"))
     app = make_app("--mode", "allow")
     async with app.run_test(size=APP_SIZE) as pilot:
-        await ready(pilot)
-        await submit(pilot, "change it")
-        await idle(pilot)
-        entry = await wait_for(pilot, lambda: next(iter(app.query(CheckpointEntry)), None), what="a checkpoint")
+        entry = await change_with_checkpoint(pilot)
         await pilot.press("ctrl+t")
         assert app.focused is entry
         await pilot.press("enter")  # Enter alone does not open the restore dialog
@@ -57,10 +53,7 @@ async def test_escape_in_the_timeline_goes_back_to_the_prompt(make_app: Any, fak
     fake_llm.script(Reply(tool_calls=[patch("print('hello')", "print('changed')")]), Reply(text="done"))
     app = make_app("--mode", "allow")
     async with app.run_test(size=(80, 30)) as pilot:  # narrow: the timeline takes the chat's place
-        await ready(pilot)
-        await submit(pilot, "change it")
-        await idle(pilot)
-        await wait_for(pilot, lambda: app.query(CheckpointEntry), what="a checkpoint")
+        await change_with_checkpoint(pilot)
         await pilot.press("ctrl+t")
         assert isinstance(app.focused, CheckpointEntry) and app.query_one("#main").display is False
         await pilot.press("escape")
