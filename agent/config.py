@@ -204,9 +204,14 @@ def read_settings(path: Path) -> Settings:
     try:
         return Settings.model_validate(data)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        key = ".".join(str(p) for p in first["loc"]) or "(top level)"
-        raise ConfigError(f"{path}: key `{key}`: {first['msg']}") from None
+        key, problem = first_problem(exc, "(top level)")
+        raise ConfigError(f"{path}: key `{key}`: {problem}") from None
+
+
+def first_problem(exc: ValidationError, whole: str) -> tuple[str, str]:
+    """Where a validation error's first problem is (its dotted path, or `whole`) and what it is."""
+    first = exc.errors()[0]
+    return ".".join(str(p) for p in first["loc"]) or whole, first["msg"]
 
 
 def _env_settings(environ: dict[str, str]) -> dict[str, Any]:

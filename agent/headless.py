@@ -22,6 +22,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from agent.approval import Decision, QueueApprover
+from agent.config import first_problem
 from agent.events import ApprovalRequired, DecisionKind, ErrorEvent, WarningEvent
 from agent.planning.stdin import PlanLines
 from agent.printer import JsonPrinter, TextPrinter
@@ -133,9 +134,8 @@ class StdinApprover(QueueApprover):
         try:
             parsed = DecisionLine.model_validate_json(text)
         except ValidationError as exc:
-            first = exc.errors()[0]
-            where = ".".join(str(p) for p in first["loc"]) or "line"
-            raise ValueError(f"invalid decision ({where}: {first['msg']})") from None
+            where, problem = first_problem(exc, "line")
+            raise ValueError(f"invalid decision ({where}: {problem})") from None
         return parsed.approval_id, Decision(parsed.decision, parsed.feedback,
                                             parsed.rejected_hunks, parsed.edited)
 

@@ -15,6 +15,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from agent.config import first_problem
 from agent.llm import LLM
 
 MAX_FILE_CHARS = 24_000  # about 6k tokens: enough to say what a file is for
@@ -111,9 +112,8 @@ def parse_summary(text: str) -> FileSummary:
     try:
         return FileSummary.model_validate(data)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"]) or "object"
-        raise SummaryError(f"`{where}`: {first['msg']}") from None
+        where, problem = first_problem(exc, "object")
+        raise SummaryError(f"`{where}`: {problem}") from None
 
 
 @dataclass

@@ -18,6 +18,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator
 
 from agent import paths
+from agent.config import first_problem
 from agent.events import Mode
 
 DEFAULT_PROFILE = "coder"
@@ -97,9 +98,8 @@ def read_profile(path: Path, text: str | None = None) -> Profile:
     try:
         profile = Profile.model_validate(data)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        key = ".".join(str(p) for p in first["loc"]) or "(top level)"
-        raise ProfileError(f"{path}: field `{key}`: {first['msg']}") from None
+        key, problem = first_problem(exc, "(top level)")
+        raise ProfileError(f"{path}: field `{key}`: {problem}") from None
     if profile.system_prompt_file:
         if profile.system_prompt:
             raise ProfileError(f"{path}: give `system_prompt` or `system_prompt_file`, not both")
