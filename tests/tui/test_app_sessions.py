@@ -48,6 +48,16 @@ def notices(app: Any) -> list[str]:
     return earlier + [str(n.render()) for n in app.query(Notice)]
 
 
+async def deny_with_feedback(pilot: Any, prompt: str, feedback: str) -> None:
+    """Send prompt, deny the approval it brings with feedback, and wait for the run's end."""
+    await submit(pilot, prompt)
+    await approval(pilot)
+    await pilot.press("n")
+    await type_text(pilot, feedback)
+    await pilot.press("enter")
+    await idle(pilot)
+
+
 async def change_with_checkpoint(pilot: Any) -> Any:
     """Ask for the change the test scripted, in allow mode; its checkpoint once the timeline shows it."""
     from tui.widgets.timeline import CheckpointEntry
@@ -99,12 +109,7 @@ async def test_deny_with_feedback_tells_the_model_and_writes_nothing(make_app: A
     app = make_app()
     async with app.run_test(size=APP_SIZE) as pilot:
         await ready(pilot)
-        await submit(pilot, "shorten the greeting")
-        await approval(pilot)
-        await pilot.press("n")
-        await type_text(pilot, "use logging instead")
-        await pilot.press("enter")
-        await idle(pilot)
+        await deny_with_feedback(pilot, "shorten the greeting", "use logging instead")
         assert (workspace / "app.py").read_text() == before
         told = tool_messages(fake_llm.requests[-1])[-1]
         assert "denied" in told and "use logging instead" in told

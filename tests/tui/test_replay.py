@@ -7,8 +7,8 @@ from pathlib import Path
 from typing import Any
 
 from tests.fakellm import Reply, call
-from tests.tui.conftest import APP_SIZE, ready, rendered_text, type_text, wait_for
-from tests.tui.test_app_sessions import approval, idle, patch, submit
+from tests.tui.conftest import APP_SIZE, ready, rendered_text, wait_for
+from tests.tui.test_app_sessions import approval, deny_with_feedback, idle, patch, submit
 
 
 async def record_a_session(make_app: Any, fake_llm: Any, workspace: Path) -> None:
@@ -20,12 +20,7 @@ async def record_a_session(make_app: Any, fake_llm: Any, workspace: Path) -> Non
     app = make_app()
     async with app.run_test(size=APP_SIZE) as pilot:
         await ready(pilot)
-        await submit(pilot, "first")
-        await approval(pilot)
-        await pilot.press("n")
-        await type_text(pilot, "no thanks")
-        await pilot.press("enter")
-        await idle(pilot)
+        await deny_with_feedback(pilot, "first", "no thanks")
         await submit(pilot, "second")
         await approval(pilot)
         await pilot.press("escape")  # stop the run at the approval
