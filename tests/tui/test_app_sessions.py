@@ -243,8 +243,13 @@ async def test_declining_the_restore_confirmation_changes_nothing(make_app: Any,
         await pilot.click(entry)
         await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen), what="the confirmation")
         await pilot.press("n")
-        await pilot.pause(0.2)
+        # a restore, had "n" started one, runs as a worker once the dialog is gone: let all of it finish
+        await wait_for(pilot, lambda: not isinstance(app.screen, ConfirmScreen), what="the dialog to close")
+        await pilot.pause()
+        await app.workers.wait_for_complete()
+        await pilot.pause()
         assert "changed" in (workspace / "app.py").read_text()
+        assert not any(n.startswith("Restored checkpoint") for n in notices(app))
 
 
 async def test_at_mention_completes_and_sends_the_file(make_app: Any, workspace: Path, fake_llm: Any) -> None:
