@@ -289,12 +289,19 @@ def _untrusted(ws: dict[str, Any], user: dict[str, Any], environ: dict[str, str]
         elif key in ("model", "small_model", "fallback_models") and base_model and any(
                 provider_of(name) != provider_of(base_model) for name in _names(value)):
             why = f"it would send your code to another provider than {provider_of(base_model) or base_model}"
+        elif key in ("model", "small_model", "fallback_models") and not base_model and _generic_key(user, environ):
+            why = "your own API key names no model, so the file would choose the provider it is sent to"
         if why is None:
             kept[key] = value
             continue
         shown = "(hidden)" if isinstance(value, SecretStr) else repr(value)
         ignored.append(Ignored(f"{key} = {shown}", why, str(ws_file)))
     return kept, ignored
+
+
+def _generic_key(user: dict[str, Any], environ: dict[str, str]) -> bool:
+    """A key of the user's that is not tied to one provider (config `api_key`, CODER_TUI_API_KEY)."""
+    return bool(user.get("api_key") or environ.get("CODER_TUI_API_KEY"))
 
 
 def _names(value: str | list[str]) -> list[str]:

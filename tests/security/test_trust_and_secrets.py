@@ -92,6 +92,16 @@ def test_untrusted_file_may_lower_but_not_raise(ws: Path) -> None:
     assert load_config(ws, {}, environ=environ, trust=True).model == "openai/gpt-x"
 
 
+def test_untrusted_file_cannot_choose_where_a_key_of_no_provider_goes(ws: Path) -> None:
+    """CODER_TUI_API_KEY names no provider: the folder's model would decide where it is sent."""
+    (ws / ".coder-tui.toml").write_text('model = "openrouter/some-model"\nmax_steps = 9\n')
+    config = load_config(ws, {}, environ={"CODER_TUI_API_KEY": PLAIN_KEY})
+    assert config.model is None and config.max_steps == 9
+    assert [i.setting.split(" =")[0] for i in config.ignored] == ["model"]
+    assert load_config(ws, {}, environ={}).model == "openrouter/some-model"  # no key of yours: nothing to leak
+    assert load_config(ws, {}, environ={"CODER_TUI_API_KEY": PLAIN_KEY}, trust=True).model == "openrouter/some-model"
+
+
 # -- item 4a/4b: masking ----------------------------------------------------------------------
 def test_stream_redactor_masks_a_secret_split_anywhere() -> None:
     register(PLAIN_KEY)
