@@ -7,9 +7,9 @@ core, config and workspace load in a worker right after it (see tui/boot.py).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Coroutine, Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from textual import events, on, work
 from textual.app import App, ComposeResult, SystemCommand
@@ -27,6 +27,18 @@ from tui.widgets.prompt import PromptInput
 from tui.widgets.spinner import TICK
 from tui.widgets.statusbar import MODES, StatusBar
 from tui.widgets.transcript import Transcript
+
+if TYPE_CHECKING:  # the app's parts load after the first frame; the type checker sees them all
+    from argparse import Namespace
+
+    from agent.approval import ApprovalRequest, Decision
+    from agent.config import Config
+    from agent.events import Event
+    from agent.planning.review import PlanReviewer
+    from agent.runner import AgentSession
+    from tui.presenter import Presenter
+    from tui.widgets.livediff import LiveDiff
+    from tui.widgets.timeline import Timeline
 
 NARROW = 100  # columns below which the side panel folds away behind Ctrl+B
 WELCOME = ("Ask for a change or a question. {mode} mode: Shift+Tab switches plan / ask / allow. "
@@ -50,15 +62,14 @@ class CoderApp(App[int]):
         Binding("f1", "show_keys", "Keys", id="app.keys"),
     ]
 
-    def __init__(self, options: Any, animate: bool = True) -> None:
+    def __init__(self, options: Namespace, animate: bool = True) -> None:
         super().__init__()
         self.options = options
-        self.animate = animate
-        self.config: Any = None
-        self.github: Any = None
-        self.mode = options.mode or "ask"
-        self.bridge = AgentBridge(self, self._sink)
-        self.presenter: Any = None  # made with the side panel, right after the first frame
+        self.animate_spinners = animate
+        self.config: Config | None = None
+        self.mode: str = options.mode or "ask"
+        self.bridge = AgentBridge(self, self.show_event)
+        self.presenter: Presenter | None = None  # made with the side panel, right after the first frame
         self.last_interrupt = 0.0  # when Ctrl+C last asked to press it again (tui/quitflow.py)
         self._remember_theme = False  # only a theme the user picks is saved
         self.gc_policy = GcPolicy()
@@ -93,7 +104,7 @@ class CoderApp(App[int]):
         status.set_workspace(self._target_label())
         status.set_model(self.options.model or "")
         self.query_one(Transcript).notice(WELCOME.format(mode=self.mode.upper()), "dim")
-        if self.animate:
+        if self.animate_spinners:
             self.set_interval(TICK, self._tick, name="spinners")
         self.call_after_refresh(self._first_frame_shown)
 
@@ -121,7 +132,7 @@ class CoderApp(App[int]):
         await first_frame_shown(self)
 
     def restart_boot(self) -> None:
-        self.bridge.failure = None
+        self.bridge.retry()
         self.query_one(StatusBar).set_state("loading")
         self.start_boot()
 
@@ -134,8 +145,33 @@ class CoderApp(App[int]):
         except Exception as exc:  # noqa: BLE001 - shown, never a traceback
             self.fatal(f"could not start the agent: {exc}", "Quit (Ctrl+Q) and start coder-tui again.")
 
-    # -- called by boot and the bridge ----------------------------------------------------
-    def session_opened(self, session: Any) -> None:
+    # -- called by boot and the bridge (tui/ports.py: BootHost, SessionHost) ---------------
+    def run_task(self, work: Coroutine[Any, Any, None], name: str, group: str = "default") -> None:
+        self.run_worker(work, name=name, group=group, exit_on_error=False)
+
+    async def ask_approval(self, request: ApprovalRequest) -> Decision:
+        from tui.widgets.approvaldock import dock
+
+        self.bell()
+        return await dock(self, request)
+
+    def plan_reviewer(self, session: AgentSession) -> PlanReviewer:
+        from tui.screens.planreview import TuiPlanReviewer
+
+        return TuiPlanReviewer(self, session)
+
+    def configuration_failed(self, message: str) -> None:
+        from tui.boot import apply_setup
+
+        self.run_task(apply_setup(self, message), name="setup")
+
+    def notice(self, text: str, kind: str = "info") -> None:
+        self.query_one(Transcript).notice(text, kind)
+
+    def show_model(self, model: str) -> None:
+        self.query_one(StatusBar).set_model(model)
+
+    def session_opened(self, session: AgentSession) -> None:
         from tui.startup import session_opened
 
         session_opened(self, session)
@@ -147,8 +183,8 @@ class CoderApp(App[int]):
 
     def fatal(self, message: str, fix: str) -> None:
         """The agent cannot start: say why and what to do; the app stays open to read and quit."""
-        self.bridge.failure = (message, fix)
-        self.query_one(Transcript).notice(f"{message}\n{fix}", "error")
+        self.bridge.fail(message, fix)
+        self.notice(f"{message}\n{fix}", "error")
         self.query_one(StatusBar).set_state("not ready", "")
 
     def agent_idle(self) -> None:
@@ -171,7 +207,7 @@ class CoderApp(App[int]):
         refresh_pane(self)
 
     # -- the strip above the prompt: applied diffs, progress --------------------------------
-    def live_diff(self) -> Any:
+    def live_diff(self) -> LiveDiff:
         """The strip, mounted the first time it has something to show (not on the first frame)."""
         from tui.widgets.livediff import LiveDiff
 
@@ -185,14 +221,10 @@ class CoderApp(App[int]):
     def show_progress(self, label: str | None) -> None:
         self.live_diff().progress(label)
 
-    def github_notice(self, event: Any) -> None:
-        """A rate-limit wait while the repository opens: the transcript and the status bar say so."""
-        self._sink(event)
-
     def github_progress(self, stage: str, done: int, total: int) -> None:
         self.call_from_thread_safe(lambda: self.live_diff().advance(stage, done, total))
 
-    def call_from_thread_safe(self, callback: Any) -> None:
+    def call_from_thread_safe(self, callback: Callable[[], object]) -> None:
         import threading
 
         if threading.get_ident() == self._thread_id:
@@ -211,7 +243,7 @@ class CoderApp(App[int]):
             return
         self.send_prompt(text, message.mentions)
 
-    def on_timeline_restore_requested(self, message: Any) -> None:  # Timeline loads after the first frame
+    def on_timeline_restore_requested(self, message: Timeline.RestoreRequested) -> None:  # loads after the first frame
         from tui.commands import restore_checkpoint
 
         self.focus_prompt()  # where focus returns after the dialog: a stray Enter or `y` cannot restore again
@@ -274,11 +306,6 @@ class CoderApp(App[int]):
 
         await confirm_quit(self)
 
-    async def _quit(self) -> None:
-        from tui.quitflow import quit_app
-
-        await quit_app(self)
-
     def action_toggle_side(self) -> None:
         self.screen.toggle_class("-side-open" if self.screen.has_class("-narrow") else "-side-closed")
 
@@ -286,7 +313,9 @@ class CoderApp(App[int]):
         self.live_diff().toggle()
 
     def action_focus_timeline(self) -> None:
-        timeline = self.query_one("#timeline")
+        from tui.widgets.timeline import Timeline
+
+        timeline = self.query_one("#timeline", Timeline)
         if self.screen.has_class("-narrow"):
             self.screen.add_class("-side-open")
         timeline.action_move(-1)
@@ -327,7 +356,8 @@ class CoderApp(App[int]):
             remember_theme(self, name)
 
     # -- internals ------------------------------------------------------------------------
-    def _sink(self, event: Any) -> None:
+    def show_event(self, event: Event) -> None:
+        """An agent event for the chat, the timeline and the status bar (dropped before they exist)."""
         if self.presenter is None:
             return
         try:
@@ -362,7 +392,7 @@ class CoderApp(App[int]):
         list_files(self)
 
 
-def run_app(options: Any) -> int:
+def run_app(options: Namespace) -> int:
     app = CoderApp(options)
     result = app.run()
     return result or 0

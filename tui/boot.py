@@ -10,7 +10,15 @@ from __future__ import annotations
 import asyncio
 import os
 import threading
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from argparse import Namespace
+    from pathlib import Path
+
+    from agent.config import Config
+    from tui.ports import BootHost
+    from tui.screens.setup import SetupResult
 
 
 def _import_core() -> None:
@@ -27,14 +35,14 @@ def _prewarm_litellm() -> None:
         return
 
 
-def flags_of(options: Any) -> dict[str, Any]:
+def flags_of(options: Namespace) -> dict[str, Any]:
     return {"model": options.model, "api_base": options.api_base, "api_key": options.api_key,
             "mode": options.mode, "sandbox": getattr(options, "sandbox", None),
             "profile": getattr(options, "profile", None),
             "workflow": getattr(options, "workflow", None)}
 
 
-async def load_config(app: Any, root: Any) -> Any:
+async def load_config(app: BootHost, root: Path | None) -> Config | None:
     """The merged config, after the setup screen when no usable model is configured (None: give up)."""
     from agent.config import ConfigError
     from agent.config import load_config as load
@@ -57,7 +65,7 @@ async def load_config(app: Any, root: Any) -> Any:
     return await _reload(app, root, result)
 
 
-async def _trusted_config(app: Any, root: Any, flags: dict[str, Any]) -> Any:
+async def _trusted_config(app: BootHost, root: Path | None, flags: dict[str, Any]) -> Config:
     """The config, after asking whether to trust the folder when its own file wanted more."""
     from agent.config import load_config as load
     from agent.config import trust_folder
@@ -65,20 +73,20 @@ async def _trusted_config(app: Any, root: Any, flags: dict[str, Any]) -> Any:
     if root is not None and getattr(app.options, "trust", False):
         await asyncio.to_thread(trust_folder, root)
     config = await asyncio.to_thread(load, root, flags)
-    if not config.ignored:
+    if not config.ignored or root is None:  # only a workspace's own file is ever ignored
         return config
     from tui.screens.trust import TrustScreen
 
     if await app.push_screen_wait(TrustScreen(root, config.ignored)):
         await asyncio.to_thread(trust_folder, root)
-        app.query_one("#transcript").notice(f"trusted {root}: its .coder-tui.toml applies in full", "success")
+        app.notice(f"trusted {root}: its .coder-tui.toml applies in full", "success")
         return await asyncio.to_thread(load, root, flags)
     for item in config.ignored:
-        app.query_one("#transcript").notice(f"ignored {item} (the folder is not trusted)", "warning")
+        app.notice(f"ignored {item} (the folder is not trusted)", "warning")
     return config
 
 
-async def _reload(app: Any, root: Any, result: Any) -> Any:
+async def _reload(app: BootHost, root: Path | None, result: SetupResult) -> Config:
     """The config after the setup screen saved a choice (a key not saved is used for this run)."""
     from agent.config import load_config as load
 
@@ -88,7 +96,7 @@ async def _reload(app: Any, root: Any, result: Any) -> Any:
     return await asyncio.to_thread(load, root, flags)
 
 
-async def apply_setup(app: Any, reason: str = "choose the model, server and key") -> None:
+async def apply_setup(app: BootHost, reason: str = "choose the model, server and key") -> None:
     """/setup, or a model the provider or litellm rejected: choose again; the session (or, when
     none could start, the boot) takes it up."""
     from tui.screens.setup import SetupScreen
@@ -99,16 +107,16 @@ async def apply_setup(app: Any, reason: str = "choose the model, server and key"
     result = await app.push_screen_wait(SetupScreen(app.config, os.environ, reason))
     if result is None:
         return
-    app.config = await _reload(app, workspace.root if workspace is not None else None, result)
+    app.config = config = await _reload(app, workspace.root if workspace is not None else None, result)
     if app.bridge.session is None:
         app.restart_boot()
         return
-    app.bridge.session.reconfigure(app.config)
-    app.query_one("#status").set_model(app.config.model or "")
-    app.query_one("#transcript").notice(f"model: {app.config.model}", "success")
+    app.bridge.session.reconfigure(config)
+    app.show_model(config.model or "")
+    app.notice(f"model: {config.model}", "success")
 
 
-async def boot(app: Any) -> None:
+async def boot(app: BootHost) -> None:
     """Core, config, workspace, session, then the model library in the background."""
     options = app.options
     await app.load_user_themes()
@@ -124,22 +132,23 @@ async def boot(app: Any) -> None:
         app.fatal(f"--resume: {exc}", "Quit (Ctrl+Q) and start again; `coder-tui sessions` lists them.")
         return
     except ProfileError as exc:
-        app.fatal(f"profile: {exc}")
+        app.fatal(f"profile: {exc}", "Quit (Ctrl+Q) and start again with another --profile; "
+                  "`coder-tui profiles` lists them.")
         return
-    if config is None:
+    session = app.bridge.session
+    if config is None or session is None:
         return
     app.config = config
     app.apply_keymap(config.keymap)
     if not options.mode and config.mode != app.mode:  # the config's mode (user, or a trusted folder)
         app.set_mode(config.mode)
-    session = app.bridge.session
     app.session_opened(session)
-    app.run_worker(_check_model(app, config.model or ""), name="check-model", exit_on_error=False)
+    app.run_task(_check_model(app, config.model or ""), name="check-model")
     if app.bridge.room is not None:
         app.bridge.room.start(session, app)
 
 
-async def _check_model(app: Any, model: str) -> None:
+async def _check_model(app: BootHost, model: str) -> None:
     """An unknown provider is a configuration error: the setup screen, before the first prompt.
     (The check needs litellm, loading meanwhile; a prompt sent before it answers fails with the
     same message, and setup opens once.)"""
@@ -147,11 +156,11 @@ async def _check_model(app: Any, model: str) -> None:
 
     problem = await configuration_problem(model)
     if problem is not None:
-        app.query_one("#transcript").notice(problem, "error")
+        app.notice(problem, "error")
         await apply_setup(app, problem)
 
 
-async def _open_local(app: Any) -> Any:
+async def _open_local(app: BootHost) -> Config | None:
     from agent.workspaces.base import WorkspaceError
     from agent.workspaces.local import LocalWorkspace
 
@@ -161,14 +170,14 @@ async def _open_local(app: Any) -> Any:
         app.fatal(f"cannot open {app.options.workspace}: {exc}",
                   "Quit (Ctrl+Q) and start coder-tui on a folder you can read.")
         return None
-    app.bridge.workspace = workspace
+    app.bridge.attach_target(workspace)
     config = await load_config(app, workspace.root)
     if config is not None:
         app.bridge.open_session(config, app.options.resume)
     return config
 
 
-async def _open_github(app: Any) -> Any:
+async def _open_github(app: BootHost) -> Config | None:
     from agent.github.errors import GitHubError
     from agent.github.launch import GitHubRequest, open_github
 
@@ -179,21 +188,20 @@ async def _open_github(app: Any) -> Any:
     request = GitHubRequest(options.github, options.clone, options.issue, "", options.resume)
     app.show_progress("Opening " + options.github)
     try:
-        opened = await open_github(request, config, app.github_notice, app.github_progress)
+        opened = await open_github(request, config, app.show_event, app.github_progress)
     except GitHubError as exc:
         app.fatal(f"--github: {exc}", "Quit (Ctrl+Q), fix the repository or token, and start again.")
         return None
     finally:
         app.show_progress(None)
-    bridge = app.bridge
-    bridge.workspace, bridge.registry_factory, app.github = opened.workspace, opened.registry, opened
-    opened.attach(bridge.open_session(config, options.resume))
+    app.bridge.attach_target(opened.workspace, registry=opened.registry)
+    opened.attach(app.bridge.open_session(config, options.resume))
     if opened.prompt:
         app.call_later(app.send_prompt, opened.prompt)
     return config
 
 
-async def _open_room(app: Any) -> Any:
+async def _open_room(app: BootHost) -> Config | None:
     from agent.oct.errors import OctError
     from tui.roomlink import RoomLink
 
@@ -201,15 +209,15 @@ async def _open_room(app: Any) -> Any:
     config = await load_config(app, None)
     if config is None:
         return None
-    link = RoomLink(options, app.presenter.handle, app.refresh_pane)
-    app.bridge.room = link
+    link = RoomLink(options, app.show_event, app.refresh_pane)
+    app.bridge.link_room(link)
     app.refresh_pane()
     try:
-        app.bridge.workspace = await link.join()
+        workspace = await link.join()
     except OctError as exc:
         app.fatal(f"could not join room {options.room}: {exc.message}",
                   "Quit (Ctrl+Q), check the room id and --server, and start again.")
         return None
-    app.bridge.meta = {"room": options.room, "server": options.server}
+    app.bridge.attach_target(workspace, meta={"room": options.room, "server": options.server})
     app.bridge.open_session(config, options.resume)
     return config

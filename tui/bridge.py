@@ -2,47 +2,73 @@
 
 The loop runs as a Textual worker on the app's event loop; its events go straight to the
 presenter and approvals dock under the conversation. Everything heavy (the agent core, litellm) is
-imported after the first frame.
+imported after the first frame. The bridge knows the app only as a `SessionHost` (tui/ports.py);
+boot gives it the target it works on with `attach_target` / `link_room`.
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from tui.mentions import attach_mentions
+
+if TYPE_CHECKING:
+    from agent.approval import ApprovalRequest, Decision
+    from agent.checkpoints import CheckpointInfo
+    from agent.config import Config
+    from agent.events import Mode
+    from agent.runner import AgentSession
+    from agent.tools.registry import ToolRegistry
+    from agent.workspaces.base import Workspace
+    from tui.ports import SessionHost
+    from tui.roomlink import RoomLink
 
 Sink = Callable[[Any], None]
 
 
 class TuiApprover:
-    """Answers approvals from the panel docked under the conversation (the loop awaits it)."""
+    """Answers approvals through the host (the panel docked under the conversation)."""
 
-    def __init__(self, app: Any) -> None:
-        self.app = app
+    def __init__(self, host: SessionHost) -> None:
+        self.host = host
 
-    async def decide(self, request: Any) -> Any:
-        from tui.widgets.approvaldock import dock
-
-        self.app.bell()
-        return await dock(self.app, request)
+    async def decide(self, request: ApprovalRequest) -> Decision:
+        return await self.host.ask_approval(request)
 
 
 class AgentBridge:
-    def __init__(self, app: Any, sink: Sink) -> None:
-        self.app = app
+    def __init__(self, host: SessionHost, sink: Sink) -> None:
+        self.host = host
         self.sink = sink
-        self.session: Any = None
-        self.workspace: Any = None
-        self.registry_factory: Callable[[], Any] | None = None
-        self.meta: dict[str, Any] | None = None
-        self.approver = TuiApprover(app)
+        self.session: AgentSession | None = None
+        self.workspace: Workspace | None = None  # set by attach_target
+        self._registry_factory: Callable[[], ToolRegistry] | None = None
+        self._meta: dict[str, Any] | None = None
+        self.approver = TuiApprover(host)
         self.waiting: list[tuple[str, list[str]]] = []  # prompts sent before the session was ready
-        self.room: Any = None  # a RoomLink when the workspace is a live room
-        self.run_worker: Any = None
+        self.room: RoomLink | None = None  # when the workspace is a live room (link_room)
         self.failure: tuple[str, str] | None = None  # why the agent could not start, and what to do
         self._quiet = True  # between runs, and after a stop until the next run starts
+
+    # -- the target -----------------------------------------------------------------------
+    def attach_target(self, workspace: Workspace, registry: Callable[[], ToolRegistry] | None = None,
+                      meta: dict[str, Any] | None = None) -> None:
+        """The workspace every session opens on, the tools each gets (default: the standard set)
+        and what the session file records about where it ran."""
+        self.workspace, self._registry_factory, self._meta = workspace, registry, meta
+
+    def link_room(self, link: RoomLink) -> None:
+        """A live room: its pane shows the join as it happens, before the workspace exists."""
+        self.room = link
+
+    def fail(self, message: str, fix: str) -> None:
+        """The agent could not start: prompts are not kept for a session that will never come."""
+        self.failure = (message, fix)
+
+    def retry(self) -> None:
+        self.failure = None
 
     # -- state ----------------------------------------------------------------------------
     @property
@@ -53,19 +79,24 @@ class AgentBridge:
     def running(self) -> bool:
         return self.session is not None and self.session.running
 
-    def open_session(self, config: Any, resume: str | None = None) -> Any:
-        """A new AgentSession on the current workspace (or the continuation of a recorded one)."""
+    @property
+    def on_github(self) -> bool:
+        """The workspace is a GitHub repository (API or clone): /pr and publishing apply."""
+        return getattr(self.workspace, "github", None) is not None
+
+    def open_session(self, config: Config, resume: str | None = None) -> AgentSession:
+        """A new AgentSession on the attached workspace (or the continuation of a recorded one)."""
         from agent.runner import AgentSession
         from agent.tools import sandbox
 
-        registry = self.registry_factory() if self.registry_factory else None
-        self.session = AgentSession.open(config, self.workspace, self.approver, self._deliver, resume=resume,
-                                         registry=registry, meta=self.meta)
-        sandbox.configure(self.session)
-        from tui.screens.planreview import TuiPlanReviewer
-
-        self.session.plan_reviewer = TuiPlanReviewer(self.app, self.session)
-        return self.session
+        assert self.workspace is not None, "attach_target comes first"
+        registry = self._registry_factory() if self._registry_factory else None
+        session = AgentSession.open(config, self.workspace, self.approver, self._deliver, resume=resume,
+                                    registry=registry, meta=self._meta)
+        self.session = session
+        sandbox.configure(session)
+        session.plan_reviewer = self.host.plan_reviewer(session)
+        return session
 
     def _deliver(self, event: Any) -> None:
         """Events to the app, without the text a stopped or finished run still delivers: the model
@@ -80,13 +111,11 @@ class AgentBridge:
         if kind == "complete":
             self._quiet = True
         elif kind == "error" and event.configuration:  # unknown model or provider, no key
-            from tui.boot import apply_setup
-
-            self.app.run_worker(apply_setup(self.app, event.message), name="setup", exit_on_error=False)
+            self.host.configuration_failed(event.message)
 
     # -- running --------------------------------------------------------------------------
     def submit(self, text: str, mentions: list[str]) -> str:
-        """Send a prompt; returns what happened: "started", "queued", "waiting" or "failed"."""
+        """Send a prompt; returns what happened: "started", "routed", "queued", "waiting" or "failed"."""
         if self.room is not None and self.session is not None:
             self.room.ask(text)
             return "queued" if self.running else "started"
@@ -104,26 +133,28 @@ class AgentBridge:
         return "started"
 
     def _start(self, text: str, mentions: list[str]) -> None:
-        self.run_worker = self.app.run_worker(self._run(text, mentions), name="agent-run", group="agent",
-                                              exit_on_error=False)
+        self.host.run_task(self._run(text, mentions), name="agent-run", group="agent")
 
     async def _run(self, text: str, mentions: list[str]) -> None:
         from agent.events import ErrorEvent
 
+        assert self.workspace is not None, "runs start once the session exists"
         prompt, problems = await attach_mentions(self.workspace, text, mentions)
         for problem in problems:
             self.sink(ErrorEvent(message=problem, recoverable=True))
         try:
+            if self.session is None:  # /clear closing the old one while the mentions were read
+                raise RuntimeError("the session closed before the run started")
             await self.session.run(prompt)
         except Exception as exc:  # noqa: BLE001 - a crashed run must not take the app down
             self.sink(ErrorEvent(message=f"the run failed: {exc}", recoverable=False))
-            self.app.agent_idle()
+            self.host.agent_idle()
         self._next()
 
     def _next(self) -> None:
         if self.waiting and self.session is not None and not self.session.running:
             text, mentions = self.waiting.pop(0)
-            self.app.show_prompt(text, mentions)
+            self.host.show_prompt(text, mentions)
             self._start(text, mentions)
 
     def session_ready(self) -> None:
@@ -140,22 +171,24 @@ class AgentBridge:
     # -- settings -------------------------------------------------------------------------
     def set_mode(self, mode: str) -> None:
         if self.session is not None:
-            self.session.mode = mode
+            self.session.mode = cast("Mode", mode)  # one of MODES: the app offers no other
 
     def set_model(self, model: str) -> None:
         if self.session is not None:
             self.session.model = model
 
     # -- checkpoints and sessions ---------------------------------------------------------
-    async def undo(self, ref: str | None) -> tuple[Any, Any]:
+    async def undo(self, ref: str | None) -> tuple[CheckpointInfo, CheckpointInfo]:
+        assert self.session is not None, "undo needs the session (commands check it is ready)"
         return await self.session.undo(ref)
 
-    async def new_session(self, config: Any, resume: str | None = None) -> Any:
+    async def new_session(self, config: Config, resume: str | None = None) -> AgentSession:
         """Close the current conversation and start another (or resume a recorded one).
 
         A session to resume is found first (SessionError when there is none, or when it belongs
         to another workspace), so a bad id leaves the current conversation as it is.
         """
+        assert self.workspace is not None, "a new session needs the attached workspace"
         if resume:
             check_resumable(resume, self.workspace.label)
         old, self.session = self.session, None

@@ -3,13 +3,18 @@
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Iterable
-from typing import Any
+from typing import TYPE_CHECKING, cast
 
 from textual.app import SystemCommand
 
-from tui.widgets.statusbar import MODES
+from tui.widgets.statusbar import MODES, StatusBar
 from tui.widgets.timeline import Timeline
 from tui.widgets.transcript import Transcript
+
+if TYPE_CHECKING:
+    from agent.config import Workflow
+    from agent.runner import AgentSession
+    from tui.app import CoderApp
 
 SLASH_COMMANDS: list[tuple[str, str]] = [
     ("mode", "plan | ask | allow: how much the agent may do without asking"),
@@ -31,24 +36,25 @@ SLASH_COMMANDS: list[tuple[str, str]] = [
     ("help", "commands and keys"),
     ("quit", "leave coder-tui"),
 ]
-Handler = Callable[[Any, str], Awaitable[None]]
+Handler = Callable[["CoderApp", str], Awaitable[None]]
 
 
-def _say(app: Any, text: str, kind: str = "info") -> None:
+def _say(app: CoderApp, text: str, kind: str = "info") -> None:
     app.query_one(Transcript).notice(text, kind)
 
 
-def _idle(app: Any, what: str) -> bool:
+def _idle(app: CoderApp, what: str) -> AgentSession | None:
+    """The session, when it exists and no run is going on; otherwise None, and why not is shown."""
     if app.bridge.running:
         _say(app, f"{what} waits until the agent is idle: press Esc to stop the run first.", "warning")
-        return False
-    if not app.bridge.ready:
+        return None
+    if app.bridge.session is None:
         _say(app, f"{what} needs the agent to be ready; it is still loading or could not start.", "warning")
-        return False
-    return True
+        return None
+    return app.bridge.session
 
 
-async def run_command(app: Any, text: str) -> None:
+async def run_command(app: CoderApp, text: str) -> None:
     name, _, arg = text[1:].partition(" ")
     handler = HANDLERS.get(name.lower())
     if handler is None:
@@ -57,7 +63,7 @@ async def run_command(app: Any, text: str) -> None:
     await handler(app, arg.strip())
 
 
-async def _mode(app: Any, arg: str) -> None:
+async def _mode(app: CoderApp, arg: str) -> None:
     if arg not in MODES:
         _say(app, f"mode is {app.mode}; use /mode plan, /mode ask or /mode allow (Shift+Tab cycles)",
              "warning" if arg else "info")
@@ -65,7 +71,7 @@ async def _mode(app: Any, arg: str) -> None:
     app.set_mode(arg)
 
 
-async def _model(app: Any, arg: str) -> None:
+async def _model(app: CoderApp, arg: str) -> None:
     session = app.bridge.session
     if not arg:
         current = session.model if session is not None else app.options.model
@@ -75,12 +81,12 @@ async def _model(app: Any, arg: str) -> None:
         _say(app, "the agent is not ready yet; try again in a moment", "warning")
         return
     app.bridge.set_model(arg)
-    app.query_one("#status").set_model(arg)
+    app.show_model(arg)
     later = " from the next request" if app.bridge.running else ""
     _say(app, f"model: {arg}{later} (this session; set `model` in the config file to keep it)")
 
 
-async def _profile(app: Any, arg: str) -> None:
+async def _profile(app: CoderApp, arg: str) -> None:
     from agent.profiles import ProfileError
 
     session = app.bridge.session
@@ -100,19 +106,21 @@ async def _profile(app: Any, arg: str) -> None:
         return
     if profile.mode:
         app.set_mode(profile.mode)
-    app.config.profile = profile.name  # a new conversation (/clear) keeps it
-    app.query_one("#status").set_profile(profile.name)
+    if app.config is not None:  # loaded with the session: a new conversation (/clear) keeps the profile
+        app.config.profile = profile.name
+    app.query_one("#status", StatusBar).set_profile(profile.name)
     _say(app, f"profile: {profile.name} ({profile.description or profile.agent}) from the next request")
 
 
-async def _compact(app: Any, arg: str) -> None:
-    if not _idle(app, "/compact"):
+async def _compact(app: CoderApp, arg: str) -> None:
+    session = _idle(app, "/compact")
+    if session is None:
         return
     from agent.llm import LLMError
 
     _say(app, "Summarising the older turns…", "dim")
     try:
-        event = await app.bridge.session.agent.compact_now()
+        event = await session.agent.compact_now()
     except LLMError as exc:
         _say(app, f"/compact: {exc}", "error")
         return
@@ -123,15 +131,16 @@ async def _compact(app: Any, arg: str) -> None:
               f"{event.tokens_after:,} tokens.", "success")
 
 
-async def _undo(app: Any, arg: str) -> None:
+async def _undo(app: CoderApp, arg: str) -> None:
     if _idle(app, "/undo"):
         await restore_checkpoint(app, arg or None, "", confirm=False)
 
 
-async def restore_checkpoint(app: Any, ref: str | None, label: str, confirm: bool) -> None:
+async def restore_checkpoint(app: CoderApp, ref: str | None, label: str, confirm: bool) -> None:
     from agent.checkpoints import CheckpointError
 
-    if not _idle(app, "Restoring a checkpoint"):
+    session = _idle(app, "Restoring a checkpoint")
+    if session is None:
         return
     if confirm:
         from tui.screens.confirm import ConfirmScreen
@@ -150,19 +159,20 @@ async def restore_checkpoint(app: Any, ref: str | None, label: str, confirm: boo
     from agent.events import CheckpointEvent
 
     # Through the session: on the timeline now, and in the session file for a resumed session's replay.
-    app.bridge.session.emit(CheckpointEvent(id=saved.id, label=saved.label, restored=restored.id))
+    session.emit(CheckpointEvent(id=saved.id, label=saved.label, restored=restored.id))
     app.refresh_pane()
 
 
-async def _clear(app: Any, arg: str) -> None:
+async def _clear(app: CoderApp, arg: str) -> None:
     if _idle(app, "/clear"):
         await switch_session(app, None)
 
 
-async def switch_session(app: Any, resume: str | None) -> None:
+async def switch_session(app: CoderApp, resume: str | None) -> None:
     """Start a new conversation, or continue a recorded one, in this workspace."""
     from agent.session import SessionError
 
+    assert app.config is not None, "the config loads before the first session opens"
     try:
         session = await app.bridge.new_session(app.config, resume)
     except SessionError as exc:
@@ -170,8 +180,8 @@ async def switch_session(app: Any, resume: str | None) -> None:
         return
     app.query_one(Transcript).clear()
     app.query_one(Timeline).clear()
-    app.query_one("#status").set_usage(0, 0, None)
-    app.query_one("#status").set_allowances([])  # a new gate: nothing is allowed in the new session
+    app.query_one("#status", StatusBar).set_usage(0, 0, None)
+    app.query_one("#status", StatusBar).set_allowances([])  # a new gate: nothing is allowed in the new session
     if app.bridge.room is not None:
         app.bridge.room.rebind(session)
     app.session_opened(session)
@@ -179,22 +189,23 @@ async def switch_session(app: Any, resume: str | None) -> None:
         _say(app, f"New conversation (session {session.session_id}).", "dim")
 
 
-async def _sessions(app: Any, arg: str) -> None:
-    if not _idle(app, "/sessions"):
+async def _sessions(app: CoderApp, arg: str) -> None:
+    session = _idle(app, "/sessions")
+    if session is None:
         return
     from tui.screens.sessions import SessionsScreen
 
-    chosen = await app.push_screen_wait(SessionsScreen(app.bridge.workspace.label))
+    chosen = await app.push_screen_wait(SessionsScreen(session.workspace.label))
     if chosen:
         await switch_session(app, chosen)
 
 
-async def _resume(app: Any, arg: str) -> None:
+async def _resume(app: CoderApp, arg: str) -> None:
     if _idle(app, "/resume"):
         await switch_session(app, arg or "last")
 
 
-async def _allowances(app: Any, arg: str) -> None:
+async def _allowances(app: CoderApp, arg: str) -> None:
     """List the tools allowed for this session, or revoke one (or all): the gate asks again."""
     session = app.bridge.session
     if session is None:
@@ -205,8 +216,8 @@ async def _allowances(app: Any, arg: str) -> None:
     if verb == "revoke":
         tool = tool.strip()
         revoked = gate.revoke(None if tool in ("", "all") else tool)
-        app.query_one("#status").set_allowances([t for t in app.query_one("#status").allowances
-                                                 if t in gate.allowed_tools])
+        status = app.query_one("#status", StatusBar)
+        status.set_allowances([t for t in status.allowances if t in gate.allowed_tools])
         if revoked:
             _say(app, f"Revoked: {', '.join(revoked)} ask{'s' if len(revoked) == 1 else ''} again before "
                       "running.", "success")
@@ -225,7 +236,7 @@ async def _allowances(app: Any, arg: str) -> None:
               "(or revoke all) makes them ask again.")
 
 
-async def _theme(app: Any, arg: str) -> None:
+async def _theme(app: CoderApp, arg: str) -> None:
     if not arg:
         app.search_themes()
         return
@@ -236,15 +247,16 @@ async def _theme(app: Any, arg: str) -> None:
     app.theme = arg
 
 
-async def _pr(app: Any, arg: str) -> None:
-    if not _idle(app, "/pr"):
+async def _pr(app: CoderApp, arg: str) -> None:
+    session = _idle(app, "/pr")
+    if session is None:
         return
     from agent.github.errors import GitHubError
     from agent.github.launch import open_pr
 
     _say(app, "Publishing the changes and opening the pull request…", "dim")
     try:
-        info = await open_pr(app.bridge.workspace, title=arg or None)
+        info = await open_pr(session.workspace, title=arg or None)
     except GitHubError as exc:
         _say(app, f"/pr: {exc}", "error")
         return
@@ -252,7 +264,7 @@ async def _pr(app: Any, arg: str) -> None:
     app.refresh_pane()
 
 
-async def _setup(app: Any, arg: str) -> None:
+async def _setup(app: CoderApp, arg: str) -> None:
     if app.bridge.running:
         _say(app, "/setup waits until the agent is idle: press Esc to stop the run first.", "warning")
         return
@@ -261,11 +273,11 @@ async def _setup(app: Any, arg: str) -> None:
     await apply_setup(app)
 
 
-async def _help(app: Any, arg: str) -> None:
+async def _help(app: CoderApp, arg: str) -> None:
     app.action_show_keys()
 
 
-async def _quit(app: Any, arg: str) -> None:
+async def _quit(app: CoderApp, arg: str) -> None:
     await app.confirm_quit()
 
 
@@ -274,12 +286,12 @@ WORKFLOWS = {"auto": "new tasks that need several steps are planned; the rest ru
              "structured": "every task is planned, then run step by step"}
 
 
-async def _plan(app: Any, arg: str) -> None:
+async def _plan(app: CoderApp, arg: str) -> None:
     """The structured workflow (agent/planning): its setting, continuing a plan, planning a task."""
     session = app.bridge.session
     if arg.lower() in WORKFLOWS:
         if session is not None:
-            session.workflow = arg.lower()
+            session.workflow = cast("Workflow", arg.lower())
         app.options.workflow = arg.lower()  # kept for sessions opened later (/clear, /resume)
         _say(app, f"workflow: {arg.lower()}: {WORKFLOWS[arg.lower()]}")
         return
@@ -288,7 +300,8 @@ async def _plan(app: Any, arg: str) -> None:
         _say(app, f"workflow is {current}: {WORKFLOWS[current]}. /plan TASK plans one task; "
                   "/plan auto | direct | structured changes it; /plan continue resumes an unfinished plan")
         return
-    if not _idle(app, "/plan"):
+    session = _idle(app, "/plan")
+    if session is None:
         return
     if arg.lower() == "continue":
         if session.unfinished_plan is None:
@@ -304,13 +317,13 @@ async def _plan(app: Any, arg: str) -> None:
     app.send_prompt(arg)
 
 
-async def _map(app: Any, arg: str) -> None:
+async def _map(app: CoderApp, arg: str) -> None:
     from tui.knowledge import toggle_map
 
     await toggle_map(app, arg)
 
 
-async def _explore(app: Any, arg: str) -> None:
+async def _explore(app: CoderApp, arg: str) -> None:
     from tui.knowledge import explore_command
 
     await explore_command(app, arg)
@@ -325,10 +338,10 @@ HANDLERS: dict[str, Handler] = {
 }
 
 
-def palette_commands(app: Any) -> Iterable[SystemCommand]:
+def palette_commands(app: CoderApp) -> Iterable[SystemCommand]:
     """The app's actions for the command palette (Textual adds theme, keys, quit, screenshot)."""
 
-    def command(text: str) -> Callable[[], None]:
+    def command(text: str) -> Callable[[], object]:
         return lambda: app.run_worker(run_command(app, text), group="commands", exit_on_error=False)
 
     for mode in MODES:
@@ -344,5 +357,5 @@ def palette_commands(app: Any) -> Iterable[SystemCommand]:
     yield SystemCommand("New session", "Start a new conversation (Ctrl+N)", command("/clear"))
     yield SystemCommand("Side panel", "Show or hide the plan and workspace panel (Ctrl+B)", app.action_toggle_side)
     yield SystemCommand("Setup…", "Choose the model, server and key again", command("/setup"))
-    if app.github is not None:
+    if app.bridge.on_github:
         yield SystemCommand("Pull request", "Publish the changes as one commit and open a PR", command("/pr"))

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from tui.widgets.panes import WorkspacePane, local_info
 
+if TYPE_CHECKING:
+    from agent.workspaces.base import Workspace
+    from tui.app import CoderApp
 
-def refresh_pane(app: Any) -> None:
+
+def refresh_pane(app: CoderApp) -> None:
     """Show the current workspace's facts in the pane (git and checkpoints are read in a thread)."""
     pane = app.query_one(WorkspacePane)
     bridge = app.bridge
@@ -26,7 +30,7 @@ def refresh_pane(app: Any) -> None:
     app.run_worker(gather, name="pane", group="pane", exclusive=True, exit_on_error=False)
 
 
-async def _local(app: Any, pane: WorkspacePane, workspace: Any) -> None:
+async def _local(app: CoderApp, pane: WorkspacePane, workspace: Workspace) -> None:
     import asyncio
 
     session = app.bridge.session
@@ -35,7 +39,7 @@ async def _local(app: Any, pane: WorkspacePane, workspace: Any) -> None:
     pane.show_local(info)
 
 
-async def _github(pane: WorkspacePane, workspace: Any) -> None:
+async def _github(pane: WorkspacePane, workspace: Workspace) -> None:
     import asyncio
 
     from agent.github.launch import status

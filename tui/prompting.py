@@ -3,17 +3,22 @@ sent and why), and the model picker behind the palette's 'Change model'."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
+
+from tui.widgets.transcript import Transcript
+
+if TYPE_CHECKING:
+    from tui.app import CoderApp
 
 
-def show_prompt(app: Any, text: str, mentions: list[str]) -> None:
-    transcript = app.query_one("#transcript")
+def show_prompt(app: CoderApp, text: str, mentions: list[str]) -> None:
+    transcript = app.query_one("#transcript", Transcript)
     transcript.user(text)
     if mentions:
         transcript.notice("attached: " + ", ".join(mentions), "dim")
 
 
-def send_prompt(app: Any, text: str, mentions: list[str]) -> None:
+def send_prompt(app: CoderApp, text: str, mentions: list[str]) -> None:
     outcome = app.bridge.submit(text, mentions)
     if outcome == "started" or (outcome == "queued" and app.bridge.room is not None):
         if app.bridge.room is None:
@@ -23,21 +28,21 @@ def send_prompt(app: Any, text: str, mentions: list[str]) -> None:
         app.notify("Sent to the running plan: a question is answered, a change replans the rest.", timeout=4)
     elif outcome == "queued":
         app.notify("Queued: sent when the current run ends (Esc stops it).", timeout=4)
-    elif outcome == "failed":
-        message, fix = app.bridge.failure
-        app.query_one("#transcript").notice(f"Not sent (Up recalls it): {message}. {fix}", "warning")
+    elif outcome == "failed" and (failure := app.bridge.failure) is not None:
+        message, fix = failure
+        app.notice(f"Not sent (Up recalls it): {message}. {fix}", "warning")
     else:
         app.notify("The agent is still loading; your prompt is sent as soon as it is ready.", timeout=4)
 
 
-def run_command(app: Any, text: str, name: str = "command") -> None:
+def run_command(app: CoderApp, text: str, name: str = "command") -> None:
     """A slash command in a worker: its dialogs wait without holding up the event loop."""
     from tui.commands import run_command as command
 
     app.run_worker(command(app, text), name=name, group="commands", exit_on_error=False)
 
 
-async def ask_model(app: Any) -> None:
+async def ask_model(app: CoderApp) -> None:
     from tui.commands import run_command as command
     from tui.screens.ask import AskScreen
 

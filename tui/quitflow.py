@@ -4,12 +4,17 @@ unpublished GitHub edits are confirmed first, then the bridge shuts down."""
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import TYPE_CHECKING
+
+from tui.widgets.statusbar import StatusBar
+
+if TYPE_CHECKING:
+    from tui.app import CoderApp
 
 QUIT_WINDOW = 2.0  # seconds in which a second Ctrl+C quits
 
 
-def interrupt(app: Any) -> None:
+def interrupt(app: CoderApp) -> None:
     selected = getattr(app.focused, "selected_text", "") or app.screen.get_selected_text()
     if selected:  # Ctrl+C with text selected copies it, as everywhere else
         app.copy_to_clipboard(selected)
@@ -26,7 +31,7 @@ def interrupt(app: Any) -> None:
     app.notify("Press Ctrl+C again to quit.", timeout=QUIT_WINDOW)
 
 
-async def confirm_quit(app: Any) -> None:
+async def confirm_quit(app: CoderApp) -> None:
     if app.bridge.running:
         from tui.screens.confirm import ConfirmScreen
 
@@ -35,12 +40,12 @@ async def confirm_quit(app: Any) -> None:
     await quit_app(app)
 
 
-async def quit_app(app: Any) -> None:
+async def quit_app(app: CoderApp) -> None:
     from tui.screens.unpublished import settle_unpublished
 
     farewell = await settle_unpublished(app)  # GitHub edits not yet published: ask first
     if farewell is False:
         return
-    app.query_one("#status").set_state("leaving" if app.bridge.room else "closing")
+    app.query_one("#status", StatusBar).set_state("leaving" if app.bridge.room else "closing")
     await app.bridge.shutdown()
     app.exit(0, message=farewell)

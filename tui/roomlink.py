@@ -10,11 +10,20 @@ from __future__ import annotations
 import threading
 import webbrowser
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from argparse import Namespace
+
+    from agent.oct.roomagent import RoomAgent
+    from agent.oct.status import RoomStatus
+    from agent.runner import AgentSession
+    from agent.workspaces.room import RoomWorkspace
+    from tui.ports import TaskRunner
 
 
 class RoomLink:
-    def __init__(self, options: Any, emit: Callable[[Any], None], changed: Callable[[], None]) -> None:
+    def __init__(self, options: Namespace, emit: Callable[[Any], None], changed: Callable[[], None]) -> None:
         from agent.oct.client import RoomClient, RoomOptions
         from agent.oct.crypto import start_key_pair
         from agent.oct.headless import room_events
@@ -26,15 +35,15 @@ class RoomLink:
         room_events(self.client, emit)
         self.client.listeners.append(lambda what, detail: changed())
         self.changed = changed
-        self.agent: Any = None
-        self.workspace: Any = None
+        self.agent: RoomAgent | None = None
+        self.workspace: RoomWorkspace | None = None
         self.failed: str | None = None  # why the join failed (the client's phase stays where it stopped)
 
     @property
-    def status(self) -> Any:
+    def status(self) -> RoomStatus:
         return self.client.status
 
-    async def join(self) -> Any:
+    async def join(self) -> RoomWorkspace:
         """Join (OctError with the server's reason on failure); returns the room workspace."""
         from agent.oct.errors import OctError
         from agent.workspaces.room import RoomWorkspace
@@ -48,19 +57,21 @@ class RoomLink:
         self.workspace = RoomWorkspace(self.client)
         return self.workspace
 
-    def start(self, session: Any, app: Any) -> None:
+    def start(self, session: AgentSession, runner: TaskRunner) -> None:
         """Answer the room's triggers with this session, one at a time, in order."""
         from agent.oct.roomagent import RoomAgent
 
+        assert self.workspace is not None, "a room's session starts after the join"
         self.agent = RoomAgent(self.client, self.workspace, session, session.emit, self.name)
-        app.run_worker(self.agent.run(), name="room-agent", group="room", exit_on_error=False)
+        runner.run_task(self.agent.run(), name="room-agent", group="room")
 
-    def rebind(self, session: Any) -> None:
+    def rebind(self, session: AgentSession) -> None:
         """A new conversation (/clear, /resume) answers the next triggers."""
         if self.agent is not None:
             self.agent.session, self.agent.emit = session, session.emit
 
     def ask(self, prompt: str) -> None:
+        assert self.agent is not None, "prompts reach a room once its session started"
         self.agent.ask(prompt)
 
     def clear_queue(self) -> None:

@@ -3,15 +3,23 @@ boot, then the session it opens. Kept out of tui/app.py, which is wiring only.""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, cast
 
 from tui.pathfmt import home_relative
+from tui.widgets.prompt import PromptInput
+from tui.widgets.statusbar import StatusBar
+from tui.widgets.transcript import Transcript
+
+if TYPE_CHECKING:
+    from agent.runner import AgentSession
+    from tui.app import CoderApp
+    from tui.widgets.livediff import LiveDiff
 
 
-async def first_frame_shown(app: Any) -> None:
+async def first_frame_shown(app: CoderApp) -> None:
     from tui.themes import register_builtin_themes
 
-    app.query_one("#prompt").set_commands(app.slash_commands())
+    app.query_one("#prompt", PromptInput).set_commands(app.slash_commands())
     register_builtin_themes(app)
     await compose_side(app)
     # What exists now lives as long as the app: freeze it; full collections wait for pauses.
@@ -23,7 +31,7 @@ async def first_frame_shown(app: Any) -> None:
     app.start_boot()
 
 
-async def compose_side(app: Any) -> None:
+async def compose_side(app: CoderApp) -> None:
     """The side panel's timeline and pane, and the presenter that fills them and the chat: both
     empty until the agent runs, they would only delay the first frame."""
     from tui.presenter import Presenter
@@ -34,7 +42,8 @@ async def compose_side(app: Any) -> None:
     timeline = Timeline(id="timeline")
     timeline.border_title = "Plan · timeline"
     await app.query_one("#side").mount(timeline, CodeMap(id="codemap"), WorkspacePane(id="pane"))
-    presenter = Presenter(app.query_one("#transcript"), timeline, app.query_one("#status"), app.key_argument)
+    presenter = Presenter(app.query_one("#transcript", Transcript), timeline, app.query_one("#status", StatusBar),
+                          app.key_argument)
     presenter.on_files_changed = lambda event, approved: app.live_diff().landed(event, approved)
     presenter.on_run_start = lambda event: _run_started(app)
     presenter.on_run_end = lambda event: app.agent_idle()
@@ -42,15 +51,15 @@ async def compose_side(app: Any) -> None:
     app.presenter = presenter
 
 
-def _run_started(app: Any) -> None:
-    for strip in app.query("#livediff"):
-        strip.new_run()
+def _run_started(app: CoderApp) -> None:
+    for strip in app.query("#livediff"):  # only once it was shown (its module loads then)
+        cast("LiveDiff", strip).new_run()
 
 
-def session_opened(app: Any, session: Any) -> None:
+def session_opened(app: CoderApp, session: AgentSession) -> None:
     from tui.replay import replay
 
-    status = app.query_one("#status")
+    status = app.query_one("#status", StatusBar)
     label = session.workspace.label
     status.set_workspace(home_relative(label) if session.workspace.root is not None else label)
     status.set_model(session.model or "")
@@ -58,17 +67,17 @@ def session_opened(app: Any, session: Any) -> None:
     if session.agent.profile.mode:  # the profile's own mode (architect: plan), unless --mode said otherwise
         app.set_mode(session.mode)
     if session.restored is not None:
-        mode = replay(session.restored, app.presenter, app.query_one("#transcript"), app.options.mode)
+        mode = replay(session.restored, app.presenter, app.query_one("#transcript", Transcript), app.options.mode)
         if mode:
             app.set_mode(mode)
-    session.mode = app.mode
+    app.bridge.set_mode(app.mode)  # the bridge's session is this one
     status.set_state("idle")
     app.refresh_pane()
     app.load_files()
     app.bridge.session_ready()
 
 
-def apply_keymap(app: Any, keymap: dict[str, str]) -> None:
+def apply_keymap(app: CoderApp, keymap: dict[str, str]) -> None:
     """Remapped keys from config.toml's [keymap] (binding id -> keys); unknown ids are named."""
     if not keymap:
         return
@@ -77,12 +86,12 @@ def apply_keymap(app: Any, keymap: dict[str, str]) -> None:
     known = {row[2] for row in binding_rows()}
     unknown = sorted(set(keymap) - known)
     if unknown:
-        app.query_one("#transcript").notice(
+        app.notice(
             f"config [keymap]: no binding with id {', '.join(unknown)} (F1 lists the ids)", "warning")
     app.set_keymap({k: v for k, v in keymap.items() if k in known})
 
 
-def list_files(app: Any) -> None:
+def list_files(app: CoderApp) -> None:
     """The workspace's files for @ completion (in a thread: a big tree must not stall the UI)."""
     import asyncio
 
@@ -93,4 +102,4 @@ def list_files(app: Any) -> None:
         files = asyncio.run(workspace.list_files(""))
     except Exception:  # noqa: BLE001 - @ completion is a convenience; it stays empty
         return
-    app.call_from_thread(app.query_one("#prompt").set_files, files)
+    app.call_from_thread(app.query_one("#prompt", PromptInput).set_files, files)

@@ -8,13 +8,18 @@ the work branch that `/pr` makes (agent/github/launch.py), and the exit message 
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+from typing import TYPE_CHECKING, Literal
 
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Static
+
+from tui.widgets.transcript import Transcript
+
+if TYPE_CHECKING:
+    from tui.app import CoderApp
 
 PUBLISH, QUIT = "publish", "quit"
 SHOWN_FILES = 6
@@ -59,7 +64,7 @@ class UnpublishedScreen(ModalScreen[str | None]):
         self.dismiss(event.button.id if event.button.id in (PUBLISH, QUIT) else None)
 
 
-async def settle_unpublished(app: Any) -> str | None | bool:
+async def settle_unpublished(app: CoderApp) -> str | Literal[False] | None:
     """Before quitting: False to stay; otherwise what to print on exit (None for nothing).
 
     Nothing is asked unless the workspace is a GitHub one with unpublished changes.
@@ -68,17 +73,17 @@ async def settle_unpublished(app: Any) -> str | None | bool:
     from agent.github.launch import publish_changes, unpublished
 
     workspace, session = app.bridge.workspace, app.bridge.session
-    if session is None or getattr(workspace, "github", None) is None:
+    link = getattr(workspace, "github", None)  # the API workspace or the clone
+    if session is None or workspace is None or link is None:
         return None
     files = await asyncio.to_thread(unpublished, workspace)  # a clone asks git
     if not files:
         return None
-    link = workspace.github
     choice = await app.push_screen_wait(UnpublishedScreen(link.remote.full_name, link.publisher.branch, files,
                                                           session.session_id))
     if choice != PUBLISH:
         return None if choice == QUIT else False
-    transcript = app.query_one("#transcript")
+    transcript = app.query_one("#transcript", Transcript)
     transcript.notice("Publishing the changes…", "dim")
     try:
         event = await publish_changes(workspace)
