@@ -17,8 +17,12 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from agent.config import Config
+    from agent.oct.client import RoomClient
+    from agent.target import Target, TargetError
     from tui.ports import BootHost
     from tui.screens.setup import SetupResult
+
+RESUME_FIX = "Quit (Ctrl+Q) and start again; `coder-tui sessions` lists them."
 
 
 def _import_core() -> None:
@@ -129,7 +133,7 @@ async def boot(app: BootHost) -> None:
     try:
         config = await opener(app)
     except SessionError as exc:
-        app.fatal(f"--resume: {exc}", "Quit (Ctrl+Q) and start again; `coder-tui sessions` lists them.")
+        app.fatal(f"--resume: {exc}", RESUME_FIX)
         return
     except ProfileError as exc:
         app.fatal(f"profile: {exc}", "Quit (Ctrl+Q) and start again with another --profile; "
@@ -145,7 +149,7 @@ async def boot(app: BootHost) -> None:
     app.session_opened(session)
     app.run_task(_check_model(app, config.model or ""), name="check-model")
     if app.bridge.room is not None:
-        app.bridge.room.start(session, app)
+        app.bridge.room.start(app)
 
 
 async def _check_model(app: BootHost, model: str) -> None:
@@ -161,63 +165,79 @@ async def _check_model(app: BootHost, model: str) -> None:
 
 
 async def _open_local(app: BootHost) -> Config | None:
-    from agent.workspaces.base import WorkspaceError
-    from agent.workspaces.local import LocalWorkspace
-
-    try:
-        workspace = LocalWorkspace(app.options.workspace)
-    except WorkspaceError as exc:
-        app.fatal(f"cannot open {app.options.workspace}: {exc}",
-                  "Quit (Ctrl+Q) and start coder-tui on a folder you can read.")
+    target = await _open(app, None)
+    if target is None:
         return None
-    app.bridge.attach_target(workspace)
-    config = await load_config(app, workspace.root)
+    app.bridge.attach_target(target)
+    config = await load_config(app, target.workspace.root)  # the folder's own config file, once trusted
     if config is not None:
         app.bridge.open_session(config, app.options.resume)
     return config
 
 
 async def _open_github(app: BootHost) -> Config | None:
-    from agent.github.errors import GitHubError
-    from agent.github.launch import GitHubRequest, open_github
-
-    options = app.options
     config = await load_config(app, None)
     if config is None:
         return None
-    request = GitHubRequest(options.github, options.clone, options.issue, "", options.resume)
-    app.show_progress("Opening " + options.github)
+    app.show_progress("Opening " + app.options.github)
     try:
-        opened = await open_github(request, config, app.show_event, app.github_progress)
-    except GitHubError as exc:
-        app.fatal(f"--github: {exc}", "Quit (Ctrl+Q), fix the repository or token, and start again.")
-        return None
+        target = await _open(app, config)
     finally:
         app.show_progress(None)
-    app.bridge.attach_target(opened.workspace, registry=opened.registry)
-    opened.attach(app.bridge.open_session(config, options.resume))
-    if opened.prompt:
-        app.call_later(app.send_prompt, opened.prompt)
+    if target is None:
+        return None
+    app.bridge.attach_target(target)
+    app.bridge.open_session(config, app.options.resume)
+    if target.prompt:  # --issue N: the issue is the task
+        app.call_later(app.send_prompt, target.prompt)
     return config
 
 
 async def _open_room(app: BootHost) -> Config | None:
-    from agent.oct.errors import OctError
-    from tui.roomlink import RoomLink
-
-    options = app.options
     config = await load_config(app, None)
     if config is None:
         return None
-    link = RoomLink(options, app.show_event, app.refresh_pane)
-    app.bridge.link_room(link)
-    app.refresh_pane()
-    try:
-        workspace = await link.join()
-    except OctError as exc:
-        app.fatal(f"could not join room {options.room}: {exc.message}",
-                  "Quit (Ctrl+Q), check the room id and --server, and start again.")
+    target = await _open(app, config)
+    if target is None:
         return None
-    app.bridge.attach_target(workspace, meta={"room": options.room, "server": options.server})
-    app.bridge.open_session(config, options.resume)
+    app.bridge.attach_target(target)
+    if app.bridge.room is not None:
+        app.bridge.room.joined(target)
+    app.bridge.open_session(config, app.options.resume)
     return config
+
+
+async def _open(app: BootHost, config: Config | None) -> Target | None:
+    """The target the options name (agent/target.py); None when it cannot be opened, and why is shown.
+
+    A room's pane follows its client from before the join; its events and a clone's progress are
+    shown as they come.
+    """
+    from agent.target import TargetError, TargetSpec, open_target
+    from tui.roomlink import RoomLink
+
+    def watch_room(client: RoomClient) -> None:
+        app.bridge.link_room(RoomLink(client, app.refresh_pane))
+        app.refresh_pane()
+
+    options = app.options
+    try:
+        return await open_target(TargetSpec.from_options(options), config, emit=app.show_event,
+                                 progress=app.github_progress, watch_room=watch_room)
+    except TargetError as exc:
+        if app.bridge.room is not None:
+            app.bridge.room.join_failed(exc.reason)
+        app.fatal(*_failure(options, exc))
+        return None
+
+
+def _failure(options: Namespace, exc: TargetError) -> tuple[str, str]:
+    """What could not be opened, and what to do: quit first (the app stays open to read it)."""
+    from agent.target import RESUME_HINT
+
+    if exc.hint == RESUME_HINT:
+        return exc.message, RESUME_FIX
+    if not options.room and not options.github:
+        return (f"cannot open {options.workspace}: {exc.reason}",
+                "Quit (Ctrl+Q) and start coder-tui on a folder you can read.")
+    return exc.message, f"Quit (Ctrl+Q), {exc.hint}."

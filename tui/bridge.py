@@ -3,7 +3,8 @@
 The loop runs as a Textual worker on the app's event loop; its events go straight to the
 presenter and approvals dock under the conversation. Everything heavy (the agent core, litellm) is
 imported after the first frame. The bridge knows the app only as a `SessionHost` (tui/ports.py);
-boot gives it the target it works on with `attach_target` / `link_room`.
+boot gives it the target that `agent.target.open_target` opened (`attach_target`, and `link_room`
+for a room's pane while it joins).
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ if TYPE_CHECKING:
     from agent.config import Config
     from agent.events import Mode
     from agent.runner import AgentSession
-    from agent.tools.registry import ToolRegistry
+    from agent.target import Target
     from agent.workspaces.base import Workspace
     from tui.ports import SessionHost
     from tui.roomlink import RoomLink
@@ -43,9 +44,7 @@ class AgentBridge:
         self.host = host
         self.sink = sink
         self.session: AgentSession | None = None
-        self.workspace: Workspace | None = None  # set by attach_target
-        self._registry_factory: Callable[[], ToolRegistry] | None = None
-        self._meta: dict[str, Any] | None = None
+        self.target: Target | None = None  # what every session works on (attach_target)
         self.approver = TuiApprover(host)
         self.waiting: list[tuple[str, list[str]]] = []  # prompts sent before the session was ready
         self.room: RoomLink | None = None  # when the workspace is a live room (link_room)
@@ -53,11 +52,13 @@ class AgentBridge:
         self._quiet = True  # between runs, and after a stop until the next run starts
 
     # -- the target -----------------------------------------------------------------------
-    def attach_target(self, workspace: Workspace, registry: Callable[[], ToolRegistry] | None = None,
-                      meta: dict[str, Any] | None = None) -> None:
-        """The workspace every session opens on, the tools each gets (default: the standard set)
-        and what the session file records about where it ran."""
-        self.workspace, self._registry_factory, self._meta = workspace, registry, meta
+    def attach_target(self, target: Target) -> None:
+        """The target every session opens on and is bound to (the first, and after /clear or /resume)."""
+        self.target = target
+
+    @property
+    def workspace(self) -> Workspace | None:
+        return self.target.workspace if self.target is not None else None
 
     def link_room(self, link: RoomLink) -> None:
         """A live room: its pane shows the join as it happens, before the workspace exists."""
@@ -85,14 +86,12 @@ class AgentBridge:
         return getattr(self.workspace, "github", None) is not None
 
     def open_session(self, config: Config, resume: str | None = None) -> AgentSession:
-        """A new AgentSession on the attached workspace (or the continuation of a recorded one)."""
+        """A new AgentSession on the attached target (or the continuation of a recorded one)."""
         from agent.runner import AgentSession
         from agent.tools import sandbox
 
-        assert self.workspace is not None, "attach_target comes first"
-        registry = self._registry_factory() if self._registry_factory else None
-        session = AgentSession.open(config, self.workspace, self.approver, self._deliver, resume=resume,
-                                    registry=registry, meta=self._meta)
+        assert self.target is not None, "attach_target comes first"
+        session = AgentSession.for_target(config, self.target, self.approver, self._deliver, resume=resume)
         self.session = session
         sandbox.configure(session)
         session.plan_reviewer = self.host.plan_reviewer(session)
@@ -203,8 +202,8 @@ class AgentBridge:
             await asyncio.sleep(0)
             await self.session.close()
             self.session = None
-        if self.room is not None:
-            await self.room.leave()
+        if self.target is not None:  # a room is left; a room that was never joined was left already
+            await self.target.close()
 
 
 def check_resumable(ref: str, workspace: str) -> None:

@@ -182,9 +182,7 @@ async def switch_session(app: CoderApp, resume: str | None) -> None:
     app.query_one(Timeline).clear()
     app.query_one("#status", StatusBar).set_usage(0, 0, None)
     app.query_one("#status", StatusBar).set_allowances([])  # a new gate: nothing is allowed in the new session
-    if app.bridge.room is not None:
-        app.bridge.room.rebind(session)
-    app.session_opened(session)
+    app.session_opened(session)  # the new session answers a room's next triggers (AgentSession.for_target)
     if resume is None:
         _say(app, f"New conversation (session {session.session_id}).", "dim")
 

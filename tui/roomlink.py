@@ -7,68 +7,48 @@ app are answered in turn with the room's own `@agent` triggers.
 
 from __future__ import annotations
 
-import threading
-import webbrowser
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from argparse import Namespace
-
+    from agent.oct.client import RoomClient
     from agent.oct.roomagent import RoomAgent
     from agent.oct.status import RoomStatus
-    from agent.runner import AgentSession
-    from agent.workspaces.room import RoomWorkspace
+    from agent.target import Target
     from tui.ports import TaskRunner
 
 
 class RoomLink:
-    def __init__(self, options: Namespace, emit: Callable[[Any], None], changed: Callable[[], None]) -> None:
-        from agent.oct.client import RoomClient, RoomOptions
-        from agent.oct.crypto import start_key_pair
-        from agent.oct.roomevents import room_events
+    """The app's side of a room that `open_target` joins: its client from before the join (the
+    pane follows it), why the join failed, and the prompts typed here."""
 
-        self.name = options.name
-        # The 4096-bit key is generated in a thread while we log in and wait for the host.
-        self.client = RoomClient(RoomOptions(room_id=options.room, server=options.server, name=options.name,
-                                             email=options.email, on_web_login=_open_browser), start_key_pair())
-        room_events(self.client, emit)
-        self.client.listeners.append(lambda what, detail: changed())
+    def __init__(self, client: RoomClient, changed: Callable[[], None]) -> None:
+        self.client = client
+        client.listeners.append(lambda what, detail: changed())
         self.changed = changed
-        self.agent: RoomAgent | None = None
-        self.workspace: RoomWorkspace | None = None
+        self.target: Target | None = None  # once joined
         self.failed: str | None = None  # why the join failed (the client's phase stays where it stopped)
 
     @property
     def status(self) -> RoomStatus:
         return self.client.status
 
-    async def join(self) -> RoomWorkspace:
-        """Join (OctError with the server's reason on failure); returns the room workspace."""
-        from agent.oct.errors import OctError
-        from agent.workspaces.room import RoomWorkspace
+    @property
+    def agent(self) -> RoomAgent | None:
+        """What answers the room's triggers, made when the first session is bound to the room."""
+        return self.target.agent if self.target is not None else None
 
-        try:
-            await self.client.join()
-        except OctError as exc:
-            self.failed = exc.message
-            self.changed()
-            raise
-        self.workspace = RoomWorkspace(self.client)
-        return self.workspace
+    def joined(self, target: Target) -> None:
+        self.target = target
 
-    def start(self, session: AgentSession, runner: TaskRunner) -> None:
-        """Answer the room's triggers with this session, one at a time, in order."""
-        from agent.oct.roomagent import RoomAgent
+    def join_failed(self, reason: str) -> None:
+        self.failed = reason
+        self.changed()
 
-        assert self.workspace is not None, "a room's session starts after the join"
-        self.agent = RoomAgent(self.client, self.workspace, session, session.emit, self.name)
+    def start(self, runner: TaskRunner) -> None:
+        """Answer the room's triggers with the bound session, one at a time, in order."""
+        assert self.agent is not None, "a room's triggers are answered once a session is bound to it"
         runner.run_task(self.agent.run(), name="room-agent", group="room")
-
-    def rebind(self, session: AgentSession) -> None:
-        """A new conversation (/clear, /resume) answers the next triggers."""
-        if self.agent is not None:
-            self.agent.session, self.agent.emit = session, session.emit
 
     def ask(self, prompt: str) -> None:
         assert self.agent is not None, "prompts reach a room once its session started"
@@ -89,11 +69,3 @@ class RoomLink:
         for job, _ in kept:
             agent.queue.put_nowait(job)
         agent.client.publish("queue", len(status.queue))
-
-    async def leave(self) -> None:
-        await self.client.leave()
-
-
-def _open_browser(prompt: Any) -> None:
-    """Try to open the login page; the room pane shows the address either way."""
-    threading.Thread(target=webbrowser.open, args=(prompt.url,), name="open-login", daemon=True).start()
