@@ -73,3 +73,12 @@ async def test_fallback_and_budget_in_the_app(make_app: Any, fake_llm: Any, isol
         assert any("using openai/backup-model" in n for n in shown)
         assert any("the token budget is spent (5,010 tokens used of 1,000)" in n for n in shown)
         assert "openai/backup-model" in rendered_text(app.query_one("#status"))
+
+
+async def test_an_unknown_profile_at_start_says_what_failed_and_what_to_do(make_app: Any) -> None:
+    app = make_app("--profile", "nope")
+    async with app.run_test(size=APP_SIZE) as pilot:
+        await wait_for(pilot, lambda: app.query_one("#status").state == "not ready", what="the failure")
+        said = next((n for n in notices(app) if "nope" in n), str(notices(app)))
+        assert said.startswith("profile: ") and "no profile 'nope'" in said
+        assert "Ctrl+Q" in said and "coder-tui profiles" in said  # what to do
