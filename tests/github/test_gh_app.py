@@ -81,3 +81,25 @@ async def test_clone_in_the_app_shows_progress_and_offers_shell_tools(fake_llm: 
         await wait_for(pilot, lambda: len(fake_llm.requests) == 2 and not app.bridge.running, what="the run")
         told = [m["content"] for m in fake_llm.requests[-1]["messages"] if m["role"] == "tool"][-1]
         assert "greet.py" in told
+
+
+async def test_a_new_conversation_on_a_repository_records_it_and_gets_its_rate_limit_waits(
+        fake_llm: Any, gh_server: Any, repo: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """/clear: the new session is bound to the repository like the first (--resume needs its pointer)."""
+    from agent.session import SessionStore, load
+    from tui.app import CoderApp
+
+    monkeypatch.setenv("GITHUB_TOKEN", TOKEN)
+    monkeypatch.setenv("CODER_TUI_GITHUB_API_URL", gh_server.url)
+    app = CoderApp(app_options(Path("."), fake_llm, "--github", "octo/hello"), animate=False)
+    async with app.run_test(size=APP_SIZE) as pilot:
+        await ready(pilot)
+        first = app.bridge.session
+        await type_text(pilot, "/clear")
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: app.bridge.session is not first and app.bridge.session is not None,
+                       what="/clear")
+        session = app.bridge.session
+        assert app.bridge.target.github.client.notify == session.emit  # waits reach the current chat
+    state = load(SessionStore().resolve(session.session_id, workspace=session.workspace.label)).state
+    assert state["github"]["repository"] == "octo/hello"
