@@ -36,6 +36,7 @@ if TYPE_CHECKING:  # the app's parts load after the first frame; the type checke
     from agent.events import Event
     from agent.planning.review import PlanReviewer
     from agent.runner import AgentSession
+    from tui.knowledge import ExploreRun
     from tui.presenter import Presenter
     from tui.widgets.livediff import LiveDiff
     from tui.widgets.timeline import Timeline
@@ -71,6 +72,8 @@ class CoderApp(App[int]):
         self.bridge = AgentBridge(self, self.show_event)
         self.presenter: Presenter | None = None  # made with the side panel, right after the first frame
         self.last_interrupt = 0.0  # when Ctrl+C last asked to press it again (tui/quitflow.py)
+        self.explore_run: ExploreRun | None = None  # /explore's background run (tui/knowledge.py)
+        self.tasks_running = False  # due scheduled tasks run now (tui/knowledge.py)
         self._remember_theme = False  # only a theme the user picks is saved
         self.gc_policy = GcPolicy()
         from tui.themes import register_first_theme, saved_theme
@@ -96,8 +99,7 @@ class CoderApp(App[int]):
     def slash_commands(self) -> list[tuple[str, str]]:
         from tui.commands import SLASH_COMMANDS
 
-        github_only = {"pr"}
-        return [c for c in SLASH_COMMANDS if self.options.github or c[0] not in github_only]
+        return [c for c in SLASH_COMMANDS if self.options.github or c[0] != "pr"]  # /pr: GitHub only
 
     def on_mount(self) -> None:
         status = self.query_one(StatusBar)

@@ -5,10 +5,18 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+from textual.widgets import Input
 
 from tui.widgets.codemap import CodeMap
 from tui.widgets.transcript import Transcript
+
+if TYPE_CHECKING:
+    from agent.knowledge.explore import Explorer
+    from agent.runner import AgentSession
+    from agent.workspaces.base import Workspace
+    from tui.app import CoderApp
 
 TASK_CHECK_SECONDS = 30.0
 QUIET = {"explore_step", "explore_progress", "explore_status"}
@@ -16,23 +24,24 @@ QUIET = {"explore_step", "explore_progress", "explore_status"}
 
 @dataclass
 class ExploreRun:
-    explorer: Any
+    explorer: Explorer
     stop: asyncio.Event = field(default_factory=asyncio.Event)
 
 
-def _say(app: Any, text: str, kind: str = "info") -> None:
+def _say(app: CoderApp, text: str, kind: str = "info") -> None:
     app.query_one(Transcript).notice(text, kind)
 
 
-def _ready(app: Any, what: str) -> bool:
+def _ready(app: CoderApp, what: str) -> tuple[AgentSession, Workspace] | None:
+    """The session and its workspace, or None (and why not is shown) while they do not exist."""
     if app.bridge.session is None or app.bridge.workspace is None:
         _say(app, f"{what} needs the agent to be ready; it is still loading or could not start.", "warning")
-        return False
-    return True
+        return None
+    return app.bridge.session, app.bridge.workspace
 
 
 # -- the map pane ----------------------------------------------------------------------------------
-async def toggle_map(app: Any, query: str) -> None:
+async def toggle_map(app: CoderApp, query: str) -> None:
     pane = app.query_one(CodeMap)
     if pane.has_class("-shown") and not query:
         pane.remove_class("-shown")
@@ -42,11 +51,11 @@ async def toggle_map(app: Any, query: str) -> None:
     pane.add_class("-shown")
     if app.screen.has_class("-narrow"):
         app.screen.add_class("-side-open")
-    pane.query_one("#codemap-search").value = query
+    pane.query_one("#codemap-search", Input).value = query
     await reload_map(app)
 
 
-async def reload_map(app: Any) -> None:
+async def reload_map(app: CoderApp) -> None:
     from agent.github.errors import GitHubError
     from agent.knowledge.builder import current_view
     from agent.knowledge.store import StoreError
@@ -64,9 +73,9 @@ async def reload_map(app: Any) -> None:
 
 
 # -- exploration -----------------------------------------------------------------------------------
-async def explore_command(app: Any, arg: str) -> None:
+async def explore_command(app: CoderApp, arg: str) -> None:
     action, _, rest = arg.partition(" ")
-    current: ExploreRun | None = getattr(app, "explore_run", None)
+    current = app.explore_run
     if action == "start":
         await _start(app, current, rest.strip())
     elif action == "stop":
@@ -81,7 +90,7 @@ async def explore_command(app: Any, arg: str) -> None:
         _say(app, f"unknown /explore {action}; use /explore start [SECONDS], stop or status", "error")
 
 
-async def _start(app: Any, current: ExploreRun | None, interval_text: str) -> None:
+async def _start(app: CoderApp, current: ExploreRun | None, interval_text: str) -> None:
     from agent.config import ConfigError
     from agent.knowledge.explore import ExploreError, Explorer
     from agent.knowledge.summarize import summary_llm
@@ -89,20 +98,22 @@ async def _start(app: Any, current: ExploreRun | None, interval_text: str) -> No
     if current is not None:
         _say(app, "exploration is already running; /explore status shows how far it is")
         return
-    if not _ready(app, "/explore"):
+    ready = _ready(app, "/explore")
+    if ready is None:
         return
+    session, workspace = ready
     try:
         interval = float(interval_text) if interval_text else 120.0
         if interval < 0:
             raise ValueError
-        llm = summary_llm(app.bridge.session.config)
+        llm = summary_llm(session.config)
     except ValueError:
         _say(app, f"/explore start SECONDS: expected a number of seconds, got {interval_text!r}", "error")
         return
     except ConfigError as exc:
         _say(app, f"/explore: {exc}", "error")
         return
-    run = ExploreRun(Explorer(app.bridge.workspace, llm, lambda event: _explore_event(app, event)))
+    run = ExploreRun(Explorer(workspace, llm, lambda event: _explore_event(app, event)))
     app.explore_run = run
 
     async def explore() -> None:
@@ -116,11 +127,11 @@ async def _start(app: Any, current: ExploreRun | None, interval_text: str) -> No
             app.explore_run = None
 
     app.run_worker(explore(), name="explore", group="explore", exit_on_error=False)
-    _say(app, f"Exploring {app.bridge.workspace.label} in the background, one step every {interval:g} s "
+    _say(app, f"Exploring {workspace.label} in the background, one step every {interval:g} s "
               "(/explore status, /explore stop; /map shows what it learns).", "dim")
 
 
-async def _status(app: Any, current: ExploreRun | None) -> None:
+async def _status(app: CoderApp, current: ExploreRun | None) -> None:
     if current is None:
         _say(app, "exploration is not running; /explore start begins it")
         return
@@ -131,7 +142,7 @@ async def _status(app: Any, current: ExploreRun | None) -> None:
               f"{last.get('path', '')}".rstrip())
 
 
-def _explore_event(app: Any, event: dict[str, Any]) -> None:
+def _explore_event(app: CoderApp, event: dict[str, Any]) -> None:
     if event["type"] == "explore_step":
         app.run_worker(reload_map(app), group="codemap", exclusive=True, exit_on_error=False)
     elif event["type"] not in QUIET and event.get("text"):
@@ -139,13 +150,14 @@ def _explore_event(app: Any, event: dict[str, Any]) -> None:
 
 
 # -- scheduled tasks ----------------------------------------------------------------------------------
-def start_task_timer(app: Any) -> None:
+def start_task_timer(app: CoderApp) -> None:
     """Run due scheduled tasks while the app is open and the agent idle."""
     app.set_interval(TASK_CHECK_SECONDS, lambda: _check_tasks(app), name="tasks")
 
 
-def _check_tasks(app: Any) -> None:
-    if app.bridge.session is None or app.bridge.running or getattr(app, "tasks_running", False):
+def _check_tasks(app: CoderApp) -> None:
+    session, workspace = app.bridge.session, app.bridge.workspace
+    if session is None or workspace is None or app.bridge.running or app.tasks_running:
         return
     app.tasks_running = True
 
@@ -153,7 +165,7 @@ def _check_tasks(app: Any) -> None:
         from agent.knowledge.taskrun import run_due
 
         try:
-            await run_due(app.bridge.workspace, app.bridge.session.config, lambda text: _say(app, text, "dim"))
+            await run_due(workspace, session.config, lambda text: _say(app, text, "dim"))
         finally:
             app.tasks_running = False
 
