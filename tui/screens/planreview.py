@@ -9,13 +9,16 @@ from __future__ import annotations
 
 import asyncio
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from textual.app import ComposeResult
+from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Static, TextArea
+
+if TYPE_CHECKING:
+    from agent.runner import AgentSession
 
 SEPARATOR = " — "
 SPLIT_RE = re.compile(r"\s+[—-]\s+")  # typed as " - " too: an em dash is hard to type
@@ -139,7 +142,7 @@ class FailedStepScreen(ModalScreen[Any]):
 class TuiPlanReviewer:
     """Answers the workflow's plan decisions with the screens above (the run awaits them)."""
 
-    def __init__(self, app: Any, session: Any) -> None:
+    def __init__(self, app: App[Any], session: AgentSession) -> None:
         self.app, self.session = app, session
 
     async def decide(self, kind: str) -> Any:
@@ -153,5 +156,5 @@ class TuiPlanReviewer:
             screen = FailedStepScreen(step.title if step else "?", step.summary if step else "")
         answer: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         self.app.bell()
-        self.app.push_screen(screen, callback=lambda result: answer.done() or answer.set_result(result))
+        self.app.push_screen(screen, callback=lambda result: None if answer.done() else answer.set_result(result))
         return await answer

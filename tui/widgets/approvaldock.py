@@ -10,11 +10,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from textual.app import App
+
 from agent.approval import ApprovalRequest, Decision
 from tui.widgets.approvalpanel import ApprovalPanel
 
 
-async def dock(app: Any, request: ApprovalRequest) -> Decision:
+async def dock(app: App[Any], request: ApprovalRequest) -> Decision:
     """Show `request` in the main column of `app` and return the user's decision."""
     screen = app.screen_stack[0]  # the main screen, even under a dialog the user has open
     main = screen.query_one("#main")
