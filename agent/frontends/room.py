@@ -17,8 +17,8 @@ import threading
 from typing import Any
 
 from agent.events import ErrorEvent
-from agent.headless import StdinApprover, UsageError, build_config
-from agent.printer import JsonPrinter, TextPrinter
+from agent.frontends.headless import StdinApprover, UsageError, build_config
+from agent.frontends.printing import JsonPrinter, TextPrinter
 from agent.target import Target, TargetError, TargetSpec, open_target
 
 

@@ -24,8 +24,8 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from agent.approval import Decision, QueueApprover
 from agent.config import first_problem
 from agent.events import ApprovalRequired, DecisionKind, ErrorEvent, WarningEvent
-from agent.planning.stdin import PlanLines
-from agent.printer import JsonPrinter, TextPrinter
+from agent.frontends.stdin import PlanLines
+from agent.frontends.printing import JsonPrinter, TextPrinter
 
 SHORTHAND: dict[str, DecisionKind] = {"y": "allow_once", "a": "allow_all", "n": "deny", "s": "stop"}
 UNANSWERED = 3  # exit code: an approval was denied because stdin closed before an answer came
