@@ -15,148 +15,14 @@ import asyncio
 import os
 import signal
 import sys
-import threading
-from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from agent.events import ErrorEvent, WarningEvent
+from agent.frontends.common import UsageError, build_config, open_or_usage
+from agent.frontends.printing import JsonPrinter, TextPrinter
+from agent.frontends.stdin import StdinApprover
 
-from agent.approval import Decision, QueueApprover
-from agent.config import first_problem
-from agent.events import ApprovalRequired, DecisionKind, ErrorEvent, WarningEvent
-from agent.planning.stdin import PlanLines
-from agent.printer import JsonPrinter, TextPrinter
-
-SHORTHAND: dict[str, DecisionKind] = {"y": "allow_once", "a": "allow_all", "n": "deny", "s": "stop"}
 UNANSWERED = 3  # exit code: an approval was denied because stdin closed before an answer came
-
-
-class UsageError(Exception):
-    """Bad flags or configuration: exit code 2 with a one-line message."""
-
-
-class DecisionLine(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    type: Literal["decision"]
-    approval_id: str | None = None  # None: the next approval, in the order they are asked
-    decision: DecisionKind
-    feedback: str | None = None
-    rejected_hunks: dict[str, list[int]] = {}
-    edited: dict[str, str] = {}
-
-
-class StdinApprover(QueueApprover):
-    """A QueueApprover fed by lines from stdin (read in a thread: pipes, files and TTYs alike).
-
-    An answer without an approval id (a shorthand, or a JSON decision without `approval_id`)
-    that arrives while no approval waits is kept and answers the next approvals in order, so
-    `echo y | coder-tui run ...` works however early the `y` comes.
-    """
-
-    def __init__(self, emit: Any, shorthand: bool) -> None:
-        super().__init__()
-        self.emit = emit
-        self.shorthand = shorthand
-        self.waiting: list[str] = []  # approval ids in the order they were asked
-        self.early: list[Decision] = []  # answers that came before their approval
-        self.unanswered = 0  # approvals denied because stdin closed before an answer came
-        self.lines: PlanLines | None = None
-
-    def attach(self, session: Any) -> None:
-        """Plan decisions and messages for a running plan come on the same stdin."""
-        self.lines = PlanLines(session, self.shorthand, self.emit)
-
-    def close(self, reason: str) -> None:
-        super().close(reason)
-        if self.lines is not None:
-            self.lines.close(reason)
-
-    def note_request(self, event: Any) -> None:
-        if isinstance(event, ApprovalRequired):
-            self.waiting.append(event.approval_id)
-
-    async def decide(self, request: Any) -> Decision:
-        if self.early:
-            self._answered(request.approval_id)
-            return self.early.pop(0)
-        decision = await super().decide(request)
-        if decision.decision == "deny" and self.closed_reason is not None and decision.feedback == self.closed_reason:
-            self.unanswered += 1
-            self._answered(request.approval_id)
-        return decision
-
-    def _answered(self, approval_id: str) -> None:
-        if approval_id in self.waiting:
-            self.waiting.remove(approval_id)
-
-    def start(self, loop: asyncio.AbstractEventLoop) -> None:
-        threading.Thread(target=self._read, args=(loop,), name="stdin-decisions", daemon=True).start()
-
-    def _read(self, loop: asyncio.AbstractEventLoop) -> None:
-        reason = "stdin is closed, so nobody can answer approvals; answer on stdin or use --mode allow"
-        try:
-            stream = sys.stdin
-            if stream is None:
-                raise OSError("no stdin")
-            for line in stream:
-                loop.call_soon_threadsafe(self.handle_line, line)
-        except (OSError, ValueError) as exc:
-            reason = f"stdin is not readable ({exc}); approvals are denied"
-        loop.call_soon_threadsafe(self.close, reason)
-
-    def handle_line(self, line: str) -> None:
-        text = line.strip()
-        if not text or (self.lines is not None and self.lines.handle(text)):
-            return
-        try:
-            approval_id, decision = self._parse(text)
-        except ValueError as exc:
-            self.emit(ErrorEvent(message=f"ignored stdin line: {exc}", recoverable=True))
-            return
-        if approval_id is None:
-            if not self.waiting:
-                self.early.append(decision)
-                return
-            approval_id = self.waiting[0]
-        if not self.resolve(approval_id, decision):
-            self.emit(ErrorEvent(message=f"ignored decision: no pending approval {approval_id!r}",
-                                 recoverable=True))
-            return
-        self._answered(approval_id)
-
-    def _parse(self, text: str) -> tuple[str | None, Decision]:
-        if not text.startswith("{"):
-            word, _, feedback = text.partition(" ")
-            if self.shorthand and word.lower() in SHORTHAND:
-                return None, Decision(SHORTHAND[word.lower()], feedback=feedback.strip() or None)
-            raise ValueError(f"expected a JSON decision object, got {text[:60]!r}")
-        try:
-            parsed = DecisionLine.model_validate_json(text)
-        except ValidationError as exc:
-            where, problem = first_problem(exc, "line")
-            raise ValueError(f"invalid decision ({where}: {problem})") from None
-        return parsed.approval_id, Decision(parsed.decision, parsed.feedback,
-                                            parsed.rejected_hunks, parsed.edited)
-
-
-def build_config(options: Any, workspace_root: Path | None) -> Any:
-    from agent.config import ConfigError, load_config, trust_folder
-
-    flags = {"model": options.model, "api_base": options.api_base, "api_key": options.api_key,
-             "mode": options.mode, "max_steps": options.max_steps, "sandbox": getattr(options, "sandbox", None),
-             "profile": getattr(options, "profile", None),
-             "max_cost": getattr(options, "max_cost", None), "max_tokens": getattr(options, "max_tokens", None),
-             "workflow": getattr(options, "workflow", None)}
-    trust = bool(getattr(options, "trust", False)) and workspace_root is not None
-    try:
-        if trust:
-            trust_folder(workspace_root)
-        config = load_config(workspace_root, flags, trust=trust)
-        config.require_model()
-    except ConfigError as exc:
-        raise UsageError(str(exc)) from None
-    return config
 
 
 async def run_headless(options: Any) -> int:
@@ -264,16 +130,13 @@ async def _publish(options: Any, session: Any, complete: Any) -> bool:
 
 async def _open(options: Any, printer: Any) -> Any:
     """The opened target: --github's repository, or the local folder (UsageError when it cannot open)."""
-    from agent.target import TargetError, TargetSpec, open_target
+    from agent.target import TargetSpec
 
     spec = TargetSpec.from_options(options)
     if getattr(options, "no_publish", False) and not (spec.github or spec.clone or spec.issue is not None):
         raise UsageError("--no-publish needs --github OWNER/REPO (a local folder's edits are written in place)")
     config = build_config(options, None) if spec.github else None
-    try:
-        return await open_target(spec, config, emit=printer.handle, notice=printer.notice)
-    except TargetError as exc:
-        raise UsageError(exc.message) from None
+    return await open_or_usage(spec, config, emit=printer.handle, notice=printer.notice)
 
 
 def _install_interrupt(loop: asyncio.AbstractEventLoop, session: Any, printer: Any) -> None:

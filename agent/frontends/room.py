@@ -17,8 +17,9 @@ import threading
 from typing import Any
 
 from agent.events import ErrorEvent
-from agent.headless import StdinApprover, UsageError, build_config
-from agent.printer import JsonPrinter, TextPrinter
+from agent.frontends.common import UsageError, build_config
+from agent.frontends.printing import JsonPrinter, TextPrinter
+from agent.frontends.stdin import StdinApprover
 from agent.target import Target, TargetError, TargetSpec, open_target
 
 
