@@ -134,7 +134,7 @@ class CoderApp(App[int]):
         await first_frame_shown(self)
 
     def restart_boot(self) -> None:
-        self.bridge.retry()
+        self.bridge.clear_failure()
         self.query_one(StatusBar).set_state("loading")
         self.start_boot()
 

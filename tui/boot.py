@@ -201,8 +201,6 @@ async def _open_room(app: BootHost) -> Config | None:
     if target is None:
         return None
     app.bridge.attach_target(target)
-    if app.bridge.room is not None:
-        app.bridge.room.joined(target)
     app.bridge.open_session(config, app.options.resume)
     return config
 

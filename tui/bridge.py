@@ -55,6 +55,8 @@ class AgentBridge:
     def attach_target(self, target: Target) -> None:
         """The target every session opens on and is bound to (the first, and after /clear or /resume)."""
         self.target = target
+        if self.room is not None:
+            self.room.joined(target)
 
     @property
     def workspace(self) -> Workspace | None:
@@ -68,7 +70,8 @@ class AgentBridge:
         """The agent could not start: prompts are not kept for a session that will never come."""
         self.failure = (message, fix)
 
-    def retry(self) -> None:
+    def clear_failure(self) -> None:
+        """Starting again (setup chose another model): prompts wait for the session once more."""
         self.failure = None
 
     # -- state ----------------------------------------------------------------------------
