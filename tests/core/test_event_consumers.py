@@ -30,8 +30,15 @@ EVENT_CLASSES = typing.get_args(typing.get_args(ev.Event)[0])
 CLASS = re.compile(r"^class (\w+)\((?:[\w.]+\.)?(\w+)\)", re.MULTILINE)
 KNOWN_CONSUMERS = ("class Presenter(", "class JsonPrinter(", "class TextPrinter(", "class RoomPrinter(",
                    "class _Recorder(", "class _TimelineReplay(", "class PlanChat(")
-MYPY_FLAGS = ("--follow-imports=silent", "--ignore-missing-imports", "--no-error-summary", "--hide-error-context",
-              "--show-error-codes")
+# Our modules are followed (errors reported only in the files named); the big libraries behind the
+# app and the clients are skipped (their types are Any here), which halves the time of a cold run.
+MYPY_CONFIG = """[mypy]
+follow_imports = silent
+ignore_missing_imports = True
+show_error_codes = True
+[mypy-textual.*,rich.*,litellm.*,pycrdt.*,git.*,github.*,aiohttp.*,socketio.*,engineio.*]
+follow_imports = skip
+"""
 
 
 def _sources() -> list[Path]:
@@ -55,15 +62,17 @@ def _consumer_modules() -> list[Path]:
 
 def _mypy(paths: list[Path], cache: Path) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "MYPYPATH": str(ROOT)}
-    return subprocess.run([sys.executable, "-m", "mypy", *MYPY_FLAGS, "--cache-dir", str(cache),
-                           *(str(p) for p in paths)], cwd=ROOT, env=env, capture_output=True, text=True,
-                          timeout=300)
+    return subprocess.run([sys.executable, "-m", "mypy", "--config-file", str(cache / "mypy.ini"), "--cache-dir",
+                           str(cache), *(str(p) for p in paths)], cwd=ROOT, env=env, capture_output=True,
+                          text=True, timeout=300)
 
 
 @pytest.fixture(scope="module")
 def mypy_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """One cache for this file's mypy runs: the second run reuses what the first analysed."""
-    return tmp_path_factory.mktemp("mypy-cache")
+    cache = tmp_path_factory.mktemp("mypy-cache")
+    (cache / "mypy.ini").write_text(MYPY_CONFIG, encoding="utf-8")
+    return cache
 
 
 def test_every_event_class_dispatches_to_its_own_method() -> None:
@@ -105,7 +114,8 @@ def test_the_known_consumers_are_found() -> None:
 
 def test_no_consumer_chooses_by_the_type_name() -> None:
     """`event.type` is wire format: behaviour is chosen by the event's class, not by its name."""
-    pattern = re.compile(r"(?<!\{)\bevent\.type\b(?!\})|_on_\{")
+    pattern = re.compile(r"\bevent\.type\s*(==|!=|(not\s+)?in\b)|match\s+event\.type\b|\w+\s*=\s*event\.type\s*$"
+                         r"|getattr\([^)]*event\.type|_on_\{")
     found = [f"{path.relative_to(ROOT)}:{number}: {line.strip()}"
              for path in _sources()
              for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
