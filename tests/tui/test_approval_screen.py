@@ -256,7 +256,8 @@ async def test_deny_and_stop_buttons() -> None:
     app = Host(edit_request())
     async with docked(app, size=(120, 40)) as pilot:
         await pilot.click("#approval-deny")
-        await pilot.pause()
+        # The feedback input takes the focus after a refresh: typed sooner, "n" would deny again.
+        await wait_for(pilot, lambda: app.focused is app.query_one("#approval-feedback"), what="the feedback input")
         await press(pilot, *"no", "enter")
     assert app.decisions == [Decision("deny", feedback="no")]
     app = Host(edit_request())
