@@ -11,50 +11,25 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Protocol
+
+from pydantic import Field
 
 from agent.diffing import FileChange, apply_hunks
-from agent.events import ApprovalKind, ApprovalRequired, DecisionKind, FilePreview, Mode
+from agent.events import ApprovalDetails, ApprovalRequired, DecisionKind, FilePreview, Mode
 
 
-@dataclass
-class ApprovalRequest:
-    approval_id: str
-    call_id: str
-    tool: str
-    args: dict[str, Any]
-    kind: ApprovalKind
-    summary: str = ""
-    changes: list[FileChange] = field(default_factory=list)
-    command: str | None = None
-    cwd: str | None = None
-    timeout: int | None = None
-    url: str | None = None
+class ApprovalRequest(ApprovalDetails):
+    """What the loop asks: the approval's details and, for an edit, the exact file changes
+    (the `approval_required` event carries their diffs instead)."""
+
+    changes: list[FileChange] = Field(default_factory=list)
 
     def to_event(self) -> ApprovalRequired:
-        files = [
-            FilePreview(
-                path=c.path,
-                diff=c.unified_diff(),
-                hunks=len(c.hunks()),
-                created=c.created,
-                deleted=c.deleted,
-            )
-            for c in self.changes
-        ]
-        return ApprovalRequired(
-            approval_id=self.approval_id,
-            call_id=self.call_id,
-            tool=self.tool,
-            args=self.args,
-            kind=self.kind,
-            summary=self.summary,
-            files=files,
-            command=self.command,
-            cwd=self.cwd,
-            timeout=self.timeout,
-            url=self.url,
-        )
+        files = [FilePreview(path=c.path, diff=c.unified_diff(), hunks=len(c.hunks()), created=c.created,
+                             deleted=c.deleted) for c in self.changes]
+        details = {name: getattr(self, name) for name in ApprovalDetails.model_fields}
+        return ApprovalRequired(**details, files=files)
 
 
 @dataclass

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import os
 import tomllib
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
@@ -101,67 +101,50 @@ class McpServerSettings(BaseModel):
 
 
 class Settings(BaseModel):
-    """Keys accepted in config files (all optional there)."""
+    """Every setting, declared once with its default and bounds. A config file may set any of them
+    (`given()` is what it set); `Config` is the merged result that a session runs with."""
 
     model_config = ConfigDict(extra="forbid")
 
     model: str | None = None
     api_base: str | None = None
     api_key: SecretStr | None = None
-    mode: Mode | None = None
-    max_steps: int | None = Field(default=None, ge=1, le=10_000)
-    timeout: float | None = Field(default=None, gt=0)
-    max_retries: int | None = Field(default=None, ge=0, le=20)
+    mode: Mode = "ask"
+    max_steps: int = Field(default=50, ge=1, le=10_000)
+    timeout: float = Field(default=120.0, gt=0)
+    max_retries: int = Field(default=4, ge=0, le=20)
     theme: str | None = None
     github_token: SecretStr | None = None  # used when GITHUB_TOKEN, GH_TOKEN and `gh auth token` give none
     github_api_url: str | None = None  # GitHub Enterprise: https://HOST/api/v3
-    keymap: dict[str, str] | None = None  # the app's binding id -> keys, e.g. {"app.quit" = "ctrl+x"}
-    sandbox: Sandbox | None = None  # shell commands in bubblewrap: auto (when it works), bwrap, off
-    sandbox_network: bool | None = None  # shell commands in the sandbox may use the network
-    trusted_folders: list[str] | None = None  # folders whose .coder-tui.toml may use every setting
+    keymap: dict[str, str] = Field(default_factory=dict)  # the app's binding id -> keys, e.g. {"app.quit" = "ctrl+x"}
+    sandbox: Sandbox = "auto"  # shell commands in bubblewrap: auto (when it works), bwrap, off
+    sandbox_network: bool = False  # shell commands in the sandbox may use the network
+    trusted_folders: list[str] = Field(default_factory=list)  # folders whose .coder-tui.toml may use every setting
     # agent profiles, long sessions, budgets, fallbacks and MCP (agent/profiles, agent/agentsetup.py)
     profile: str | None = None
     small_model: str | None = None  # file summaries, page extraction, compaction (default: `model`)
     context_window: int | None = Field(default=None, ge=1000)  # for models litellm does not know
-    fallback_models: list[str] | None = None
+    fallback_models: list[str] = Field(default_factory=list)
     max_cost: float | None = Field(default=None, gt=0)  # USD per run
     max_tokens: int | None = Field(default=None, ge=1)  # per run
-    tool_calling: Literal["auto", "native", "text"] | None = None  # text: the ReAct protocol
-    mcp_servers: dict[str, McpServerSettings] | None = None
-    map_tokens: int | None = Field(default=None, ge=0, le=64_000)  # the prompt's map section; 0 leaves it out
-    workflow: Workflow | None = None  # auto (plan when needed), direct (one loop), structured (always plan)
+    tool_calling: Literal["auto", "native", "text"] = "auto"  # text: the ReAct protocol
+    mcp_servers: dict[str, McpServerSettings] = Field(default_factory=dict)
+    map_tokens: int = Field(default=1024, ge=0, le=64_000)  # the prompt's map section; 0 leaves it out
+    workflow: Workflow = "direct"  # auto (plan when needed), direct (one loop), structured (always plan)
+
+    def given(self) -> dict[str, Any]:
+        """The settings that were set (in a file: its keys), as plain values."""
+        return self.model_dump(include=self.model_fields_set, exclude_none=True)
 
 
-@dataclass
-class Config:
-    model: str | None = None
-    api_base: str | None = None
-    api_key: SecretStr | None = None
-    mode: Mode = "ask"
-    max_steps: int = 50
-    timeout: float = 120.0
-    max_retries: int = 4
+class Config(Settings):
+    """The merged settings (flags > environment > workspace file > user file), and what the merge
+    knows besides: where each value came from and what an untrusted workspace file was refused."""
+
     retry_base_delay: float = 1.0
-    theme: str | None = None
-    github_token: SecretStr | None = None
-    github_api_url: str | None = None
-    keymap: dict[str, str] = field(default_factory=dict)
-    sandbox: Sandbox = "auto"
-    sandbox_network: bool = False
-    trusted_folders: list[str] = field(default_factory=list)
-    profile: str | None = None
-    small_model: str | None = None
-    context_window: int | None = None
-    fallback_models: list[str] = field(default_factory=list)
-    max_cost: float | None = None
-    max_tokens: int | None = None
-    tool_calling: str = "auto"
-    mcp_servers: dict[str, Any] = field(default_factory=dict)  # name -> McpServerSettings
     workspace_trusted: bool = False  # whether workspace config may run programs or raise the mode
-    map_tokens: int = 1024
-    workflow: Workflow = "direct"
-    sources: dict[str, str] = field(default_factory=dict)  # key -> where it came from
-    ignored: list[Ignored] = field(default_factory=list)  # workspace settings left out, with why
+    sources: dict[str, str] = Field(default_factory=dict)  # key -> where it came from
+    ignored: list[Ignored] = Field(default_factory=list)  # workspace settings left out, with why
 
     def require_model(self) -> str:
         if not self.model:
@@ -240,13 +223,13 @@ def load_config(
     real_environment = environ is None
     environ = dict(os.environ) if environ is None else environ
     user_file = paths.user_config_file()
-    user = read_settings(user_file).model_dump(exclude_none=True)
+    user = read_settings(user_file).given()
     layers: list[tuple[str, dict[str, Any]]] = [(str(user_file), user)]
     ignored: list[Ignored] = []
     trusted = False
     if workspace is not None:
         ws_file = workspace / WORKSPACE_FILE
-        ws = read_settings(ws_file).model_dump(exclude_none=True)
+        ws = read_settings(ws_file).given()
         trusted = trust or is_trusted(workspace, user.get("trusted_folders", []))
         if ws and not trusted:
             ws, ignored = _untrusted(ws, user, environ, ws_file)
@@ -351,7 +334,7 @@ def save_user_settings(updates: dict[str, Any]) -> Path:
     import tomli_w
 
     path = paths.user_config_file()
-    current = read_settings(path).model_dump(exclude_none=True)
+    current = read_settings(path).given()
     for key, value in updates.items():
         if value is None:
             current.pop(key, None)

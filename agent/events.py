@@ -23,6 +23,8 @@ StepStatus = Literal["pending", "in_progress", "done", "failed", "skipped"]
 class _Event(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
+    type: str  # each event narrows it to its own name; declared here so that it leads every event's JSON
+
     def to_json(self) -> str:
         return self.model_dump_json()
 
@@ -78,19 +80,27 @@ class FilePreview(BaseModel):
     deleted: bool = False
 
 
-class ApprovalRequired(_Event):
-    type: Literal["approval_required"] = "approval_required"
+class ApprovalDetails(BaseModel):
+    """What an approval is about, declared once: the `approval_required` event carries it with
+    the diffs to show, the loop's `ApprovalRequest` (agent/approval.py) with the changes themselves."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
     approval_id: str
     call_id: str
     tool: str
     args: dict[str, Any]
     kind: ApprovalKind
     summary: str = ""
-    files: list[FilePreview] = Field(default_factory=list)
     command: str | None = None
     cwd: str | None = None
     timeout: int | None = None
     url: str | None = None
+
+
+class ApprovalRequired(ApprovalDetails, _Event):
+    type: Literal["approval_required"] = "approval_required"
+    files: list[FilePreview] = Field(default_factory=list)
 
 
 class ApprovalResolved(_Event):

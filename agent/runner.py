@@ -22,7 +22,7 @@ from agent.agentsetup import AgentSetup
 from agent.approval import ApprovalGate, Approver, Decision, QueueApprover
 from agent.checkpoints import CheckpointError, CheckpointInfo, Checkpoints
 from agent.config import Config
-from agent.events import Complete, DecisionKind, ErrorEvent, Mode, RunStarted, TodoItem, parse_event
+from agent.events import Complete, DecisionKind, ErrorEvent, Mode, RunStarted, TextDelta, TodoItem, parse_event
 from agent.executor import Executor
 from agent.llm import LLM
 from agent.loop import Run, Totals
@@ -167,7 +167,7 @@ class AgentSession:
         return list(self.ctx.todos)
 
     def emit(self, event: Any) -> None:
-        if event.type == "text_delta":  # streamed text is not recorded
+        if isinstance(event, TextDelta):  # streamed text is not recorded
             if contains_secret(event.text):
                 event = parse_event(redact(event.model_dump_json()))
             self.sink(event)

@@ -26,8 +26,6 @@ from typing import Any
 from agent import paths
 from agent.secrets import redact
 
-SKIPPED_EVENTS = {"text_delta"}
-
 
 class SessionError(Exception):
     pass
@@ -158,9 +156,8 @@ class SessionWriter:
 
     def event(self, event: Any, dumped: str | None = None) -> None:
         """Record an event; `dumped` is its JSON already passed through `redact` (saves a second
-        serialisation and masking of the same text)."""
-        if event.type in SKIPPED_EVENTS:
-            return
+        serialisation and masking of the same text). Streamed text deltas never come here:
+        `AgentSession.emit` keeps them out of the record."""
         if dumped is None:
             self._write("event", event.model_dump(mode="json"))
         else:

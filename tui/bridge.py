@@ -104,15 +104,16 @@ class AgentBridge:
         """Events to the app, without the text a stopped or finished run still delivers: the model
         streams on another thread, ahead of the app, so text can arrive after the stop (and even
         after the run's end), and a fast long answer would go on being drawn for a minute."""
-        kind = event.type
-        if kind == "run_started":
+        from agent.events import Complete, ErrorEvent, RunStarted, TextDelta  # loaded with the session
+
+        if isinstance(event, RunStarted):
             self._quiet = False
-        elif kind == "text_delta" and self._quiet:
+        elif isinstance(event, TextDelta) and self._quiet:
             return
         self.sink(event)
-        if kind == "complete":
+        if isinstance(event, Complete):
             self._quiet = True
-        elif kind == "error" and event.configuration:  # unknown model or provider, no key
+        elif isinstance(event, ErrorEvent) and event.configuration:  # unknown model or provider, no key
             self.host.configuration_failed(event.message)
 
     # -- running --------------------------------------------------------------------------

@@ -10,6 +10,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from agent import events as ev
+from agent.consumer import EventHandler
 from tui.toolresult import decision_notes, shown_result
 from tui.widgets.statusbar import StatusBar
 from tui.widgets.timeline import Timeline
@@ -22,7 +24,9 @@ OUTCOMES = {
 QUIET_TOOLS = {"todo_write", "todo_read"}  # shown on the timeline, not as rows in the chat
 
 
-class Presenter:
+class Presenter(EventHandler):
+    """Each event's look in the app: `handle(event)` calls the method of the event's class."""
+
     def __init__(self, transcript: Transcript, timeline: Timeline, status: StatusBar,
                  key_argument: Callable[[str, dict[str, Any]], str]) -> None:
         self.transcript, self.timeline, self.status = transcript, timeline, status
@@ -39,165 +43,162 @@ class Presenter:
         self.decided: dict[str, str] = {}  # call id -> how the user's answer reads on its finished row
         self.login_url = ""
 
-    def handle(self, event: Any) -> None:
-        method = getattr(self, f"_on_{event.type}", None)
-        if method is not None:
-            method(event)
-
     # -- a run ----------------------------------------------------------------------------
-    def _on_run_started(self, e: Any) -> None:
-        self.status.set_model(e.model)
+    def on_run_started(self, event: ev.RunStarted) -> None:
+        self.status.set_model(event.model)
         self.status.set_state("thinking")
-        self.timeline.start_run(self.title or e.prompt)
+        self.timeline.start_run(self.title or event.prompt)
         self.title = None
-        self.on_run_start(e)
+        self.on_run_start(event)
 
-    def _on_step_started(self, e: Any) -> None:
-        self.status.set_state("thinking", f"step {e.iteration}" if e.iteration > 1 else "")
+    def on_step_started(self, event: ev.StepStarted) -> None:
+        self.status.set_state("thinking", f"step {event.iteration}" if event.iteration > 1 else "")
 
-    def _on_text_delta(self, e: Any) -> None:
+    def on_text_delta(self, event: ev.TextDelta) -> None:
         if self.status.state != "writing":
             self.status.set_state("writing")
-        self.transcript.text(e.text)
+        self.transcript.text(event.text)
 
-    def _on_tool_call(self, e: Any) -> None:
-        key = self.key_argument(e.tool, e.args)
-        self.running_tool[e.call_id] = e.tool
-        if e.tool not in QUIET_TOOLS:
-            self.transcript.tool_call(e.call_id, e.tool, key)
-            self.timeline.trace(e.call_id, e.tool, key)
-        self.status.set_state("running", e.tool)
+    def on_tool_call(self, event: ev.ToolCallEvent) -> None:
+        key = self.key_argument(event.tool, event.args)
+        self.running_tool[event.call_id] = event.tool
+        if event.tool not in QUIET_TOOLS:
+            self.transcript.tool_call(event.call_id, event.tool, key)
+            self.timeline.trace(event.call_id, event.tool, key)
+        self.status.set_state("running", event.tool)
 
-    def _on_tool_result(self, e: Any) -> None:
-        self.running_tool.pop(e.call_id, None)
+    def on_tool_result(self, event: ev.ToolResultEvent) -> None:
+        self.running_tool.pop(event.call_id, None)
         self.status.set_state("thinking")
-        if e.tool in QUIET_TOOLS:
-            if e.ok:
+        if event.tool in QUIET_TOOLS:
+            if event.ok:
                 return
-            self.transcript.tool_call(e.call_id, e.tool, "")  # a failed plan update is worth a line
-        body = e.output if e.ok else (e.error or "failed")
-        shown = shown_result(e.tool, e.ok, body or "", self.decided.pop(e.call_id, ""))
-        self.transcript.tool_result(e.call_id, shown.ok, body or "", e.duration, shown.note, shown.preview)
-        self.timeline.trace_done(e.call_id, shown.ok)
+            self.transcript.tool_call(event.call_id, event.tool, "")  # a failed plan update is worth a line
+        body = event.output if event.ok else (event.error or "failed")
+        shown = shown_result(event.tool, event.ok, body or "", self.decided.pop(event.call_id, ""))
+        self.transcript.tool_result(event.call_id, shown.ok, body or "", event.duration, shown.note, shown.preview)
+        self.timeline.trace_done(event.call_id, shown.ok)
 
-    def _on_approval_required(self, e: Any) -> None:
-        self.asking, self.asking_tool = e.call_id, e.tool
-        self.transcript.note_row(e.call_id, "waiting for approval")
-        self.status.set_state("waiting for approval", e.tool)
+    def on_approval_required(self, event: ev.ApprovalRequired) -> None:
+        self.asking, self.asking_tool = event.call_id, event.tool
+        self.transcript.note_row(event.call_id, "waiting for approval")
+        self.status.set_state("waiting for approval", event.tool)
 
-    def _on_approval_resolved(self, e: Any) -> None:
+    def on_approval_resolved(self, event: ev.ApprovalResolved) -> None:
         call_id = self.asking
-        if e.decision in ("allow_once", "allow_all"):
+        if event.decision in ("allow_once", "allow_all"):
             self.approved.add(call_id)
-        note, self.decided[call_id] = decision_notes(e.decision, e.feedback, e.rejected_hunks, e.edited_files)
+        note, self.decided[call_id] = decision_notes(event.decision, event.feedback, event.rejected_hunks,
+                                                     event.edited_files)
         self.transcript.note_row(call_id, note)
         self.status.set_state("running", self.running_tool.get(call_id, ""))
-        if e.decision == "allow_all" and self.asking_tool not in self.status.allowances:
+        if event.decision == "allow_all" and self.asking_tool not in self.status.allowances:
             self.status.set_allowances([*self.status.allowances, self.asking_tool])
             self.transcript.notice(f"Allowed {self.asking_tool} for this session: it runs without asking until the "
                                    "session ends. /allowances lists and revokes what is allowed.", "warning")
 
-    def _on_file_changed(self, e: Any) -> None:
+    def on_file_changed(self, event: ev.FileChanged) -> None:
         call_id = next((c for c in reversed(self.running_tool)), "")
-        self.transcript.diff(e.path, e.diff)
-        self.on_files_changed(e, call_id in self.approved)
+        self.transcript.diff(event.path, event.diff)
+        self.on_files_changed(event, call_id in self.approved)
 
-    def _on_plan_updated(self, e: Any) -> None:
-        self.timeline.set_plan(list(e.todos))
+    def on_plan_updated(self, event: ev.PlanUpdated) -> None:
+        self.timeline.set_plan(list(event.todos))
 
     # -- the structured workflow (agent/planning) --------------------------------------------
-    def _on_plan_created(self, e: Any) -> None:
-        self.timeline.show_steps(e.plan)
+    def on_plan_created(self, event: ev.PlanCreated) -> None:
+        self.timeline.show_steps(event.plan)
 
-    def _on_step_start(self, e: Any) -> None:
-        self.timeline.step_start(e.step_id)
-        self.status.set_state("thinking", f"step {e.step_id}: {e.title}"[:60])
+    def on_step_start(self, event: ev.StepStart) -> None:
+        self.timeline.step_start(event.step_id)
+        self.status.set_state("thinking", f"step {event.step_id}: {event.title}"[:60])
 
-    def _on_step_complete(self, e: Any) -> None:
-        self.timeline.step_complete(e.step_id, e.status, e.summary)
-        if e.status == "failed":
-            self.transcript.notice(f"Step {e.step_id} failed: {e.summary.strip().splitlines()[-1][:300]}"
-                                   if e.summary.strip() else f"Step {e.step_id} failed.", "warning")
+    def on_step_complete(self, event: ev.StepComplete) -> None:
+        self.timeline.step_complete(event.step_id, event.status, event.summary)
+        if event.status == "failed":
+            self.transcript.notice(f"Step {event.step_id} failed: {event.summary.strip().splitlines()[-1][:300]}"
+                                   if event.summary.strip() else f"Step {event.step_id} failed.", "warning")
 
-    def _on_plan_decision_required(self, e: Any) -> None:
-        self.status.set_state("waiting for you", "plan review" if e.kind == "review" else "failed step")
+    def on_plan_decision_required(self, event: ev.PlanDecisionRequired) -> None:
+        self.status.set_state("waiting for you", "plan review" if event.kind == "review" else "failed step")
 
-    def _on_checkpoint(self, e: Any) -> None:
-        self.timeline.checkpoint(e.id, e.label, time.time())
+    def on_checkpoint(self, event: ev.CheckpointEvent) -> None:
+        self.timeline.checkpoint(event.id, event.label, time.time())
 
-    def _on_usage(self, e: Any) -> None:
-        self.status.set_usage(e.total_prompt_tokens, e.total_completion_tokens, e.total_cost, e.total_cached_tokens)
+    def on_usage(self, event: ev.Usage) -> None:
+        self.status.set_usage(event.total_prompt_tokens, event.total_completion_tokens, event.total_cost,
+                              event.total_cached_tokens)
 
-    def _on_retrying(self, e: Any) -> None:
-        self.transcript.notice(f"{e.why}: retrying in {e.delay:.0f}s (attempt {e.attempt})", "warning")
-        until = time.time() + e.delay
-        if e.reset_at:
+    def on_retrying(self, event: ev.Retrying) -> None:
+        self.transcript.notice(f"{event.why}: retrying in {event.delay:.0f}s (attempt {event.attempt})", "warning")
+        until = time.time() + event.delay
+        if event.reset_at:
             from datetime import datetime
 
-            until = datetime.fromisoformat(e.reset_at).timestamp()
-        what = "rate limit" if e.reset_at else "retry"
+            until = datetime.fromisoformat(event.reset_at).timestamp()
+        what = "rate limit" if event.reset_at else "retry"
         self.status.set_state("waiting", f"{what} until {time.strftime('%H:%M:%S', time.localtime(until))}")
 
-    def _on_published(self, e: Any) -> None:
-        self.transcript.notice(f"Published {len(e.files)} file(s) to {e.branch} (commit {e.commit[:7]}): "
-                               f"{e.compare_url}", "success")
+    def on_published(self, event: ev.Published) -> None:
+        self.transcript.notice(f"Published {len(event.files)} file(s) to {event.branch} (commit {event.commit[:7]}): "
+                               f"{event.compare_url}", "success")
 
-    def _on_error(self, e: Any) -> None:
-        self.transcript.notice(e.message, "error")
+    def on_error(self, event: ev.ErrorEvent) -> None:
+        self.transcript.notice(event.message, "error")
 
-    def _on_warning(self, e: Any) -> None:
-        self.transcript.notice(e.message, "warning")
+    def on_warning(self, event: ev.WarningEvent) -> None:
+        self.transcript.notice(event.message, "warning")
 
-    def _on_compacted(self, e: Any) -> None:
+    def on_compacted(self, event: ev.Compacted) -> None:
         self.transcript.notice(f"Compacted the conversation to fit the context window: about "
-                               f"{e.tokens_before:,} → {e.tokens_after:,} tokens.", "dim")
+                               f"{event.tokens_before:,} → {event.tokens_after:,} tokens.", "dim")
 
-    def _on_model_fallback(self, e: Any) -> None:
-        self.transcript.notice(f"{e.from_model} failed ({e.reason}); using {e.to_model}.", "warning")
-        self.status.set_model(e.to_model)
+    def on_model_fallback(self, event: ev.ModelFallback) -> None:
+        self.transcript.notice(f"{event.from_model} failed ({event.reason}); using {event.to_model}.", "warning")
+        self.status.set_model(event.to_model)
 
-    def _on_mcp_server(self, e: Any) -> None:
-        if e.state == "running":
-            self.transcript.notice(f"MCP server {e.server}: {len(e.tools)} tools.", "dim")
+    def on_mcp_server(self, event: ev.McpServerState) -> None:
+        if event.state == "running":
+            self.transcript.notice(f"MCP server {event.server}: {len(event.tools)} tools.", "dim")
 
-    def _on_complete(self, e: Any) -> None:
+    def on_complete(self, event: ev.Complete) -> None:
         self.transcript.end_answer()
-        if e.completion_reason in ("max_steps", "budget"):
-            self.transcript.notice(e.final_response.rsplit("\n\n", 1)[-1], "warning")
-        elif e.completion_reason == "stopped":
+        if event.completion_reason in ("max_steps", "budget"):
+            self.transcript.notice(event.final_response.rsplit("\n\n", 1)[-1], "warning")
+        elif event.completion_reason == "stopped":
             self.transcript.notice("Stopped.", "warning")
-        outcome = OUTCOMES[e.completion_reason]
-        steps = f" · {e.iterations} step{'s' if e.iterations != 1 else ''}" if e.iterations else ""
+        outcome = OUTCOMES[event.completion_reason]
+        steps = f" · {event.iterations} step{'s' if event.iterations != 1 else ''}" if event.iterations else ""
         self.timeline.end_run(outcome + steps)
         self.running_tool.clear()
         self.approved.clear()
         self.decided.clear()
         self.status.set_state("idle")
-        self.on_run_end(e)
+        self.on_run_end(event)
 
     # -- a room ---------------------------------------------------------------------------
-    def _on_trigger(self, e: Any) -> None:
-        where = f"{e.path}:{e.line}" if e.path else "chat"
-        self.transcript.user(e.prompt, who=f"{e.by or 'someone'} · {where}")
-        self.title = f"{e.by or 'someone'}: {e.prompt}"
+    def on_trigger(self, event: ev.TriggerEvent) -> None:
+        where = f"{event.path}:{event.line}" if event.path else "chat"
+        self.transcript.user(event.prompt, who=f"{event.by or 'someone'} · {where}")
+        self.title = f"{event.by or 'someone'}: {event.prompt}"
 
-    def _on_room_state(self, e: Any) -> None:
-        if e.login_url and e.phase == "logging_in" and e.login_url != self.login_url:
-            self.login_url = e.login_url  # shown once, as selectable text (a browser was asked to open it)
-            self.transcript.notice(f"Log in to the room's server at {e.login_url}", "warning")
-        self.on_room(e)
+    def on_room_state(self, event: ev.RoomState) -> None:
+        if event.login_url and event.phase == "logging_in" and event.login_url != self.login_url:
+            self.login_url = event.login_url  # shown once, as selectable text (a browser was asked to open it)
+            self.transcript.notice(f"Log in to the room's server at {event.login_url}", "warning")
+        self.on_room(event)
 
-    def _on_peer_joined(self, e: Any) -> None:
-        self.transcript.notice(f"{e.name} joined the room", "room")
-        self.on_room(e)
+    def on_peer_joined(self, event: ev.PeerJoined) -> None:
+        self.transcript.notice(f"{event.name} joined the room", "room")
+        self.on_room(event)
 
-    def _on_peer_left(self, e: Any) -> None:
-        self.transcript.notice(f"{e.name} left the room", "room")
-        self.on_room(e)
+    def on_peer_left(self, event: ev.PeerLeft) -> None:
+        self.transcript.notice(f"{event.name} left the room", "room")
+        self.on_room(event)
 
-    def _on_room_closed(self, e: Any) -> None:
-        self.transcript.notice(f"The room closed: {e.reason}", "warning")
-        self.on_room(e)
+    def on_room_closed(self, event: ev.RoomClosed) -> None:
+        self.transcript.notice(f"The room closed: {event.reason}", "warning")
+        self.on_room(event)
 
     def tick(self) -> None:
         self.transcript.tick()

@@ -13,14 +13,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from agent import events as ev
+from agent.consumer import EventHandler
 from tui.mentions import typed_part
-from tui.presenter import QUIET_TOOLS
+from tui.presenter import QUIET_TOOLS, Presenter
 from tui.toolresult import decision_notes, shorten, shown_result
 from tui.widgets.history import Block
 from tui.widgets.transcript import Transcript
 
-TIMELINE_EVENTS = {"run_started", "plan_updated", "checkpoint", "tool_call", "tool_result", "complete", "usage",
-                   "plan_created", "step_start", "step_complete"}
 MODES = ("plan", "ask", "allow")
 
 
@@ -35,10 +35,16 @@ class Recorded:
 
 def replay(data: Any, presenter: Any, transcript: Transcript, mode_flag: str | None = None) -> str | None:
     """Show `data`; returns the mode to switch to (the session's, unless --mode asked for one)."""
-    recorded = _recorded(data.events, data.meta.get("mode"))
+    events = _parsed(data.events)
+    recorder = _Recorder(data.meta.get("mode"))
+    for event in events:
+        recorder.handle(event)
+    recorded = recorder.recorded
     shown = data.history or data.messages  # the whole conversation, also what a compaction replaced
     _conversation(shown, transcript, presenter.key_argument, recorded)
-    _timeline(data.events, presenter, recorded)
+    timeline = _TimelineReplay(presenter, recorded)
+    for event in events:
+        timeline.handle(event)
     count = sum(1 for m in shown if m.get("role") == "user")
     note = f"Resumed session {data.meta.get('session_id', '')}: {count} earlier request{'s' if count != 1 else ''}."
     mode = recorded.mode if recorded.mode in MODES else None
@@ -71,41 +77,56 @@ def unfinished_plan_note(state: dict[str, Any]) -> str | None:
             "/plan continue runs it from there.")
 
 
-def _recorded(events: list[dict[str, Any]], first_mode: str | None) -> Recorded:
-    recorded = Recorded(mode=first_mode)
-    asked: dict[str, str] = {}  # approval id -> call id
-    decided: dict[str, str] = {}  # call id -> the user's answer, as its row shows it
-    labels: dict[str, str] = {}  # checkpoint id -> label
-    runs = 0
-    for event in events:
-        kind = event.get("type")
-        if kind == "run_started":
-            runs += 1
-            recorded.mode = event.get("mode", recorded.mode)
-        elif kind == "approval_required":
-            asked[event.get("approval_id", "")] = event.get("call_id", "")
-        elif kind == "approval_resolved" and event.get("decision") in ("allow_once", "allow_all", "deny", "stop"):
-            call = asked.get(event.get("approval_id", ""), "")
-            decided[call] = decision_notes(event["decision"], event.get("feedback"), event.get("rejected_hunks"),
-                                           event.get("edited_files"))[1]
-        elif kind == "tool_result":
-            recorded.calls[event.get("call_id", "")] = _row(event, decided.pop(event.get("call_id", ""), ""))
-        elif kind == "checkpoint":
-            labels[event.get("id", "")] = event.get("label", "")
-            if restored := event.get("restored"):
-                label = labels.get(restored)
-                recorded.restores.setdefault(runs, []).append(
-                    f"Restored checkpoint {restored[:7]}{f' ({label})' if label else ''}: the files went back "
-                    f"to it (the state before is checkpoint {event.get('id', '')[:7]}).")
-    return recorded
+def _parsed(records: list[dict[str, Any]]) -> list[ev.Event]:
+    """The session file's events; one from another version (that does not parse) is skipped."""
+    events = []
+    for record in records:
+        try:
+            events.append(ev.parse_event(record))
+        except ValueError:
+            continue
+    return events
 
 
-def _row(event: dict[str, Any], decision: str) -> Block:
-    ok = bool(event.get("ok"))
-    body = (event.get("output") if ok else event.get("error") or "failed") or ""
-    shown = shown_result(event.get("tool", ""), ok, body, decision)
-    return Block("tool", body, event.get("tool", ""), ok=shown.ok, note=shown.note, preview=shown.preview,
-                 duration=float(event.get("duration") or 0.0))
+class _Recorder(EventHandler):
+    """What the events say about each call's row, the restores between runs and the last mode."""
+
+    def __init__(self, first_mode: str | None) -> None:
+        self.recorded = Recorded(mode=first_mode)
+        self.asked: dict[str, str] = {}  # approval id -> call id
+        self.decided: dict[str, str] = {}  # call id -> the user's answer, as its row shows it
+        self.labels: dict[str, str] = {}  # checkpoint id -> label
+        self.runs = 0
+
+    def on_run_started(self, event: ev.RunStarted) -> None:
+        self.runs += 1
+        self.recorded.mode = event.mode
+
+    def on_approval_required(self, event: ev.ApprovalRequired) -> None:
+        self.asked[event.approval_id] = event.call_id
+
+    def on_approval_resolved(self, event: ev.ApprovalResolved) -> None:
+        call = self.asked.get(event.approval_id, "")
+        self.decided[call] = decision_notes(event.decision, event.feedback, event.rejected_hunks,
+                                            event.edited_files)[1]
+
+    def on_tool_result(self, event: ev.ToolResultEvent) -> None:
+        self.recorded.calls[event.call_id] = _row(event, self.decided.pop(event.call_id, ""))
+
+    def on_checkpoint(self, event: ev.CheckpointEvent) -> None:
+        self.labels[event.id] = event.label
+        if restored := event.restored:
+            label = self.labels.get(restored)
+            self.recorded.restores.setdefault(self.runs, []).append(
+                f"Restored checkpoint {restored[:7]}{f' ({label})' if label else ''}: the files went back "
+                f"to it (the state before is checkpoint {event.id[:7]}).")
+
+
+def _row(event: ev.ToolResultEvent, decision: str) -> Block:
+    body = (event.output if event.ok else event.error or "failed") or ""
+    shown = shown_result(event.tool, event.ok, body, decision)
+    return Block("tool", body, event.tool, ok=shown.ok, note=shown.note, preview=shown.preview,
+                 duration=event.duration)
 
 
 def _conversation(messages: list[dict[str, Any]], transcript: Transcript, key_argument: Any,
@@ -168,37 +189,41 @@ def _args(raw: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
-def _timeline(events: list[dict[str, Any]], presenter: Any, recorded: Recorded) -> None:
-    from agent.events import parse_event
+class _TimelineReplay(EventHandler):
+    """The timeline as the runs left it: runs, plans, checkpoints, traces and the usage so far."""
 
-    timeline = presenter.timeline
-    for raw in events:
-        kind = raw.get("type")
-        if kind not in TIMELINE_EVENTS:
-            continue
-        try:
-            event = parse_event(raw)
-        except ValueError:  # an event from another version: the timeline skips it
-            continue
-        if kind == "run_started":
-            timeline.start_run(event.prompt)
-        elif kind == "plan_updated":
-            timeline.set_plan(list(event.todos))
-        elif kind == "checkpoint":
-            timeline.checkpoint(event.id, event.label, raw.get("created"))
-        elif kind == "tool_call" and event.tool not in QUIET_TOOLS:
-            timeline.trace(event.call_id, event.tool, presenter.key_argument(event.tool, event.args))
-        elif kind == "tool_result":
-            shown = recorded.calls.get(event.call_id)
-            timeline.trace_done(event.call_id, shown.ok if shown is not None else event.ok)
-        elif kind == "complete":
-            timeline.end_run("done" if event.success else event.completion_reason.replace("_", " "))
-        elif kind == "plan_created":
-            timeline.show_steps(event.plan)
-        elif kind == "step_start":
-            timeline.step_start(event.step_id)
-        elif kind == "step_complete":
-            timeline.step_complete(event.step_id, event.status, event.summary)
-        elif kind == "usage":
-            presenter.status.set_usage(event.total_prompt_tokens, event.total_completion_tokens, event.total_cost,
-                                       event.total_cached_tokens)
+    def __init__(self, presenter: Presenter, recorded: Recorded) -> None:
+        self.presenter, self.timeline, self.recorded = presenter, presenter.timeline, recorded
+
+    def on_run_started(self, event: ev.RunStarted) -> None:
+        self.timeline.start_run(event.prompt)
+
+    def on_plan_updated(self, event: ev.PlanUpdated) -> None:
+        self.timeline.set_plan(list(event.todos))
+
+    def on_checkpoint(self, event: ev.CheckpointEvent) -> None:
+        self.timeline.checkpoint(event.id, event.label)
+
+    def on_tool_call(self, event: ev.ToolCallEvent) -> None:
+        if event.tool not in QUIET_TOOLS:
+            self.timeline.trace(event.call_id, event.tool, self.presenter.key_argument(event.tool, event.args))
+
+    def on_tool_result(self, event: ev.ToolResultEvent) -> None:
+        shown = self.recorded.calls.get(event.call_id)
+        self.timeline.trace_done(event.call_id, bool(shown.ok) if shown is not None else event.ok)
+
+    def on_complete(self, event: ev.Complete) -> None:
+        self.timeline.end_run("done" if event.success else event.completion_reason.replace("_", " "))
+
+    def on_plan_created(self, event: ev.PlanCreated) -> None:
+        self.timeline.show_steps(event.plan)
+
+    def on_step_start(self, event: ev.StepStart) -> None:
+        self.timeline.step_start(event.step_id)
+
+    def on_step_complete(self, event: ev.StepComplete) -> None:
+        self.timeline.step_complete(event.step_id, event.status, event.summary)
+
+    def on_usage(self, event: ev.Usage) -> None:
+        self.presenter.status.set_usage(event.total_prompt_tokens, event.total_completion_tokens, event.total_cost,
+                                        event.total_cached_tokens)

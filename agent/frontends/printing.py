@@ -5,7 +5,8 @@ from __future__ import annotations
 import os
 from typing import Any, TextIO
 
-from agent.events import Complete
+from agent import events as ev
+from agent.consumer import EventHandler
 from agent.secrets import redact
 
 ICONS = {"pending": "○", "in_progress": "◐", "completed": "●", "cancelled": "⊘"}
@@ -16,24 +17,27 @@ DECISION_PROMPTS = {
 }
 
 
-class JsonPrinter:
+class JsonPrinter(EventHandler):
     """Exactly one JSON event per line on stdout, nothing else."""
 
     def __init__(self, out: TextIO) -> None:
         self.out = out
 
-    def handle(self, event: Any) -> None:
+    def unhandled(self, event: ev.Event) -> None:
+        """Every event is printed, whatever its class."""
         self.out.write(redact(event.model_dump_json()) + "\n")
         self.out.flush()
 
     def notice(self, text: str) -> None:
         """Human notices go nowhere in JSON mode: stdout carries events only."""
 
-    def summary(self, complete: Complete, totals: Any, session_id: str) -> None:
+    def summary(self, complete: ev.Complete, totals: Any, session_id: str) -> None:
         """The `complete` and `usage` events already carry the summary."""
 
 
-class TextPrinter:
+class TextPrinter(EventHandler):
+    """Readable streaming text: the answer on stdout, what happens around it on stderr."""
+
     def __init__(self, out: TextIO, err: TextIO) -> None:
         self.out, self.err = out, err
         color = out.isatty() and not os.environ.get("NO_COLOR")
@@ -57,47 +61,45 @@ class TextPrinter:
     def notice(self, text: str) -> None:
         self._line(self._paint(text, "yellow"), self.err)
 
-    def handle(self, event: Any) -> None:
-        method = getattr(self, f"_on_{event.type}", None)
-        if method is not None:
-            method(event)
+    def on_run_started(self, event: ev.RunStarted) -> None:
+        self._line(self._paint(f"coder-tui · {event.model} · {event.mode.upper()} · {event.workspace}", "dim"),
+                   self.err)
 
-    def _on_run_started(self, e: Any) -> None:
-        self._line(self._paint(f"coder-tui · {e.model} · {e.mode.upper()} · {e.workspace}", "dim"), self.err)
-
-    def _on_text_delta(self, e: Any) -> None:
-        self.out.write(redact(e.text))
+    def on_text_delta(self, event: ev.TextDelta) -> None:
+        self.out.write(redact(event.text))
         self.out.flush()
-        self._mid_line = not e.text.endswith("\n")
+        self._mid_line = not event.text.endswith("\n")
 
-    def _on_tool_call(self, e: Any) -> None:
-        key = next((str(v) for k, v in e.args.items() if k in ("file_path", "path", "command", "url", "pattern")), "")
-        self._line(self._paint(f"→ {e.tool} {key[:100]}".rstrip(), "cyan"))
+    def on_tool_call(self, event: ev.ToolCallEvent) -> None:
+        key = next((str(v) for k, v in event.args.items()
+                    if k in ("file_path", "path", "command", "url", "pattern")), "")
+        self._line(self._paint(f"→ {event.tool} {key[:100]}".rstrip(), "cyan"))
 
-    def _on_tool_result(self, e: Any) -> None:
-        ms = f"{e.duration * 1000:.0f} ms"
-        if e.ok:
-            first = (e.output or "").strip().splitlines()
+    def on_tool_result(self, event: ev.ToolResultEvent) -> None:
+        ms = f"{event.duration * 1000:.0f} ms"
+        if event.ok:
+            first = (event.output or "").strip().splitlines()
             self._line(self._paint(f"  ✓ {ms} · {first[0][:100] if first else 'done'}", "dim"))
         else:
-            self._line(self._paint(f"  ✗ {ms} · {(e.error or '').splitlines()[0][:200]}", "red"))
+            self._line(self._paint(f"  ✗ {ms} · {(event.error or '').splitlines()[0][:200]}", "red"))
 
-    def _on_approval_required(self, e: Any) -> None:
-        for preview in e.files:
+    def on_approval_required(self, event: ev.ApprovalRequired) -> None:
+        for preview in event.files:
             self._diff(preview.diff)
-        if e.command:
-            network = ", asks for network access" if e.args.get("network") is True else ""
-            self._line(f"$ {e.command}  (in {e.cwd}, timeout {e.timeout} s{network})", self.err)
-        if e.url:
-            self._line(f"fetch {e.url}", self.err)
-        prompt = f"Allow {e.tool}? [y] once · [a] always for {e.tool} · [n] deny (n <feedback>) · [s] stop"
+        if event.command:
+            network = ", asks for network access" if event.args.get("network") is True else ""
+            self._line(f"$ {event.command}  (in {event.cwd}, timeout {event.timeout} s{network})", self.err)
+        if event.url:
+            self._line(f"fetch {event.url}", self.err)
+        prompt = f"Allow {event.tool}? [y] once · [a] always for {event.tool} · [n] deny (n <feedback>) · [s] stop"
         self._line(self._paint(prompt, "bold", "yellow"), self.err)
 
-    def _on_approval_resolved(self, e: Any) -> None:
-        self._line(self._paint(f"  {e.decision.replace('_', ' ')}" + (f": {e.feedback}" if e.feedback else ""), "dim"))
+    def on_approval_resolved(self, event: ev.ApprovalResolved) -> None:
+        feedback = f": {event.feedback}" if event.feedback else ""
+        self._line(self._paint(f"  {event.decision.replace('_', ' ')}{feedback}", "dim"))
 
-    def _on_file_changed(self, e: Any) -> None:
-        self._diff(e.diff)
+    def on_file_changed(self, event: ev.FileChanged) -> None:
+        self._diff(event.diff)
 
     def _diff(self, diff: str) -> None:
         for line in diff.splitlines():
@@ -105,66 +107,70 @@ class TextPrinter:
                 ("cyan",) if line.startswith("@@") else ("dim",)
             self._line(self._paint(line, *style))
 
-    def _on_plan_updated(self, e: Any) -> None:
+    def on_plan_updated(self, event: ev.PlanUpdated) -> None:
         self._line(self._paint("plan:", "bold"))
-        for item in e.todos:
+        for item in event.todos:
             self._line(f"  {ICONS[item.status]} {item.content}")
 
     # -- the structured workflow (agent/planning) --------------------------------------------
-    def _on_classification(self, e: Any) -> None:
-        self._line(self._paint(f"· {e.task_type.replace('_', ' ')}", "dim"), self.err)
+    def on_classification(self, event: ev.ClassificationEvent) -> None:
+        self._line(self._paint(f"· {event.task_type.replace('_', ' ')}", "dim"), self.err)
 
-    def _on_plan_created(self, e: Any) -> None:
-        self._line(self._paint(f"plan: {e.plan.refined_goal}", "bold"))
-        for number, step in enumerate(e.plan.steps, 1):
+    def on_plan_created(self, event: ev.PlanCreated) -> None:
+        self._line(self._paint(f"plan: {event.plan.refined_goal}", "bold"))
+        for number, step in enumerate(event.plan.steps, 1):
             self._line(f"  {STEP_ICONS[step.status]} {number}. {step.title}")
 
-    def _on_plan_decision_required(self, e: Any) -> None:
-        if e.error:
-            self._line(self._paint(f"  {e.error.strip().splitlines()[-1][:200]}", "red"), self.err)
-        self._line(self._paint(DECISION_PROMPTS[e.kind], "bold", "yellow"), self.err)
+    def on_plan_decision_required(self, event: ev.PlanDecisionRequired) -> None:
+        if event.error:
+            self._line(self._paint(f"  {event.error.strip().splitlines()[-1][:200]}", "red"), self.err)
+        self._line(self._paint(DECISION_PROMPTS[event.kind], "bold", "yellow"), self.err)
 
-    def _on_step_start(self, e: Any) -> None:
-        self._line(self._paint(f"▶ step {e.step_id}: {e.title}", "bold", "cyan"))
+    def on_step_start(self, event: ev.StepStart) -> None:
+        self._line(self._paint(f"▶ step {event.step_id}: {event.title}", "bold", "cyan"))
 
-    def _on_step_complete(self, e: Any) -> None:
-        style = {"done": "green", "failed": "red", "skipped": "yellow"}[e.status]
-        summary = e.summary.strip().splitlines()[0][:200] if e.summary.strip() else ""
-        self._line(self._paint(f"{STEP_ICONS[e.status]} step {e.step_id} {e.status}" +
+    def on_step_complete(self, event: ev.StepComplete) -> None:
+        style = {"done": "green", "failed": "red", "skipped": "yellow"}[event.status]
+        summary = event.summary.strip().splitlines()[0][:200] if event.summary.strip() else ""
+        self._line(self._paint(f"{STEP_ICONS[event.status]} step {event.step_id} {event.status}" +
                                (f": {summary}" if summary else ""), style))
 
-    def _on_checkpoint(self, e: Any) -> None:
-        self._line(self._paint(f"◆ checkpoint {e.id}: {e.label}", "dim"))
+    def on_checkpoint(self, event: ev.CheckpointEvent) -> None:
+        self._line(self._paint(f"◆ checkpoint {event.id}: {event.label}", "dim"))
 
-    def _on_retrying(self, e: Any) -> None:
-        self._line(self._paint(f"… {e.why}; retrying in {e.delay:.1f} s (attempt {e.attempt})", "yellow"), self.err)
+    def on_retrying(self, event: ev.Retrying) -> None:
+        self._line(self._paint(f"… {event.why}; retrying in {event.delay:.1f} s (attempt {event.attempt})", "yellow"),
+                   self.err)
 
-    def _on_published(self, e: Any) -> None:
-        count = f"{len(e.files)} file{'s' if len(e.files) != 1 else ''}"
-        self._line(self._paint(f"published {count} to {e.repository} branch {e.branch} as commit "
-                               f"{e.commit[:7]}: {e.compare_url}", "green"), self.err)
-    def _on_compacted(self, e: Any) -> None:
-        self._line(self._paint(f"◇ compacted the conversation: about {e.tokens_before:,} → {e.tokens_after:,} "
+    def on_published(self, event: ev.Published) -> None:
+        count = f"{len(event.files)} file{'s' if len(event.files) != 1 else ''}"
+        self._line(self._paint(f"published {count} to {event.repository} branch {event.branch} as commit "
+                               f"{event.commit[:7]}: {event.compare_url}", "green"), self.err)
+
+    def on_compacted(self, event: ev.Compacted) -> None:
+        self._line(self._paint(f"◇ compacted the conversation: about {event.tokens_before:,} → "
+                               f"{event.tokens_after:,} "
                                "tokens (older turns summarised)", "dim"), self.err)
 
-    def _on_model_fallback(self, e: Any) -> None:
-        self._line(self._paint(f"… {e.from_model} failed ({e.reason}); using {e.to_model}", "yellow"), self.err)
+    def on_model_fallback(self, event: ev.ModelFallback) -> None:
+        self._line(self._paint(f"… {event.from_model} failed ({event.reason}); using {event.to_model}", "yellow"),
+                   self.err)
 
-    def _on_mcp_server(self, e: Any) -> None:
-        if e.state == "running":
-            self._line(self._paint(f"◆ MCP server {e.server}: {len(e.tools)} tools", "dim"), self.err)
+    def on_mcp_server(self, event: ev.McpServerState) -> None:
+        if event.state == "running":
+            self._line(self._paint(f"◆ MCP server {event.server}: {len(event.tools)} tools", "dim"), self.err)
 
-    def _on_complete(self, e: Any) -> None:
-        if e.completion_reason in ("max_steps", "stopped", "budget"):
-            self.notice(e.final_response.strip().split("\n\n")[-1])
+    def on_complete(self, event: ev.Complete) -> None:
+        if event.completion_reason in ("max_steps", "stopped", "budget"):
+            self.notice(event.final_response.strip().split("\n\n")[-1])
 
-    def _on_warning(self, e: Any) -> None:
-        self.notice(f"warning: {e.message}")
+    def on_warning(self, event: ev.WarningEvent) -> None:
+        self.notice(f"warning: {event.message}")
 
-    def _on_error(self, e: Any) -> None:
-        self._line(self._paint(f"error: {e.message}", "red"), self.err)
+    def on_error(self, event: ev.ErrorEvent) -> None:
+        self._line(self._paint(f"error: {event.message}", "red"), self.err)
 
-    def summary(self, complete: Complete, totals: Any, session_id: str) -> None:
+    def summary(self, complete: ev.Complete, totals: Any, session_id: str) -> None:
         cost = f" · ${totals.cost:.4f}" if totals.cost else ""
         tokens = f"{totals.prompt_tokens:,} prompt + {totals.completion_tokens:,} completion tokens"
         steps = f"{complete.iterations} step{'s' if complete.iterations != 1 else ''}"

@@ -16,6 +16,7 @@ import sys
 import threading
 from typing import Any
 
+from agent import events as ev
 from agent.events import ErrorEvent
 from agent.frontends.common import UsageError, build_config
 from agent.frontends.printing import JsonPrinter, TextPrinter
@@ -26,26 +27,26 @@ from agent.target import Target, TargetError, TargetSpec, open_target
 class RoomPrinter(TextPrinter):
     """TextPrinter plus readable lines for room events."""
 
-    def _on_room_state(self, e: Any) -> None:
-        text = f"room · {e.phase.replace('_', ' ')}" + (f" · {e.message}" if e.message else "")
+    def on_room_state(self, event: ev.RoomState) -> None:
+        text = f"room · {event.phase.replace('_', ' ')}" + (f" · {event.message}" if event.message else "")
         self._line(self._paint(text, "dim"), self.err)
-        if e.login_url and e.phase == "logging_in":
-            self._line(self._paint(f"open this address to log in: {e.login_url}", "bold", "yellow"), self.err)
+        if event.login_url and event.phase == "logging_in":
+            self._line(self._paint(f"open this address to log in: {event.login_url}", "bold", "yellow"), self.err)
 
-    def _on_peer_joined(self, e: Any) -> None:
-        email = f" ({e.email})" if e.email else ""
-        self._line(self._paint(f"room · {e.name} joined{email}", "dim"), self.err)
+    def on_peer_joined(self, event: ev.PeerJoined) -> None:
+        email = f" ({event.email})" if event.email else ""
+        self._line(self._paint(f"room · {event.name} joined{email}", "dim"), self.err)
 
-    def _on_peer_left(self, e: Any) -> None:
-        self._line(self._paint(f"room · {e.name} left", "dim"), self.err)
+    def on_peer_left(self, event: ev.PeerLeft) -> None:
+        self._line(self._paint(f"room · {event.name} left", "dim"), self.err)
 
-    def _on_trigger(self, e: Any) -> None:
-        where = f"{e.path}:{e.line}" if e.path else "chat"
-        queued = f" ({e.queued} waiting)" if e.queued else ""
-        self._line(self._paint(f"▶ {e.by or 'someone'} @ {where}: {e.prompt}{queued}", "bold", "cyan"))
+    def on_trigger(self, event: ev.TriggerEvent) -> None:
+        where = f"{event.path}:{event.line}" if event.path else "chat"
+        queued = f" ({event.queued} waiting)" if event.queued else ""
+        self._line(self._paint(f"▶ {event.by or 'someone'} @ {where}: {event.prompt}{queued}", "bold", "cyan"))
 
-    def _on_room_closed(self, e: Any) -> None:
-        self._line(self._paint(f"room · closed: {e.reason}", "yellow"), self.err)
+    def on_room_closed(self, event: ev.RoomClosed) -> None:
+        self._line(self._paint(f"room · closed: {event.reason}", "yellow"), self.err)
 
 
 def _load_model_library() -> None:
@@ -80,6 +81,7 @@ async def _serve(options: Any, config: Any, target: Target, printer: Any) -> int
     from agent.runner import AgentSession
     from agent.session import SessionError
 
+    session: AgentSession  # opened below; the approver emits only once a run asks it something
     approver = StdinApprover(emit=lambda event: session.emit(event), shorthand=not options.json)
 
     def sink(event: Any) -> None:

@@ -8,6 +8,9 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from agent import events as ev
+from agent.consumer import EventHandler
+
 ICONS = {"pending": "○", "in_progress": "◐", "done": "✓", "failed": "✗", "skipped": "⊘"}
 SUMMARY_CHARS = 200
 
@@ -18,21 +21,23 @@ def plan_message(plan: Any) -> str:
     return "\n".join(lines)
 
 
-class PlanChat:
+class PlanChat(EventHandler):
     def __init__(self, send: Callable[[str], None]) -> None:
         self.send = send
         self.numbers: dict[str, tuple[int, str]] = {}  # step id -> (number, title)
 
-    def observe(self, event: Any) -> None:
-        if event.type == "plan_created":
-            self.numbers = {s.id: (n, s.title) for n, s in enumerate(event.plan.steps, 1)}
-            self.send(plan_message(event.plan))
-        elif event.type == "step_complete" and event.step_id in self.numbers:
-            number, title = self.numbers[event.step_id]
-            summary = " ".join(event.summary.split())
-            summary = summary if len(summary) <= SUMMARY_CHARS else summary[: SUMMARY_CHARS - 1] + "…"
-            line = f"{ICONS[event.status]} {number}/{len(self.numbers)} {title}: {event.status}"
-            self.send(line + (f" — {summary}" if summary else ""))
+    def on_plan_created(self, event: ev.PlanCreated) -> None:
+        self.numbers = {s.id: (n, s.title) for n, s in enumerate(event.plan.steps, 1)}
+        self.send(plan_message(event.plan))
+
+    def on_step_complete(self, event: ev.StepComplete) -> None:
+        if event.step_id not in self.numbers:
+            return
+        number, title = self.numbers[event.step_id]
+        summary = " ".join(event.summary.split())
+        summary = summary if len(summary) <= SUMMARY_CHARS else summary[: SUMMARY_CHARS - 1] + "…"
+        line = f"{ICONS[event.status]} {number}/{len(self.numbers)} {title}: {event.status}"
+        self.send(line + (f" — {summary}" if summary else ""))
 
     @contextmanager
     def attached(self, session: Any) -> Iterator[None]:
@@ -41,7 +46,7 @@ class PlanChat:
 
         def both(event: Any) -> None:
             sink(event)
-            self.observe(event)
+            self.handle(event)
 
         session.sink = both
         try:

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from agent.events import AgentAction, Complete, PlanCreated, StepComplete, StepStart
+from agent.events import (AgentAction, Complete, PlanCreated, StepComplete, StepStart, TextDelta, ToolCallEvent,
+                          ToolResultEvent)
 from agent.executor import Executor
 from agent.llm import LLM
 from agent.loop import Run
@@ -21,7 +22,7 @@ from agent.planning.models import Plan, Step
 from agent.planning.review import ask
 
 PLAN_STATE = "plan"
-SILENT = {"text_delta", "complete"}  # a step's answer is its summary, not chat text
+SILENT = (TextDelta, Complete)  # a step's answer is its summary, not chat text
 StepEnd = Literal["done", "skipped", "stop", "stopped"]
 
 STEP_PROMPT = """You are carrying out one step of a plan.
@@ -152,15 +153,15 @@ class Orchestrator:
             session.ctx.emit = base_emit
 
     def _quiet(self, event: Any) -> None:
-        if event.type not in SILENT:
+        if not isinstance(event, SILENT):
             self.session.emit(event)
 
     def _traced(self, step: Step, emit: Any) -> Any:
         def traced(event: Any) -> None:
             emit(event)
-            if event.type == "tool_call":
+            if isinstance(event, ToolCallEvent):
                 emit(AgentAction(step_id=step.id, tool=event.tool, status="running"))
-            elif event.type == "tool_result":
+            elif isinstance(event, ToolResultEvent):
                 emit(AgentAction(step_id=step.id, tool=event.tool, status="success" if event.ok else "error"))
         return traced
 

@@ -31,7 +31,8 @@ NOTES = "# Notes\nfirst\n"
 
 def edit_request(*changes: FileChange) -> ApprovalRequest:
     changes = changes or (FileChange("src/app.py", OLD, NEW), FileChange("docs/notes.md", None, NOTES))
-    return ApprovalRequest("ap1", "call1", "edit_file", {}, "edit", summary="Tidy things", changes=list(changes))
+    return ApprovalRequest(approval_id="ap1", call_id="call1", tool="edit_file", args={}, kind="edit",
+                           summary="Tidy things", changes=list(changes))
 
 
 class Host(App[None]):
@@ -255,7 +256,8 @@ async def test_deny_and_stop_buttons() -> None:
     app = Host(edit_request())
     async with docked(app, size=(120, 40)) as pilot:
         await pilot.click("#approval-deny")
-        await pilot.pause()
+        # The feedback input takes the focus after a refresh: typed sooner, "n" would deny again.
+        await wait_for(pilot, lambda: app.focused is app.query_one("#approval-feedback"), what="the feedback input")
         await press(pilot, *"no", "enter")
     assert app.decisions == [Decision("deny", feedback="no")]
     app = Host(edit_request())
@@ -266,8 +268,8 @@ async def test_deny_and_stop_buttons() -> None:
 
 
 async def test_exec_request_shows_command_folder_and_timeout() -> None:
-    request = ApprovalRequest("ap2", "call2", "run_shell", {"command": "pytest -x"}, "exec",
-                              summary="Run tests", command="pytest -x", cwd="/work/proj", timeout=120)
+    request = ApprovalRequest(approval_id="ap2", call_id="call2", tool="run_shell", args={"command": "pytest -x"},
+                              kind="exec", summary="Run tests", command="pytest -x", cwd="/work/proj", timeout=120)
     app = Host(request)
     async with docked(app, size=(100, 30)) as pilot:
         screen = app.screen
@@ -281,7 +283,8 @@ async def test_exec_request_shows_command_folder_and_timeout() -> None:
 
 
 async def test_network_request_shows_url_and_prompt() -> None:
-    request = ApprovalRequest("ap3", "call3", "web_fetch", {"prompt": "List the breaking changes"}, "network",
+    request = ApprovalRequest(approval_id="ap3", call_id="call3", tool="web_fetch",
+                              args={"prompt": "List the breaking changes"}, kind="network",
                               url="https://example.org/changelog")
     app = Host(request)
     async with docked(app, size=(100, 30)) as pilot:
