@@ -1,0 +1,182 @@
+"""The SSE server's live sessions: open or continue one per chat, run a turn, answer approvals.
+
+Each conversation is an `AgentSession` of its own (its own workspace object, approver and
+record), so several chats run at once. A turn runs in a task owned here; whoever started it
+(the HTTP handler) receives the turn's SSE data through a listener and must call `finish`,
+which stops the run if it is still going and waits for it: no run outlives its request.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from agent import events as ev
+from agent.approval import Decision, QueueApprover
+from agent.config import Config
+from agent.frontends.serve_events import Data, SseMapper, approval_data
+from agent.frontends.serve_request import BadRequest, ChatRequest
+from agent.runner import AgentSession
+from agent.session import SessionError, SessionStore
+from agent.target import Target, TargetError
+from agent.workspaces.base import Workspace, WorkspaceError
+from agent.workspaces.overlay import OverlayWorkspace
+
+Opener = Callable[[], Awaitable[Target]]  # a fresh target (workspace, tools) for each session
+STOP_WAIT = 30.0  # seconds a stopped run may take to unwind (a tool's thread finishing its write)
+
+
+class NotFound(Exception):
+    """An unknown session or approval id (404)."""
+
+
+class Busy(Exception):
+    """The session already runs a turn (409)."""
+
+
+class Unavailable(Exception):
+    """The target could not be opened for a new session (503)."""
+
+
+@dataclass
+class Live:
+    session: AgentSession
+    approver: QueueApprover
+    apply: str
+    target: Target
+    created: float = field(default_factory=time.time)
+    prompt: str = ""
+    pending: dict[str, Data] = field(default_factory=dict)  # approval id -> its event data
+    listener: Callable[[Data], None] | None = None
+    task: asyncio.Task[Any] | None = None
+
+    @property
+    def running(self) -> bool:
+        return self.task is not None and not self.task.done()
+
+    @property
+    def overlay(self) -> OverlayWorkspace | None:
+        workspace = self.session.workspace
+        return workspace if isinstance(workspace, OverlayWorkspace) else None
+
+    def sink(self, event: Any) -> None:
+        if isinstance(event, ev.ApprovalRequired):
+            self.pending[event.approval_id] = approval_data(event)
+        elif isinstance(event, ev.ApprovalResolved):
+            self.pending.pop(event.approval_id, None)
+        self._mapper.handle(event)
+
+    def _send(self, data: Data) -> None:
+        if self.listener is not None:
+            self.listener(data)
+
+    def __post_init__(self) -> None:
+        self._mapper = SseMapper(self._send)
+
+    def summary(self) -> Data:
+        return {"session_id": self.session.session_id, "running": self.running,
+                "apply": self.apply, "mode": self.session.mode, "workspace": self.session.workspace.label,
+                "created": self.created, "prompt": self.prompt[:200],
+                "pending_approvals": list(self.pending.values())}
+
+
+class Sessions:
+    def __init__(self, config: Config, opener: Opener, store: SessionStore | None = None) -> None:
+        self.config = config
+        self.opener = opener
+        self.store = store or SessionStore()
+        self.live: dict[str, Live] = {}
+
+    async def open(self, chat: ChatRequest, session_id: str | None) -> Live:
+        """The chat's session: the live one it names, a recorded one resumed, or a new one."""
+        if session_id is None:
+            live = await self._create(chat, None)
+            for message in chat.history:
+                live.session.messages.append(message)
+                live.session.writer.message(message)
+            return live
+        live = self.live.get(session_id) or await self._create(chat, session_id)
+        if live.running:
+            raise Busy(f"session {session_id} is answering another request; wait for its done event")
+        if live.apply != chat.apply:
+            raise BadRequest(f"session {session_id} was opened with apply {live.apply!r}; "
+                             f"a conversation keeps where its edits are applied")
+        if live.overlay is not None:
+            for path, text in chat.files().items():
+                _seed(live.overlay, path, text)
+        return live
+
+    async def _create(self, chat: ChatRequest, resume: str | None) -> Live:
+        try:
+            target = await self.opener()
+        except TargetError as exc:
+            raise Unavailable(f"{exc.message} ({exc.hint})" if exc.hint else exc.message) from None
+        workspace: Workspace = target.workspace
+        approver = QueueApprover()
+        holder: list[Live] = []
+        try:
+            if chat.apply == "client":
+                workspace = OverlayWorkspace(target.workspace)
+                for path, text in chat.files().items():
+                    _seed(workspace, path, text)
+            session = AgentSession.open(dataclasses.replace(self.config), workspace, approver,
+                                        lambda event: holder[0].sink(event), resume=resume, store=self.store,
+                                        registry=target.registry(), meta={**target.meta, "frontend": "serve"})
+        except SessionError as exc:
+            await target.close()
+            raise NotFound(str(exc)) from None
+        except BaseException:
+            await target.close()
+            raise
+        from agent.tools import sandbox
+
+        sandbox.configure(session)
+        target.attach(session)
+        live = Live(session, approver, chat.apply, target)
+        holder.append(live)
+        self.live[session.session_id] = live
+        return live
+
+    def start(self, live: Live, prompt: str, listener: Callable[[Data], None]) -> asyncio.Task[Any]:
+        """Run one turn; the listener receives its SSE data until the turn ends."""
+        live.prompt, live.listener = prompt, listener
+        live.task = asyncio.create_task(live.session.run(prompt), name=f"serve-{live.session.session_id}")
+        return live.task
+
+    async def finish(self, live: Live) -> None:
+        """Stop the turn if it still runs (its client is gone) and wait until it has ended."""
+        task = live.task
+        try:
+            if task is not None and not task.done():
+                live.session.stop()
+                await asyncio.wait({task}, timeout=STOP_WAIT)
+        finally:
+            live.listener = None
+
+    def answer(self, approval_id: str, decision: Decision) -> Live:
+        for live in self.live.values():
+            if approval_id in live.approver.pending:
+                live.approver.resolve(approval_id, decision)
+                return live
+        raise NotFound(f"no pending approval {approval_id!r}")
+
+    def listing(self) -> list[Data]:
+        return [live.summary() for live in sorted(self.live.values(), key=lambda item: item.created)]
+
+    async def close(self) -> None:
+        for live in list(self.live.values()):
+            await self.finish(live)
+            await live.session.close()
+            await live.target.close()
+        self.live.clear()
+
+
+def _seed(overlay: OverlayWorkspace, path: str, text: str) -> None:
+    try:
+        overlay.seed(path, text)
+    except WorkspaceError as exc:
+        raise BadRequest(f"context file {path!r}: {exc}") from None
