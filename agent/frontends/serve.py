@@ -19,6 +19,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from aiohttp import web
+from aiohttp.typedefs import Middleware
 
 from agent import __version__
 from agent.approval import Decision
@@ -75,7 +76,7 @@ async def _errors(request: web.Request, handler: Handler) -> web.StreamResponse:
         return error_response(exc.status, exc.reason)
 
 
-def _auth(token: str) -> Callable[[web.Request, Handler], Awaitable[web.StreamResponse]]:
+def _auth(token: str) -> Middleware:
     expected = f"Bearer {token}".encode()
 
     @web.middleware
@@ -104,15 +105,15 @@ async def _chat(request: web.Request) -> web.StreamResponse:
     sessions = request.app[SESSIONS]
     live = await sessions.open(chat, chat.session_id or request.headers.get(SESSION_HEADER))
     if chat.stream:
-        return await _stream(request, sessions, live, chat.prompt())
-    return await _collect(sessions, live, chat.prompt())
+        return await _stream(request, sessions, live, chat)
+    return await _collect(sessions, live, chat)
 
 
 def frame(data: dict[str, Any]) -> bytes:
     return b"data: " + json.dumps(data, ensure_ascii=False).encode() + b"\n\n"
 
 
-async def _stream(request: web.Request, sessions: Sessions, live: Live, prompt: str) -> web.StreamResponse:
+async def _stream(request: web.Request, sessions: Sessions, live: Live, chat: ChatRequest) -> web.StreamResponse:
     session_id = live.session.session_id
     response = web.StreamResponse(headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache",
                                            "X-Accel-Buffering": "no", SESSION_HEADER: session_id})
@@ -120,7 +121,7 @@ async def _stream(request: web.Request, sessions: Sessions, live: Live, prompt: 
     queue.put_nowait({"type": "session", "session_id": session_id})
     try:
         await response.prepare(request)
-        task = sessions.start(live, prompt, queue.put_nowait)
+        task = sessions.start(live, chat, queue.put_nowait)
         task.add_done_callback(lambda _task: queue.put_nowait(None))
         await _pump(response, queue)
         failure = _failure(task)
@@ -146,7 +147,7 @@ async def _pump(response: web.StreamResponse, queue: asyncio.Queue[dict[str, Any
             return
 
 
-async def _collect(sessions: Sessions, live: Live, prompt: str) -> web.Response:
+async def _collect(sessions: Sessions, live: Live, chat: ChatRequest) -> web.Response:
     """`"stream": false`: the turn's text, diffs and errors in one JSON object."""
     result: dict[str, Any] = {"session_id": live.session.session_id, "content": "", "diffs": [], "errors": []}
 
@@ -155,14 +156,14 @@ async def _collect(sessions: Sessions, live: Live, prompt: str) -> web.Response:
             result["content"] += data["content"]
         elif data.get("type") == "diff":
             result["diffs"].append(data)
-        elif "error" in data:
+        elif data.get("error"):
             result["errors"].append(data["error"])
         elif data.get("type") == "classification":
             result["task_type"] = data["task_type"]
         elif data.get("type") == "complete":
             result.update(success=data["success"], completion_reason=data["completion_reason"])
 
-    task = sessions.start(live, prompt, listen)
+    task = sessions.start(live, chat, listen)
     try:
         await asyncio.wait({task})
     finally:

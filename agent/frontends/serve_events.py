@@ -51,8 +51,9 @@ class SseMapper(EventHandler):
         self.send({"type": "tool_call", "id": event.call_id, "tool": event.tool, "args": event.args})
 
     def on_tool_result(self, event: ev.ToolResultEvent) -> None:
+        # the failure goes under `detail`: a seed client takes any object with `error` for the turn's error
         self.send({"type": "tool_result", "id": event.call_id, "tool": event.tool, "ok": event.ok,
-                   "error": event.error})
+                   "detail": event.error})
 
     def on_plan_updated(self, event: ev.PlanUpdated) -> None:
         self.send({"type": "todos", "todos": [t.model_dump(mode="json") for t in event.todos]})

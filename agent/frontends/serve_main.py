@@ -68,7 +68,8 @@ class Opener:
     """A fresh target for each session; the one opened at start (to check it opens) goes to the first."""
 
     def __init__(self, spec: TargetSpec, config: Config, first: Target) -> None:
-        self.spec, self.config, self.first = spec, config, first
+        self.spec, self.config = spec, config
+        self.first: Target | None = first
 
     async def __call__(self) -> Target:
         if self.first is not None:
@@ -119,7 +120,7 @@ async def serve(options: Any) -> int:
                       clone=options.clone)
     root = Path(options.workspace) if not options.github and os.path.isdir(options.workspace) else None
     config = load_config(options, root)
-    problem = await configuration_problem(config.model)
+    problem = await configuration_problem(config.require_model())
     if problem is not None:
         raise UsageError(f"{problem}; the model is set by: {config.sources.get('model', 'the configuration')}")
     try:

@@ -141,9 +141,9 @@ class Sessions:
         self.live[session.session_id] = live
         return live
 
-    def start(self, live: Live, prompt: str, listener: Callable[[Data], None]) -> asyncio.Task[Any]:
+    def start(self, live: Live, chat: ChatRequest, listener: Callable[[Data], None]) -> asyncio.Task[Any]:
         """Run one turn; the listener receives its SSE data until the turn ends."""
-        live.prompt, live.listener = prompt, listener
+        prompt, live.prompt, live.listener = chat.prompt(), chat.messages[-1].content, listener
         live.task = asyncio.create_task(live.session.run(prompt), name=f"serve-{live.session.session_id}")
         return live.task
 

@@ -103,7 +103,7 @@ def test_a_conversation_continues_with_its_session_id(make_serve):
     sent = [m["content"] for m in serve.llm.requests[2]["messages"] if m["role"] in ("user", "assistant")]
     assert sent == ["my name is Ada", "Hello Ada.", "what is my name?", "You are Ada.", "and now?"]
     [listed] = serve.sessions()
-    assert listed["session_id"] == session_id and listed["running"] is False
+    assert listed["session_id"] == session_id and listed["running"] is False and listed["prompt"] == "and now?"
 
 
 def test_a_new_session_takes_the_earlier_messages_of_the_request(make_serve):
