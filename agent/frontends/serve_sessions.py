@@ -28,6 +28,7 @@ from agent.workspaces.overlay import OverlayWorkspace
 
 Opener = Callable[[], Awaitable[Target]]  # a fresh target (workspace, tools) for each session
 STOP_WAIT = 30.0  # seconds a stopped run may take to unwind (a tool's thread finishing its write)
+MAX_LIVE = 64  # idle sessions kept open beyond this are closed, oldest first (their record can resume them)
 
 
 class NotFound(Exception):
@@ -85,10 +86,12 @@ class Live:
 
 
 class Sessions:
-    def __init__(self, config: Config, opener: Opener, store: SessionStore | None = None) -> None:
+    def __init__(self, config: Config, opener: Opener, store: SessionStore | None = None,
+                 max_live: int = MAX_LIVE) -> None:
         self.config = config
         self.opener = opener
         self.store = store or SessionStore()
+        self.max_live = max_live
         self.live: dict[str, Live] = {}
 
     async def open(self, chat: ChatRequest, session_id: str | None) -> Live:
@@ -99,7 +102,9 @@ class Sessions:
                 live.session.messages.append(message)
                 live.session.writer.message(message)
             return live
-        live = self.live.get(session_id) or await self._create(chat, session_id)
+        live = self.live.get(session_id) or self.live.get(self._recorded(session_id))
+        if live is None:
+            live = await self._create(chat, session_id)
         if live.running:
             raise Busy(f"session {session_id} is answering another request; wait for its done event")
         if live.apply != chat.apply:
@@ -110,7 +115,15 @@ class Sessions:
                 _seed(live.overlay, path, text)
         return live
 
+    def _recorded(self, session_id: str) -> str:
+        """The full id of the recorded session an id (or a unique prefix of one) names."""
+        try:
+            return self.store.resolve(session_id).stem
+        except SessionError as exc:
+            raise NotFound(str(exc)) from None
+
     async def _create(self, chat: ChatRequest, resume: str | None) -> Live:
+        await self._make_room()
         try:
             target = await self.opener()
         except TargetError as exc:
@@ -141,6 +154,18 @@ class Sessions:
         self.live[session.session_id] = live
         return live
 
+    async def _make_room(self) -> None:
+        """Close the oldest idle sessions so that a new one keeps the live ones within `max_live`."""
+        idle = sorted((live for live in self.live.values() if not live.running), key=lambda live: live.created)
+        for live in idle[: max(0, len(self.live) + 1 - self.max_live)]:
+            await self._close(live)
+
+    async def _close(self, live: Live) -> None:
+        self.live.pop(live.session.session_id, None)
+        await self.finish(live)
+        await live.session.close()
+        await live.target.close()
+
     def start(self, live: Live, chat: ChatRequest, listener: Callable[[Data], None]) -> asyncio.Task[Any]:
         """Run one turn; the listener receives its SSE data until the turn ends."""
         prompt, live.prompt, live.listener = chat.prompt(), chat.messages[-1].content, listener
@@ -156,6 +181,7 @@ class Sessions:
                 await asyncio.wait({task}, timeout=STOP_WAIT)
         finally:
             live.listener = None
+            live.pending.clear()  # a stopped run's approvals were never resolved: nobody can answer them now
 
     def answer(self, approval_id: str, decision: Decision) -> Live:
         for live in self.live.values():
@@ -169,10 +195,7 @@ class Sessions:
 
     async def close(self) -> None:
         for live in list(self.live.values()):
-            await self.finish(live)
-            await live.session.close()
-            await live.target.close()
-        self.live.clear()
+            await self._close(live)
 
 
 def _seed(overlay: OverlayWorkspace, path: str, text: str) -> None:

@@ -25,8 +25,8 @@ TOKEN = "test-token-0123456789"
 class ServeThread:
     """The server's own event loop in a thread, as `coder-tui serve` runs it (minus argv)."""
 
-    def __init__(self, root: Path, config: Any, max_body: int) -> None:
-        self.root, self.config, self.max_body = root, config, max_body
+    def __init__(self, root: Path, config: Any, max_body: int, max_live: int) -> None:
+        self.root, self.config, self.max_body, self.max_live = root, config, max_body, max_live
         self.loop = asyncio.new_event_loop()
         self.url = ""
         self._started = threading.Event()
@@ -59,7 +59,8 @@ class ServeThread:
 
         spec = TargetSpec(workspace=str(self.root))
         self.opener = Opener(spec, self.config, await open_target(spec, self.config))
-        self.server = await listen(Sessions(self.config, self.opener), TOKEN, "127.0.0.1", 0, self.max_body)
+        sessions = Sessions(self.config, self.opener, max_live=self.max_live)
+        self.server = await listen(sessions, TOKEN, "127.0.0.1", 0, self.max_body)
         self.url = self.server.url
 
     def stop(self) -> None:
@@ -117,11 +118,11 @@ def make_serve(fake_llm: FakeLLM, tmp_path: Path) -> Iterator[Callable[..., Serv
     started: list[ServeThread] = []
 
     def make(mode: str = "allow", files: dict[str, str] | None = None, max_body: int = 1 << 20,
-             workflow: str = "direct", timeout: float = 20.0) -> Serve:
+             workflow: str = "direct", timeout: float = 20.0, max_live: int = 64) -> Serve:
         root = write_files(tmp_path / "ws", files or {})
         config = Config(model=fake_llm.model, api_base=fake_llm.url, api_key=SecretStr(TEST_KEY), mode=mode,
                         timeout=timeout, max_retries=0, retry_base_delay=0.01, workflow=workflow)  # type: ignore[arg-type]
-        thread = ServeThread(root, config, max_body).start()
+        thread = ServeThread(root, config, max_body, max_live).start()
         started.append(thread)
         return Serve(fake_llm, root, thread.url)
 
