@@ -131,3 +131,23 @@ def test_serve_help_explains_and_imports_nothing_heavy(isolated_home):
         assert words in done.stdout
     imported = {line.split("|")[-1].strip() for line in done.stderr.splitlines()}
     assert not {"aiohttp", "litellm", "agent.frontends.serve"} & imported
+
+
+def test_ctrl_c_during_a_run_stops_it_and_ends_its_stream(start_serve, fake_llm):
+    server = start_serve()
+    token = server.banner[1].removeprefix("token: ").strip()
+    fake_llm.script(Reply(text="Thinking about it", chunk_size=4, stall_after=3))  # then the model hangs
+    with httpx.stream("POST", server.url + "/api/chat", headers={"Authorization": f"Bearer {token}"},
+                      json={"messages": [{"role": "user", "content": "think"}]}, timeout=60) as response:
+        lines = response.iter_lines()
+        events = []
+        for line in lines:
+            if line.startswith("data: "):
+                events.append(json.loads(line[6:]))
+                if "content" in events[-1]:
+                    break
+        server.proc.send_signal(2)
+        events += [json.loads(line[6:]) for line in lines if line.startswith("data: ")]
+    assert {"type": "complete", "success": False, "completion_reason": "stopped"} in events
+    assert events[-1] == {"done": True}
+    assert server.proc.wait(60) == 0
