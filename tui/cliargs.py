@@ -28,6 +28,7 @@ Routes (all but /api/health need the header `Authorization: Bearer TOKEN`):
                             {"type": "classification", ...} {"error"} ... and {"done": true} last
                             ("stream": false: one JSON object with the text and the diffs)
   POST /api/approvals/ID    {"decision": "allow_once"|"allow_all"|"deny"|"stop", "feedback": "..."}
+  POST /api/sessions/ID/plan  {"decision": "approve"|"edit"|"feedback"|...}: answer a plan review
   GET  /api/sessions        the live sessions, whether they run, and their pending approvals
   GET  /api/health          {"status": "ok"}
 "apply": "client" writes nothing on the server: edits go to an in-memory copy seeded from the

@@ -4,6 +4,7 @@ Routes (every one but `/api/health` needs `Authorization: Bearer TOKEN`):
     POST /api/chat              a turn: seed 002's body, answered as text/event-stream
                                 (or one JSON object with `"stream": false`)
     POST /api/approvals/{id}    answer an `approval_required` event (ask mode)
+    POST /api/sessions/{id}/plan  answer a `plan_decision_required` event (structured workflow, ask mode)
     GET  /api/sessions          the live sessions, whether they run, their pending approvals
     GET  /api/health            {"status": "ok"} (no token needed)
 A turn whose client disconnects is stopped and awaited before its handler returns, so no run
@@ -25,6 +26,7 @@ from agent import __version__
 from agent.approval import Decision
 from agent.frontends.serve_request import ApprovalAnswer, BadRequest, ChatRequest, parse
 from agent.frontends.serve_sessions import Busy, Live, NotFound, Sessions, Unavailable
+from agent.planning.review import PlanDecision
 from agent.secrets import redact
 
 MAX_BODY = 8 * 1024 * 1024
@@ -42,6 +44,7 @@ def build_app(sessions: Sessions, token: str, max_body: int = MAX_BODY) -> web.A
     app.router.add_post("/api/chat", _chat)
     app.router.add_post("/api/approvals/{id}", _approve)
     app.router.add_get("/api/sessions", _sessions)
+    app.router.add_post("/api/sessions/{id}/plan", _plan)
     app.router.add_get("/api/health", _health)
 
     async def close_sessions(_app: web.Application) -> None:
@@ -188,6 +191,12 @@ async def _approve(request: web.Request) -> web.Response:
     live = request.app[SESSIONS].answer(approval_id, Decision(answer.decision, answer.feedback))
     return web.json_response({"id": approval_id, "decision": answer.decision,
                               "session_id": live.session.session_id})
+
+
+async def _plan(request: web.Request) -> web.Response:
+    decision: PlanDecision = parse(PlanDecision, await _body(request))
+    request.app[SESSIONS].decide_plan(request.match_info["id"], decision)
+    return web.json_response({"session_id": request.match_info["id"], "decision": decision.decision})
 
 
 async def _sessions(request: web.Request) -> web.Response:

@@ -20,6 +20,7 @@ from agent.approval import Decision, QueueApprover
 from agent.config import Config
 from agent.frontends.serve_events import Data, SseMapper, approval_data
 from agent.frontends.serve_request import BadRequest, ChatRequest
+from agent.planning.review import PlanDecision
 from agent.runner import AgentSession
 from agent.session import SessionError, SessionStore
 from agent.target import Target, TargetError
@@ -189,6 +190,19 @@ class Sessions:
                 live.approver.resolve(approval_id, decision)
                 return live
         raise NotFound(f"no pending approval {approval_id!r}")
+
+    def decide_plan(self, session_id: str, decision: PlanDecision) -> None:
+        """Answer the plan review (or failed step) the session's run waits for."""
+        live = self.live.get(session_id)
+        if live is None:
+            raise NotFound(f"no live session {session_id!r}")
+        reviewer = live.session.plan_reviewer
+        if not live.running or reviewer.waiting is None:
+            raise Busy(f"session {session_id} waits for no plan decision")
+        try:
+            reviewer.resolve(decision)
+        except ValueError as exc:
+            raise BadRequest(str(exc)) from None
 
     def listing(self) -> list[Data]:
         return [live.summary() for live in sorted(self.live.values(), key=lambda item: item.created)]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from tests.fakellm import Reply, call
 from tests.planning.common import plan_reply, write
+from tests.serve.conftest import sse_events
 
 DIFF_KEYS = {"type", "file", "diff", "line_start", "line_end", "reason"}
 
@@ -158,3 +159,29 @@ def test_the_structured_workflow_events_are_forwarded(make_serve):
     assert any(e.get("type") == "diff" and e["file"] == "b.txt" for e in events)
     assert "All done." in "".join(e["content"] for e in events if "content" in e)
     assert events[-1] == {"done": True}
+
+
+def test_ask_mode_plan_review_is_answered_over_http(make_serve):
+    serve = make_serve(mode="ask", workflow="structured")
+    serve.llm.script(plan_reply("Write the file", goal="Create c.txt"), write("c.txt", "c\n"),
+                     Reply(text="Wrote c.txt."), Reply(text="Report: done."))
+    with serve.client() as client, client.stream("POST", "/api/chat", json={
+            "messages": [{"role": "user", "content": "create c.txt"}]}) as response:
+        events = sse_events(response.iter_lines())
+        session_id = next(events)["session_id"]
+        review = next(e for e in events if e.get("type") == "plan_decision_required")
+        assert review["kind"] == "review" and review["plan"]["refined_goal"] == "Create c.txt"
+        wrong = client.post(f"/api/sessions/{session_id}/plan", json={"decision": "skip"})
+        assert wrong.status_code == 400 and "does not answer a review" in wrong.json()["error"]
+        ok = client.post(f"/api/sessions/{session_id}/plan", json={"decision": "approve"})
+        assert ok.json() == {"session_id": session_id, "decision": "approve"}
+        asked = next(e for e in events if e.get("type") == "approval_required")
+        client.post(f"/api/approvals/{asked['id']}", json={"decision": "allow_once"})
+        rest = list(events)
+    assert (serve.root / "c.txt").read_text() == "c\n"
+    assert any(e.get("type") == "step_complete" and e["status"] == "done" for e in rest)
+    assert rest[-1] == {"done": True}
+    with serve.client() as client:
+        idle = client.post(f"/api/sessions/{session_id}/plan", json={"decision": "approve"})
+        unknown = client.post("/api/sessions/nope/plan", json={"decision": "approve"})
+    assert idle.status_code == 409 and unknown.status_code == 404
