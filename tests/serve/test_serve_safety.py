@@ -130,49 +130,54 @@ def test_a_client_that_disconnects_stops_its_run(make_serve):
     assert "".join(e.get("content", "") for e in events) == "back"
 
 
-def test_several_chats_run_at_once_on_separate_sessions(make_serve):
-    serve = make_serve(mode="ask")
+def route_by_task(body: dict[str, Any]) -> Reply:
+    """The scripted model for two chats at once: task A writes a.txt, task B b.txt."""
+    name = "a.txt" if "task A" in body["messages"][1]["content"] else "b.txt"
+    if body["messages"][-1]["role"] == "tool":
+        return Reply(text=f"{name} written")
+    return Reply(tool_calls=[call("write_file", file_path=name, content=f"{name}\n")])
 
-    def respond(body: dict[str, Any]) -> Reply:
-        task = body["messages"][1]["content"]
-        name = "a.txt" if "task A" in task else "b.txt"
-        if body["messages"][-1]["role"] == "tool":
-            return Reply(text=f"{name} written")
-        return Reply(tool_calls=[call("write_file", file_path=name, content=f"{name}\n")])
 
-    serve.llm.responder = respond
-    events_a: list[dict[str, Any]] = []
-    asked_a = threading.Event()
+def chat_in_thread(serve: Any, text: str) -> tuple[list[dict[str, Any]], threading.Event, threading.Thread]:
+    """A streamed chat read by a thread: its events so far, set once it asks for an approval."""
+    events: list[dict[str, Any]] = []
+    asked = threading.Event()
 
-    def chat_a() -> None:
-        body = {"messages": [{"role": "user", "content": "task A"}]}
+    def read() -> None:
+        body = {"messages": [{"role": "user", "content": text}]}
         with serve.client() as client, client.stream("POST", "/api/chat", json=body) as response:
             for event in sse_events(response.iter_lines()):
-                events_a.append(event)
+                events.append(event)
                 if event.get("type") == "approval_required":
-                    asked_a.set()
+                    asked.set()
 
-    thread = threading.Thread(target=chat_a)
+    thread = threading.Thread(target=read)
     thread.start()
+    return events, asked, thread
+
+
+def test_several_chats_run_at_once_on_separate_sessions(make_serve):
+    serve = make_serve(mode="ask")
+    serve.llm.responder = route_by_task
+    events_a, asked_a, thread = chat_in_thread(serve, "task A")
     assert asked_a.wait(30)
     # A waits for its approval; B runs from start to end meanwhile, in its own session
     with serve.client() as client, client.stream("POST", "/api/chat", json={
             "messages": [{"role": "user", "content": "task B"}]}) as response:
         lines = response.iter_lines()
-        asked_b = read_until(lines, "approval_required")[-1]
-        running = {s["session_id"]: s["running"] for s in serve.sessions()}
-        assert list(running.values()) == [True, True]
-        client.post(f"/api/approvals/{asked_b['id']}", json={"decision": "allow_once"})
-        events_b = list(sse_events(lines))
+        events_b = read_until(lines, "approval_required")
+        assert [s["running"] for s in serve.sessions()] == [True, True]
+        client.post(f"/api/approvals/{events_b[-1]['id']}", json={"decision": "allow_once"})
+        events_b += list(sse_events(lines))
     assert (serve.root / "b.txt").exists() and not (serve.root / "a.txt").exists()
     assert "b.txt written" in "".join(e.get("content", "") for e in events_b)
     with serve.client() as client:
         client.post(f"/api/approvals/{events_a[-1]['id']}", json={"decision": "allow_all"})
     thread.join(30)
     assert events_a[-1] == {"done": True} and (serve.root / "a.txt").read_text() == "a.txt\n"
-    ids = {events_a[0]["session_id"], asked_b and serve.sessions()[1]["session_id"]}
-    assert len(ids) == 2
-    assert [s["running"] for s in serve.sessions()] == [False, False]
+    assert events_a[0]["session_id"] != events_b[0]["session_id"]
+    assert [(s["session_id"], s["running"]) for s in serve.sessions()] == [
+        (events_a[0]["session_id"], False), (events_b[0]["session_id"], False)]
 
 
 def test_a_busy_session_refuses_a_second_turn(make_serve):
