@@ -163,6 +163,8 @@ async def _collect(sessions: Sessions, live: Live, chat: ChatRequest) -> web.Res
             result["errors"].append(data["error"])
         elif data.get("type") == "classification":
             result["task_type"] = data["task_type"]
+        elif data.get("type") == "published":
+            result["published"] = data
         elif data.get("type") == "complete":
             result.update(success=data["success"], completion_reason=data["completion_reason"])
 

@@ -74,6 +74,9 @@ class SseMapper(EventHandler):
     def on_step_complete(self, event: ev.StepComplete) -> None:
         self.send(event.model_dump(mode="json"))
 
+    def on_published(self, event: ev.Published) -> None:
+        self.send(event.model_dump(mode="json"))
+
     def on_complete(self, event: ev.Complete) -> None:
         self.send({"type": "complete", "success": event.success, "completion_reason": event.completion_reason})
 

@@ -114,6 +114,10 @@ async def serve(options: Any) -> int:
     from agent.llm import configuration_problem
     from agent.secrets import register
 
+    if options.github and options.workspace != ".":
+        raise UsageError("DIR cannot be combined with --github: the repository is the workspace")
+    if options.clone and not options.github:
+        raise UsageError("--clone needs --github OWNER/REPO")
     token, source = choose_token(options, dict(os.environ))
     register(token)
     spec = TargetSpec(workspace=None if options.github else options.workspace, github=options.github,

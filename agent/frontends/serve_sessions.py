@@ -170,7 +170,7 @@ class Sessions:
     def start(self, live: Live, chat: ChatRequest, listener: Callable[[Data], None]) -> asyncio.Task[Any]:
         """Run one turn; the listener receives its SSE data until the turn ends."""
         prompt, live.prompt, live.listener = chat.prompt(), chat.messages[-1].content, listener
-        live.task = asyncio.create_task(live.session.run(prompt), name=f"serve-{live.session.session_id}")
+        live.task = asyncio.create_task(_turn(live.session, prompt), name=f"serve-{live.session.session_id}")
         return live.task
 
     async def finish(self, live: Live) -> None:
@@ -210,6 +210,28 @@ class Sessions:
     async def close(self) -> None:
         for live in list(self.live.values()):
             await self._close(live)
+
+
+async def _turn(session: AgentSession, prompt: str) -> ev.Complete:
+    """One turn; in a GitHub workspace a completed turn's edits become a commit on the work branch,
+    as at the end of `coder-tui run --github`."""
+    from agent.github.launch import unpublished
+
+    complete = await session.run(prompt)
+    if complete.success and unpublished(session.workspace):
+        await _publish(session)
+    return complete
+
+
+async def _publish(session: AgentSession) -> None:
+    from agent.github.errors import GitHubError
+    from agent.github.launch import publish_changes
+
+    try:
+        session.emit(await publish_changes(session.workspace))
+    except GitHubError as exc:
+        session.emit(ev.ErrorEvent(message=f"publishing failed: {exc}; the edits stay in session "
+                                           f"{session.session_id} (a later turn publishes them)"))
 
 
 def _seed(overlay: OverlayWorkspace, path: str, text: str) -> None:

@@ -21,8 +21,8 @@ NODE_HINT = "run `npm ci --prefix tests/interop` (the serve interop test needs e
 
 
 class ServeProcess:
-    def __init__(self, home: Path, root: Path, llm: FakeLLM, *args: str, **env: str) -> None:
-        command = cli("serve", str(root), "--port", "0", "--model", llm.model, "--api-base", llm.url,
+    def __init__(self, home: Path, root: Path | None, llm: FakeLLM, *args: str, **env: str) -> None:
+        command = cli("serve", *([str(root)] if root else []), "--port", "0", "--model", llm.model, "--api-base", llm.url,
                       "--api-key", TEST_KEY, *args)
         self.proc = subprocess.Popen(command, env=cli_env(home, **env), stdout=subprocess.PIPE,
                                      stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True)
@@ -121,6 +121,8 @@ def test_a_missing_folder_and_a_taken_port_are_usage_errors(isolated_home, fake_
     port = fake_llm.url.split(":")[-1].split("/")[0]
     taken = run_cli(isolated_home, "serve", str(tmp_path), "--port", port, *model, timeout=60)
     assert taken.returncode == 2 and f"cannot listen on 127.0.0.1:{port}" in taken.stderr
+    both = run_cli(isolated_home, "serve", str(tmp_path), "--github", "octo/hello", *model, timeout=60)
+    assert both.returncode == 2 and "DIR cannot be combined with --github" in both.stderr
 
 
 def test_serve_help_explains_and_imports_nothing_heavy(isolated_home):
