@@ -66,6 +66,17 @@ async def test_github_map_without_summaries_lists_everything_and_the_tool_answer
     assert "web/app.ts" in view.outline("web")
 
 
+def test_map_waits_out_a_rate_limit_while_opening_the_repository_and_says_so(
+        gh_server: Any, repo: Any, isolated_home: Path) -> None:  # noqa: F811
+    gh_server.exhaust_rate_limit(reset_in=1.0)
+    env = cli_env(isolated_home, GITHUB_TOKEN=TOKEN, CODER_TUI_GITHUB_API_URL=gh_server.url)
+    done = subprocess.run(cli("map", "--github", "octo/shapes", "--no-summaries"), env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
+    assert "GitHub rate limit reached while reading octo/shapes; it resets at" in done.stderr
+    assert "(waiting " in done.stderr and f"Mapped {len(FILES)} file(s)" in done.stdout
+
+
 async def test_explore_waits_out_the_github_rate_limit_and_says_so(
         gh_server: Any, repo: Any, monkeypatch: pytest.MonkeyPatch, summary_llm: Any) -> None:  # noqa: F811
     from agent.config import Config

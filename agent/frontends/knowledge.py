@@ -12,7 +12,7 @@ import sys
 from collections.abc import Callable
 from typing import Any, TextIO
 
-from agent.headless import UsageError
+from agent.frontends.common import UsageError, open_or_usage
 
 
 class Reporter:
@@ -62,28 +62,28 @@ class Reporter:
             self._bar = False
 
 
-async def open_target(options: Any, reporter: Reporter) -> tuple[Any, Any]:
+async def open_workspace(options: Any, reporter: Reporter) -> tuple[Any, Any]:
     """(workspace, config) for DIR or --github R [--clone]; a GitHub workspace keeps its launch
     as `workspace.launch` (tools and session recording for tasks)."""
+    from agent.target import TargetSpec
+
     github = getattr(options, "github", None)
-    if github:
-        from agent.github.errors import GitHubError
-        from agent.github.launch import GitHubRequest, open_github, progress_lines
-
-        config = load_options_config(options, None)
-        try:
-            opened = await open_github(GitHubRequest(github, options.clone), config,
-                                       lambda why, delay: reporter.notice(why), progress_lines(reporter.notice))
-        except GitHubError as exc:
-            raise UsageError(f"--github: {exc}") from None
-        opened.workspace.launch = opened
-        return opened.workspace, config
-    if getattr(options, "clone", False):
+    clone = bool(getattr(options, "clone", False))
+    if clone and not github:
         raise UsageError("--clone needs --github OWNER/REPO")
-    from agent.headless import open_local_workspace
+    config = load_options_config(options, None) if github else None
+    target = await open_or_usage(TargetSpec(workspace=options.workspace or ".", github=github, clone=clone),
+                                 config, emit=lambda event: reporter.notice(_waiting(event)),
+                                 notice=reporter.notice)
+    if target.github is not None:
+        target.workspace.launch = target.github
+        return target.workspace, config
+    return target.workspace, load_options_config(options, target.workspace.root)
 
-    workspace = open_local_workspace(options.workspace or ".")
-    return workspace, load_options_config(options, workspace.root)
+
+def _waiting(event: Any) -> str:
+    """A GitHub rate-limit wait, as a notice."""
+    return f"{event.why} (waiting {event.delay:g} s)"
 
 
 def load_options_config(options: Any, root: Any) -> Any:
@@ -113,7 +113,7 @@ async def run_map(options: Any) -> int:
     if options.max_cost is not None and options.max_cost <= 0:
         raise UsageError("--max-cost must be more than 0")
     reporter = Reporter(options.json)
-    workspace, config = await open_target(options, reporter)
+    workspace, config = await open_workspace(options, reporter)
     llm = None if options.no_summaries else summary_llm(config)
     builder = MapBuilder(workspace, llm, reporter.event)
     try:
@@ -150,7 +150,7 @@ async def run_tasks(options: Any) -> int:
     from agent.knowledge.tasks import TaskError
 
     reporter = Reporter(options.json)
-    workspace, config = await open_target(options, reporter)
+    workspace, config = await open_workspace(options, reporter)
     try:
         if options.action == "run-due":
             config.require_model()
@@ -200,7 +200,7 @@ async def run_explore(options: Any) -> int:
     if options.interval < 0:
         raise UsageError("--interval must be 0 or more seconds")
     reporter = Reporter(options.json)
-    workspace, config = await open_target(options, reporter)
+    workspace, config = await open_workspace(options, reporter)
     llm = summary_llm(config)
 
     async def due_tasks() -> None:

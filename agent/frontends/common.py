@@ -1,0 +1,41 @@
+"""What the command-line front ends share: usage errors, the config from their flags, opening
+their target with its failure as a usage error."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+
+class UsageError(Exception):
+    """Bad flags or configuration: exit code 2 with a one-line message."""
+
+
+def build_config(options: Any, workspace_root: Path | None) -> Any:
+    from agent.config import ConfigError, load_config, trust_folder
+
+    flags = {"model": options.model, "api_base": options.api_base, "api_key": options.api_key,
+             "mode": options.mode, "max_steps": options.max_steps, "sandbox": getattr(options, "sandbox", None),
+             "profile": getattr(options, "profile", None),
+             "max_cost": getattr(options, "max_cost", None), "max_tokens": getattr(options, "max_tokens", None),
+             "workflow": getattr(options, "workflow", None)}
+    trust = bool(getattr(options, "trust", False)) and workspace_root is not None
+    try:
+        if trust:
+            trust_folder(workspace_root)
+        config = load_config(workspace_root, flags, trust=trust)
+        config.require_model()
+    except ConfigError as exc:
+        raise UsageError(str(exc)) from None
+    return config
+
+
+
+async def open_or_usage(spec: Any, config: Any = None, **callbacks: Any) -> Any:
+    """`open_target(spec, config, **callbacks)`, its failure a UsageError with what failed."""
+    from agent.target import TargetError, open_target
+
+    try:
+        return await open_target(spec, config, **callbacks)
+    except TargetError as exc:
+        raise UsageError(exc.message) from None

@@ -1,0 +1,178 @@
+"""Answers on stdin for the command-line front ends: approvals, plan decisions, plan messages.
+
+    {"type": "decision", "approval_id": "...", "decision": "allow_once", "feedback": "..."}
+    {"type": "plan_decision", "decision": "approve"}          (see agent/planning/review.py)
+    {"type": "message", "text": "also update the README"}     (routed between the plan's steps)
+
+In readable mode y / a / n [feedback] / s answer the next approval; while a plan decision
+waits, y approves, f TEXT sends feedback, r / k / s retry, skip or stop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import threading
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from agent.approval import Decision, QueueApprover
+from agent.config import first_problem
+from agent.events import ApprovalRequired, DecisionKind, ErrorEvent
+from agent.planning.review import parse_line
+
+
+class MessageLine(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    type: Literal["message"]
+    text: str = Field(min_length=1)
+
+
+class PlanLines:
+    def __init__(self, session: Any, shorthand: bool, emit: Any) -> None:
+        self.session = session
+        self.shorthand = shorthand
+        self.emit = emit
+
+    @property
+    def unanswered(self) -> int:
+        return int(getattr(self.session.plan_reviewer, "unanswered", 0))
+
+    def handle(self, text: str) -> bool:
+        """True when the line was for the plan (handled, or refused with an error event)."""
+        if text.startswith("{") and '"message"' in text:
+            try:
+                line = MessageLine.model_validate_json(text)
+            except ValidationError:
+                line = None
+            if line is not None:
+                if not self.session.send(line.text):
+                    self.emit(ErrorEvent(message="ignored message: no plan is running", recoverable=True))
+                return True
+        reviewer = self.session.plan_reviewer
+        waiting = getattr(reviewer, "waiting", None) is not None
+        if not waiting and '"plan_decision"' not in text:
+            return False
+        try:
+            decision = parse_line(text, self.shorthand and waiting)
+            if decision is None:
+                return False
+            reviewer.resolve(decision)
+        except ValueError as exc:
+            self.emit(ErrorEvent(message=f"ignored stdin line: {exc}", recoverable=True))
+        return True
+
+    def close(self, reason: str) -> None:
+        closer = getattr(self.session.plan_reviewer, "close", None)
+        if closer is not None:
+            closer(reason)
+
+
+SHORTHAND: dict[str, DecisionKind] = {"y": "allow_once", "a": "allow_all", "n": "deny", "s": "stop"}
+
+
+class DecisionLine(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    type: Literal["decision"]
+    approval_id: str | None = None  # None: the next approval, in the order they are asked
+    decision: DecisionKind
+    feedback: str | None = None
+    rejected_hunks: dict[str, list[int]] = {}
+    edited: dict[str, str] = {}
+
+
+class StdinApprover(QueueApprover):
+    """A QueueApprover fed by lines from stdin (read in a thread: pipes, files and TTYs alike).
+
+    An answer without an approval id (a shorthand, or a JSON decision without `approval_id`)
+    that arrives while no approval waits is kept and answers the next approvals in order, so
+    `echo y | coder-tui run ...` works however early the `y` comes.
+    """
+
+    def __init__(self, emit: Any, shorthand: bool) -> None:
+        super().__init__()
+        self.emit = emit
+        self.shorthand = shorthand
+        self.waiting: list[str] = []  # approval ids in the order they were asked
+        self.early: list[Decision] = []  # answers that came before their approval
+        self.unanswered = 0  # approvals denied because stdin closed before an answer came
+        self.lines: PlanLines | None = None
+
+    def attach(self, session: Any) -> None:
+        """Plan decisions and messages for a running plan come on the same stdin."""
+        self.lines = PlanLines(session, self.shorthand, self.emit)
+
+    def close(self, reason: str) -> None:
+        super().close(reason)
+        if self.lines is not None:
+            self.lines.close(reason)
+
+    def note_request(self, event: Any) -> None:
+        if isinstance(event, ApprovalRequired):
+            self.waiting.append(event.approval_id)
+
+    async def decide(self, request: Any) -> Decision:
+        if self.early:
+            self._answered(request.approval_id)
+            return self.early.pop(0)
+        decision = await super().decide(request)
+        if decision.decision == "deny" and self.closed_reason is not None and decision.feedback == self.closed_reason:
+            self.unanswered += 1
+            self._answered(request.approval_id)
+        return decision
+
+    def _answered(self, approval_id: str) -> None:
+        if approval_id in self.waiting:
+            self.waiting.remove(approval_id)
+
+    def start(self, loop: asyncio.AbstractEventLoop) -> None:
+        threading.Thread(target=self._read, args=(loop,), name="stdin-decisions", daemon=True).start()
+
+    def _read(self, loop: asyncio.AbstractEventLoop) -> None:
+        reason = "stdin is closed, so nobody can answer approvals; answer on stdin or use --mode allow"
+        try:
+            stream = sys.stdin
+            if stream is None:
+                raise OSError("no stdin")
+            for line in stream:
+                loop.call_soon_threadsafe(self.handle_line, line)
+        except (OSError, ValueError) as exc:
+            reason = f"stdin is not readable ({exc}); approvals are denied"
+        loop.call_soon_threadsafe(self.close, reason)
+
+    def handle_line(self, line: str) -> None:
+        text = line.strip()
+        if not text or (self.lines is not None and self.lines.handle(text)):
+            return
+        try:
+            approval_id, decision = self._parse(text)
+        except ValueError as exc:
+            self.emit(ErrorEvent(message=f"ignored stdin line: {exc}", recoverable=True))
+            return
+        if approval_id is None:
+            if not self.waiting:
+                self.early.append(decision)
+                return
+            approval_id = self.waiting[0]
+        if not self.resolve(approval_id, decision):
+            self.emit(ErrorEvent(message=f"ignored decision: no pending approval {approval_id!r}",
+                                 recoverable=True))
+            return
+        self._answered(approval_id)
+
+    def _parse(self, text: str) -> tuple[str | None, Decision]:
+        if not text.startswith("{"):
+            word, _, feedback = text.partition(" ")
+            if self.shorthand and word.lower() in SHORTHAND:
+                return None, Decision(SHORTHAND[word.lower()], feedback=feedback.strip() or None)
+            raise ValueError(f"expected a JSON decision object, got {text[:60]!r}")
+        try:
+            parsed = DecisionLine.model_validate_json(text)
+        except ValidationError as exc:
+            where, problem = first_problem(exc, "line")
+            raise ValueError(f"invalid decision ({where}: {problem})") from None
+        return parsed.approval_id, Decision(parsed.decision, parsed.feedback,
+                                            parsed.rejected_hunks, parsed.edited)
