@@ -15,15 +15,12 @@ from typing import Any
 from aiohttp import web
 
 from agent.config import Config
+from agent.frontends.common import UsageError, build_config
 from agent.frontends.serve import MAX_BODY, build_app
 from agent.frontends.serve_sessions import Sessions
 from agent.target import Target, TargetError, TargetSpec, open_target
 
 TOKEN_VARIABLE = "CODER_TUI_SERVE_TOKEN"
-
-
-class UsageError(Exception):
-    """Bad flags, configuration or target: exit code 2 with this message."""
 
 
 def is_loopback(host: str) -> bool:
@@ -45,23 +42,6 @@ def choose_token(options: Any, environ: dict[str, str]) -> tuple[str, str]:
         raise UsageError(f"--host {options.host} is reachable from other machines: give the token yourself "
                          f"with --token or {TOKEN_VARIABLE} (or bind to 127.0.0.1)")
     return secrets.token_urlsafe(24), "generated"
-
-
-def load_config(options: Any, root: Path | None) -> Config:
-    from agent.config import ConfigError, load_config as load, trust_folder
-
-    flags = {"model": options.model, "api_base": options.api_base, "api_key": options.api_key,
-             "mode": options.mode, "max_steps": options.max_steps, "workflow": options.workflow,
-             "profile": options.profile, "sandbox": options.sandbox}
-    trust = bool(options.trust) and root is not None
-    try:
-        if trust:
-            trust_folder(root)  # type: ignore[arg-type]
-        config = load(root, flags, trust=trust)
-        config.require_model()
-    except ConfigError as exc:
-        raise UsageError(str(exc)) from None
-    return config
 
 
 class Opener:
@@ -123,7 +103,7 @@ async def serve(options: Any) -> int:
     spec = TargetSpec(workspace=None if options.github else options.workspace, github=options.github,
                       clone=options.clone)
     root = Path(options.workspace) if not options.github and os.path.isdir(options.workspace) else None
-    config = load_config(options, root)
+    config = build_config(options, root)
     problem = await configuration_problem(config.require_model())
     if problem is not None:
         raise UsageError(f"{problem}; the model is set by: {config.sources.get('model', 'the configuration')}")

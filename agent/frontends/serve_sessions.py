@@ -47,7 +47,6 @@ class Unavailable(Exception):
 @dataclass
 class Live:
     session: AgentSession
-    approver: QueueApprover
     apply: str
     target: Target
     created: float = field(default_factory=time.time)
@@ -103,9 +102,8 @@ class Sessions:
                 live.session.messages.append(message)
                 live.session.writer.message(message)
             return live
-        live = self.live.get(session_id) or self.live.get(self._recorded(session_id))
-        if live is None:
-            live = await self._create(chat, session_id)
+        found = self.live.get(session_id) or self.live.get(self._recorded(session_id))
+        live = found if found is not None else await self._create(chat, session_id)
         if live.running:
             raise Busy(f"session {session_id} is answering another request; wait for its done event")
         if live.apply != chat.apply:
@@ -130,14 +128,13 @@ class Sessions:
         except TargetError as exc:
             raise Unavailable(f"{exc.message} ({exc.hint})" if exc.hint else exc.message) from None
         workspace: Workspace = target.workspace
-        approver = QueueApprover()
         holder: list[Live] = []
         try:
             if chat.apply == "client":
                 workspace = OverlayWorkspace(target.workspace)
                 for path, text in chat.files().items():
                     _seed(workspace, path, text)
-            session = AgentSession.open(dataclasses.replace(self.config), workspace, approver,
+            session = AgentSession.open(dataclasses.replace(self.config), workspace, QueueApprover(),
                                         lambda event: holder[0].sink(event), resume=resume, store=self.store,
                                         registry=target.registry(), meta={**target.meta, "frontend": "serve"})
         except SessionError as exc:
@@ -150,7 +147,7 @@ class Sessions:
 
         sandbox.configure(session)
         target.attach(session)
-        live = Live(session, approver, chat.apply, target)
+        live = Live(session, chat.apply, target)
         holder.append(live)
         self.live[session.session_id] = live
         return live
@@ -186,8 +183,8 @@ class Sessions:
 
     def answer(self, approval_id: str, decision: Decision) -> Live:
         for live in self.live.values():
-            if approval_id in live.approver.pending:
-                live.approver.resolve(approval_id, decision)
+            if approval_id in live.session.pending_approvals:
+                live.session.answer(approval_id, decision)
                 return live
         raise NotFound(f"no pending approval {approval_id!r}")
 
