@@ -24,6 +24,7 @@ class ServeProcess:
     def __init__(self, home: Path, root: Path | None, llm: FakeLLM, *args: str, **env: str) -> None:
         command = cli("serve", *([str(root)] if root else []), "--port", "0", "--model", llm.model, "--api-base", llm.url,
                       "--api-key", TEST_KEY, *args)
+        self.home = home
         self.proc = subprocess.Popen(command, env=cli_env(home, **env), stdout=subprocess.PIPE,
                                      stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True)
         assert self.proc.stdout is not None
@@ -95,6 +96,8 @@ def test_the_banner_and_a_given_token(start_serve, fake_llm):
     assert response.json()["content"] == "hello"
     assert httpx.get(server.url + "/api/sessions").status_code == 401
     assert server.stop() == 0
+    written = "".join(p.read_text(errors="replace") for p in server.home.rglob("*") if p.is_file())
+    assert "from-the-environment-42" not in written  # the token never reaches a session file or log
 
 
 def test_a_generated_token_is_printed_and_required(start_serve):

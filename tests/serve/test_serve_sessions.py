@@ -3,7 +3,11 @@ client that leaves while an approval waits; editor paths outside the folder."""
 
 from __future__ import annotations
 
+import json
+import socket
+
 from tests.fakellm import Reply, call
+from tests.serve.conftest import TOKEN
 from tests.serve.test_serve_safety import read_until
 
 
@@ -54,3 +58,18 @@ def test_a_continued_client_session_takes_the_editors_new_buffers(make_serve):
                context={"current_file": {"path": "m.py", "content": "v2 unsaved\n"}})
     assert "v2 unsaved" in serve.llm.requests[-1]["messages"][-1]["content"]
     assert (serve.root / "m.py").read_text() == "on disk\n"
+
+
+def test_a_stream_false_client_that_disconnects_stops_its_run_too(make_serve):
+    serve = make_serve(files={"a.txt": "kept\n"}, timeout=300)
+    serve.llm.script(Reply(text="Working", chunk_size=2, stall_after=2,
+                           tool_calls=[call("write_file", file_path="a.txt", content="lost\n")]))
+    body = json.dumps({"messages": [{"role": "user", "content": "go"}], "stream": False}).encode()
+    host, port = serve.url.removeprefix("http://").split(":")
+    with socket.create_connection((host, int(port))) as raw:
+        raw.sendall(b"POST /api/chat HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                    + f"Authorization: Bearer {TOKEN}\r\nContent-Length: {len(body)}\r\n\r\n".encode() + body)
+        serve.wait_for(lambda: serve.sessions() and serve.sessions()[0]["running"], "the run to start")
+        serve.wait_for(lambda: len(serve.llm.requests) == 1, "the model request")
+    serve.wait_for(lambda: serve.sessions()[0]["running"] is False, "the run to stop")
+    assert (serve.root / "a.txt").read_text() == "kept\n"
