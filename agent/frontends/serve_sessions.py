@@ -55,6 +55,9 @@ class Live:
     listener: Callable[[Data], None] | None = None
     task: asyncio.Task[Any] | None = None
 
+    def __post_init__(self) -> None:
+        self._mapper = SseMapper(self._send)
+
     @property
     def running(self) -> bool:
         return self.task is not None and not self.task.done()
@@ -74,9 +77,6 @@ class Live:
     def _send(self, data: Data) -> None:
         if self.listener is not None:
             self.listener(data)
-
-    def __post_init__(self) -> None:
-        self._mapper = SseMapper(self._send)
 
     def summary(self) -> Data:
         return {"session_id": self.session.session_id, "running": self.running,
@@ -128,7 +128,7 @@ class Sessions:
         except TargetError as exc:
             raise Unavailable(f"{exc.message} ({exc.hint})" if exc.hint else exc.message) from None
         workspace: Workspace = target.workspace
-        holder: list[Live] = []
+        holder: list[Live] = []  # the session's sink is the Live made around it below
         try:
             if chat.apply == "client":
                 workspace = OverlayWorkspace(target.workspace)
