@@ -12,6 +12,7 @@ our overhead is a turn's time minus that. A turn in a new session includes openi
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import statistics
@@ -69,6 +70,47 @@ def model_only(model: httpx.Client) -> tuple[float, float]:
     return first, time.perf_counter() - started
 
 
+async def agent_only(url: str, data: str, root: str) -> dict[str, list[tuple[float, float]]]:
+    """The same turns through AgentSession in this process, without the server: what the core takes."""
+    from pydantic import SecretStr
+
+    from agent.approval import QueueApprover
+    from agent.config import Config
+    from agent.events import TextDelta
+    from agent.runner import AgentSession
+    from agent.session import SessionStore
+    from agent.workspaces.local import LocalWorkspace
+
+    config = Config(model="openai/fake-model", api_base=url, api_key=SecretStr("sk-bench"), mode="allow")
+    store = SessionStore(Path(data) / "agent-only")
+    marks: list[float] = []
+
+    def sink(event: object) -> None:
+        if isinstance(event, TextDelta) and not marks:
+            marks.append(time.perf_counter())
+
+    async def one(session: AgentSession) -> tuple[float, float]:
+        marks.clear()
+        started = time.perf_counter()
+        await session.run("say done")
+        return marks[0] - started, time.perf_counter() - started
+
+    results: dict[str, list[tuple[float, float]]] = {"new session": [], "continued session": []}
+    kept = AgentSession.open(config, LocalWorkspace(root), QueueApprover(), sink, store=store)
+    for index in range(TURNS + 3):
+        started = time.perf_counter()
+        fresh = AgentSession.open(config, LocalWorkspace(root), QueueApprover(), sink, store=store)
+        first, done = await one(fresh)
+        opened = time.perf_counter() - started - done
+        await fresh.close()
+        continued = await one(kept)
+        if index >= 3:  # the first turns warm litellm up
+            results["new session"].append((first + opened, done + opened))
+            results["continued session"].append(continued)
+    await kept.close()
+    return results
+
+
 def median_ms(values: list[float]) -> float:
     return statistics.median(values) * 1000
 
@@ -102,15 +144,16 @@ def main() -> None:
                                TOKEN, "--model", "openai/fake-model", "--api-base", url, "--api-key", "sk-bench"], env)
         try:
             results = measure(url, banner.split()[-1])
+            core = asyncio.run(agent_only(url, f"{tmp}/data", f"{tmp}/ws"))
         finally:
             serve.send_signal(2)
             serve.wait(30)
             llm.kill()
             llm.wait()
-    report(results)
+    report(results, core)
 
 
-def report(results: dict[str, list[tuple[float, float]]]) -> None:
+def report(results: dict[str, list[tuple[float, float]]], core: dict[str, list[tuple[float, float]]]) -> None:
     model_first = median_ms([r[0] for r in results["model"]])
     model_done = median_ms([r[1] for r in results["model"]])
     print(f"model alone (scripted server): first text {model_first:6.2f} ms   end {model_done:6.2f} ms   n={TURNS}")
@@ -123,6 +166,10 @@ def report(results: dict[str, list[tuple[float, float]]]) -> None:
               f"done median {median_ms(done):6.2f} ms (p90 {p90_ms(done):6.2f})   "
               f"overhead to first content {median_ms(first) - model_first:6.2f} ms, to done {overhead:6.2f} ms  "
               f"goal < {GOAL_MS:g} ms  {verdict}")
+        core_done = median_ms([r[1] for r in core[name]])
+        print(f"  of which AgentSession alone (in process, no server): first text "
+              f"{median_ms([r[0] for r in core[name]]):6.2f} ms, done {core_done:6.2f} ms; "
+              f"the server's own share of the turn: {median_ms(done) - core_done:6.2f} ms")
 
 
 if __name__ == "__main__":
