@@ -89,6 +89,8 @@ def diff_data(event: ev.FileChanged) -> Data:
 def approval_data(event: ev.ApprovalRequired) -> Data:
     data: Data = {"type": "approval_required", "id": event.approval_id, "tool": event.tool,
                   "kind": event.kind, "summary": event.summary}
+    if event.kind == "edit":
+        data["reason"] = str(event.args.get("reason") or "")
     if event.files:
         data["files"] = [{"file": f.path, "diff": f.diff, "hunks": f.hunks, "created": f.created,
                           "deleted": f.deleted} for f in event.files]

@@ -80,7 +80,7 @@ def test_ask_mode_sends_approvals_answered_by_post(make_serve):
     with serve.client() as client, client.stream("POST", "/api/chat", json=CHAT) as response:
         lines = response.iter_lines()
         first = read_until(lines, "approval_required")[-1]
-        assert first["tool"] == "write_file" and first["kind"] == "edit"
+        assert first["tool"] == "write_file" and first["kind"] == "edit" and first["reason"] == "newer"
         assert first["files"][0]["file"] == "a.txt" and "+new" in first["files"][0]["diff"]
         [pending] = serve.sessions()[0]["pending_approvals"]
         assert pending["id"] == first["id"]
