@@ -38,6 +38,16 @@ the first event). A client that disconnects stops its run. See the README's `ser
 """
 
 
+def _port(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a port number, got {text!r}") from None
+    if not 0 <= value <= 65535:
+        raise argparse.ArgumentTypeError(f"a port is 0-65535, got {value}")
+    return value
+
+
 def serve_parser(positive: Callable[[str], int]) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="coder-tui serve", description=SERVE_HELP,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -47,7 +57,7 @@ def serve_parser(positive: Callable[[str], int]) -> argparse.ArgumentParser:
     server = parser.add_argument_group("server")
     server.add_argument("--host", default="127.0.0.1",
                         help="address to listen on (default: 127.0.0.1; any other needs --token or CODER_TUI_SERVE_TOKEN)")
-    server.add_argument("--port", type=int, default=8765, help="port (default: 8765; 0 picks a free one)")
+    server.add_argument("--port", type=_port, default=8765, help="port (default: 8765; 0 picks a free one)")
     server.add_argument("--token", metavar="TOKEN",
                         help="the bearer token clients send (default: CODER_TUI_SERVE_TOKEN, else a new one is printed)")
     server.add_argument("--max-body", type=positive, default=8 * 1024 * 1024, metavar="BYTES",

@@ -124,6 +124,8 @@ def test_a_missing_folder_and_a_taken_port_are_usage_errors(isolated_home, fake_
     port = fake_llm.url.split(":")[-1].split("/")[0]
     taken = run_cli(isolated_home, "serve", str(tmp_path), "--port", port, *model, timeout=60)
     assert taken.returncode == 2 and f"cannot listen on 127.0.0.1:{port}" in taken.stderr
+    port = run_cli(isolated_home, "serve", str(tmp_path), "--port", "99999", *model, timeout=60)
+    assert port.returncode == 2 and "a port is 0-65535, got 99999" in port.stderr and "Traceback" not in port.stderr
     both = run_cli(isolated_home, "serve", str(tmp_path), "--github", "octo/hello", *model, timeout=60)
     assert both.returncode == 2 and "DIR cannot be combined with --github" in both.stderr
 
