@@ -122,10 +122,11 @@ async def _stream(request: web.Request, sessions: Sessions, live: Live, chat: Ch
                                            "X-Accel-Buffering": "no", SESSION_HEADER: session_id})
     queue: asyncio.Queue[dict[str, Any] | None] = asyncio.Queue()
     queue.put_nowait({"type": "session", "session_id": session_id})
+    # started before the first await, so that no second request can take the session meanwhile
+    task = sessions.start(live, chat, queue.put_nowait)
+    task.add_done_callback(lambda _task: queue.put_nowait(None))
     try:
         await response.prepare(request)
-        task = sessions.start(live, chat, queue.put_nowait)
-        task.add_done_callback(lambda _task: queue.put_nowait(None))
         await _pump(response, queue)
         failure = _failure(task)
         if failure:
