@@ -31,6 +31,7 @@ from agent.secrets import redact
 
 MAX_BODY = 8 * 1024 * 1024
 SESSION_HEADER = "X-Session-Id"
+KEEPALIVE = 15.0  # seconds of silence before a `: keep-alive` comment line
 SESSIONS = web.AppKey("sessions", Sessions)
 BODY_LIMIT = web.AppKey("body_limit", int)
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
@@ -141,9 +142,14 @@ async def _stream(request: web.Request, sessions: Sessions, live: Live, chat: Ch
 
 
 async def _pump(response: web.StreamResponse, queue: asyncio.Queue[dict[str, Any] | None]) -> None:
-    """Write the turn's data as it comes (what is queued meanwhile goes in one write) until its end."""
+    """Write the turn's data as it comes (what is queued meanwhile goes in one write) until its end;
+    a comment line while nothing comes (an approval waits) keeps proxies from closing the stream."""
     while True:
-        batch = [await queue.get()]
+        try:
+            batch = [await asyncio.wait_for(queue.get(), KEEPALIVE)]
+        except TimeoutError:
+            await response.write(b": keep-alive\n\n")
+            continue
         while not queue.empty():
             batch.append(queue.get_nowait())
         await response.write(b"".join(frame(data) for data in batch if data is not None))

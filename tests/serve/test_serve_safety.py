@@ -191,3 +191,17 @@ def test_a_busy_session_refuses_a_second_turn(make_serve):
         assert busy.status_code == 409 and "done event" in busy.json()["error"]
         client.post(f"/api/approvals/{asked[-1]['id']}", json={"decision": "allow_once"})
         assert list(sse_events(lines))[-1] == {"done": True}
+
+
+def test_a_silent_stream_gets_keep_alive_comments(make_serve, monkeypatch):
+    from agent.frontends import serve as serve_module
+
+    monkeypatch.setattr(serve_module, "KEEPALIVE", 0.05)
+    serve = make_serve(mode="ask")
+    serve.llm.script(Reply(tool_calls=[call("write_file", file_path="k.txt", content="k\n")]), Reply(text="ok"))
+    with serve.client() as client, client.stream("POST", "/api/chat", json=CHAT) as response:
+        lines = response.iter_lines()
+        asked = read_until(lines, "approval_required")[-1]
+        assert next(line for line in lines if line) == ": keep-alive"  # while the approval waits
+        client.post(f"/api/approvals/{asked['id']}", json={"decision": "allow_once"})
+        assert list(sse_events(lines))[-1] == {"done": True}
