@@ -97,4 +97,4 @@ def parse(model: type[Any], body: bytes) -> Any:
         if exc.errors()[0]["type"] == "json_invalid":
             raise BadRequest(f"the request body is not valid JSON ({exc.errors()[0]['msg']})") from None
         where, problem = first_problem(exc, "body")
-        raise BadRequest(f"{where}: {problem}") from None
+        raise BadRequest(f"{where}: {problem.removeprefix('Value error, ')}") from None

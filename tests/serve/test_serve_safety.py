@@ -35,8 +35,8 @@ def test_every_route_but_health_needs_the_token(make_serve, route):
     (b"", "empty"),
     (b"[]", "body"),
     (b'{"context": {}}', "messages: Field required"),
-    (b'{"messages": []}', "messages: Value error, is empty"),
-    (b'{"messages": [{"role": "assistant", "content": "x"}]}', "must end with a user message"),
+    (b'{"messages": []}', "messages: is empty: send at least one message"),
+    (b'{"messages": [{"role": "assistant", "content": "x"}]}', "messages: must end with a user message"),
     (b'{"messages": [{"role": "user"}]}', "messages.0.content: Field required"),
     (b'{"messages": [{"role": "user", "content": "x"}], "apply": "editor"}', "apply"),
 ])
