@@ -247,7 +247,7 @@ def _cmd_mcp(argv: list[str]) -> int:
 
 def _cmd_serve(argv: list[str]) -> int:
     options = serve_parser(_positive).parse_args(argv)
-    from agent.frontends.serve_main import main as serve_main
+    from agent.frontends.serve.main import main as serve_main
 
     return serve_main(options)
 

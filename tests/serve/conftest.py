@@ -53,8 +53,8 @@ class ServeThread:
         self.loop.run_forever()
 
     async def _setup(self) -> None:
-        from agent.frontends.serve_main import Opener, listen
-        from agent.frontends.serve_sessions import Sessions
+        from agent.frontends.serve.main import Opener, listen
+        from agent.frontends.serve.sessions import Sessions
         from agent.target import TargetSpec, open_target
 
         spec = TargetSpec(workspace=str(self.root))

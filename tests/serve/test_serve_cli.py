@@ -137,7 +137,7 @@ def test_serve_help_explains_and_imports_nothing_heavy(isolated_home):
     for words in ("POST /api/chat", "/api/approvals/ID", "apply", "--host", "--token", "--model", "--mode"):
         assert words in done.stdout
     imported = {line.split("|")[-1].strip() for line in done.stderr.splitlines()}
-    assert not {"aiohttp", "litellm", "agent.frontends.serve"} & imported
+    assert not {"aiohttp", "litellm", "agent.frontends.serve.main"} & imported
 
 
 def test_ctrl_c_during_a_run_stops_it_and_ends_its_stream(start_serve, fake_llm):

@@ -194,9 +194,9 @@ def test_a_busy_session_refuses_a_second_turn(make_serve):
 
 
 def test_a_silent_stream_gets_keep_alive_comments(make_serve, monkeypatch):
-    from agent.frontends import serve as serve_module
+    from agent.frontends.serve import app as serve_app
 
-    monkeypatch.setattr(serve_module, "KEEPALIVE", 0.05)
+    monkeypatch.setattr(serve_app, "KEEPALIVE", 0.05)
     serve = make_serve(mode="ask")
     serve.llm.script(Reply(tool_calls=[call("write_file", file_path="k.txt", content="k\n")]), Reply(text="ok"))
     with serve.client() as client, client.stream("POST", "/api/chat", json=CHAT) as response:

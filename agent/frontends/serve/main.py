@@ -16,8 +16,8 @@ from aiohttp import web
 
 from agent.config import Config
 from agent.frontends.common import UsageError, build_config
-from agent.frontends.serve import MAX_BODY, build_app
-from agent.frontends.serve_sessions import Sessions
+from agent.frontends.serve.app import MAX_BODY, build_app
+from agent.frontends.serve.sessions import Sessions
 from agent.target import Target, TargetError, TargetSpec, open_target
 
 TOKEN_VARIABLE = "CODER_TUI_SERVE_TOKEN"

@@ -18,8 +18,8 @@ from typing import Any
 from agent import events as ev
 from agent.approval import Decision, QueueApprover
 from agent.config import Config
-from agent.frontends.serve_events import Data, SseMapper, approval_data
-from agent.frontends.serve_request import BadRequest, ChatRequest
+from agent.frontends.serve.events import Data, SseMapper, approval_data
+from agent.frontends.serve.request import BadRequest, ChatRequest
 from agent.planning.review import PlanDecision
 from agent.runner import AgentSession
 from agent.session import SessionError, SessionStore

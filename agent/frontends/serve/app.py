@@ -24,8 +24,8 @@ from aiohttp.typedefs import Middleware
 
 from agent import __version__
 from agent.approval import Decision
-from agent.frontends.serve_request import ApprovalAnswer, BadRequest, ChatRequest, parse
-from agent.frontends.serve_sessions import Busy, Live, NotFound, Sessions, Unavailable
+from agent.frontends.serve.request import ApprovalAnswer, BadRequest, ChatRequest, parse
+from agent.frontends.serve.sessions import Busy, Live, NotFound, Sessions, Unavailable
 from agent.planning.review import PlanDecision
 from agent.secrets import redact
 
