@@ -16,7 +16,7 @@ from collections.abc import Callable
 
 from agent import __version__
 from tui import knowledge_cli
-from tui.cliargs import MODES, connection_options, workspace_option
+from tui.cliargs import MODES, connection_options, serve_parser, workspace_option
 
 SANDBOXES = ("auto", "bwrap", "off")
 WORKFLOWS = ("auto", "direct", "structured")  # agent/planning/models.py (not imported: --help stays fast)
@@ -31,6 +31,7 @@ COMMANDS_HELP = """commands:
   coder-tui room ROOM_ID       join a live OCT room and answer @agent prompts (`coder-tui room --help`)
   coder-tui profiles           list agent profiles (built in, user, workspace); pick one with --profile
   coder-tui mcp                start the configured MCP servers and list their state and tools
+  coder-tui serve [DIR]        serve the agent over HTTP + SSE for editors (`coder-tui serve --help`)
 {knowledge}
 modes:
   plan   the agent only reads and proposes
@@ -244,6 +245,13 @@ def _cmd_mcp(argv: list[str]) -> int:
     return list_mcp(options)
 
 
+def _cmd_serve(argv: list[str]) -> int:
+    options = serve_parser(_positive).parse_args(argv)
+    from agent.frontends.serve.main import main as serve_main
+
+    return serve_main(options)
+
+
 def _cmd_launch(argv: list[str]) -> int:
     parser = launch_parser()
     options = parser.parse_args(argv)
@@ -285,7 +293,7 @@ def _launch_problem(options: argparse.Namespace) -> str | None:
 
 COMMANDS: dict[str, Callable[[list[str]], int]] = {
     "run": _cmd_run, "undo": _cmd_undo, "sessions": _cmd_sessions, "room": _cmd_room,
-    "profiles": _cmd_profiles, "mcp": _cmd_mcp,
+    "profiles": _cmd_profiles, "mcp": _cmd_mcp, "serve": _cmd_serve,
     "map": knowledge_cli.cmd_map, "explore": knowledge_cli.cmd_explore, "tasks": knowledge_cli.cmd_tasks,
 }
 

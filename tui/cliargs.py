@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
 
 MODES = ("plan", "ask", "allow")
 
 
-def connection_options(parser: argparse.ArgumentParser, model_help: str = "") -> None:
+def connection_options(parser: argparse.ArgumentParser | argparse._ArgumentGroup, model_help: str = "") -> None:
     """--model, --api-base and --api-key: which model, through which server, with which key."""
     parser.add_argument("--model", metavar="MODEL", help=model_help or "litellm model string, e.g. openai/gpt-4.1")
     parser.add_argument("--api-base", metavar="URL", help="OpenAI-compatible server address (proxy, Ollama, ...)")
@@ -16,3 +17,58 @@ def connection_options(parser: argparse.ArgumentParser, model_help: str = "") ->
 
 def workspace_option(parser: argparse.ArgumentParser, text: str = "folder (default: .)") -> None:
     parser.add_argument("--workspace", metavar="DIR", default=".", help=text)
+
+
+SERVE_HELP = """Serve the agent over HTTP for editors (the SSE protocol of AgentSmithy, seed 002).
+
+Routes (all but /api/health need the header `Authorization: Bearer TOKEN`):
+  POST /api/chat            {"messages": [...], "context": {"current_file": {...}, "open_files": [...]},
+                            "stream": true, "apply": "server"|"client", "session_id": "..."}
+                            answered as text/event-stream: data: {"content"} {"type": "diff", ...}
+                            {"type": "classification", ...} {"error"} ... and {"done": true} last
+                            ("stream": false: one JSON object with the text and the diffs)
+  POST /api/approvals/ID    {"decision": "allow_once"|"allow_all"|"deny"|"stop", "feedback": "..."}
+  POST /api/sessions/ID/plan  {"decision": "approve"|"edit"|"feedback"|...}: answer a plan review
+  GET  /api/sessions        the live sessions, whether they run, and their pending approvals
+  GET  /api/health          {"status": "ok"}
+"apply": "client" writes nothing on the server: edits go to an in-memory copy seeded from the
+request's file contents, and the diff events carry them for the editor to apply. A conversation
+continues when a request carries the session_id of the first response (X-Session-Id header, or
+the first event). A client that disconnects stops its run. See the README's `serve` section.
+"""
+
+
+def _port(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a port number, got {text!r}") from None
+    if not 0 <= value <= 65535:
+        raise argparse.ArgumentTypeError(f"a port is 0-65535, got {value}")
+    return value
+
+
+def serve_parser(positive: Callable[[str], int]) -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="coder-tui serve", description=SERVE_HELP,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("workspace", nargs="?", default=".", metavar="DIR", help="folder to work in (default: .)")
+    parser.add_argument("--github", metavar="OWNER/REPO[@REF]", help="work on a GitHub repository through the API")
+    parser.add_argument("--clone", action="store_true", help="with --github: work in a blobless clone")
+    server = parser.add_argument_group("server")
+    server.add_argument("--host", default="127.0.0.1",
+                        help="address to listen on (default: 127.0.0.1; any other needs --token or CODER_TUI_SERVE_TOKEN)")
+    server.add_argument("--port", type=_port, default=8765, help="port (default: 8765; 0 picks a free one)")
+    server.add_argument("--token", metavar="TOKEN",
+                        help="the bearer token clients send (default: CODER_TUI_SERVE_TOKEN, else a new one is printed)")
+    server.add_argument("--max-body", type=positive, default=8 * 1024 * 1024, metavar="BYTES",
+                        help="largest request body accepted; larger ones get 413 (default: 8 MiB)")
+    agent = parser.add_argument_group("agent")
+    agent.add_argument("--mode", choices=MODES,
+                       help="approval mode (default: ask, or the config's); ask sends approval_required events")
+    connection_options(agent)
+    agent.add_argument("--workflow", choices=("auto", "direct", "structured"), help="as for `coder-tui run`")
+    agent.add_argument("--max-steps", type=positive, metavar="N", help="most model turns per request (default: 50)")
+    agent.add_argument("--profile", metavar="NAME", help="agent profile (`coder-tui profiles` lists them)")
+    agent.add_argument("--trust", action="store_true", help="trust this folder's .coder-tui.toml (as for `run`)")
+    agent.add_argument("--sandbox", choices=("auto", "bwrap", "off"), help="shell sandbox (as for `run`)")
+    return parser

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from agent.diffing import FileChange
 
@@ -30,6 +30,13 @@ class ToolError(Exception):
 
 class ToolArgs(BaseModel):
     model_config = ConfigDict(extra="forbid")
+
+
+class EditArgs(ToolArgs):
+    """Arguments of a tool that edits: every edit may say why, and front ends show it with the diff."""
+
+    reason: str = Field(default="",
+                        description="Why you make this change, in one short sentence (shown to the user with the diff).")
 
 
 @dataclass
@@ -94,6 +101,9 @@ class EditTool(Tool):
 
     async def prepare(self, args: Any, ctx: ToolContext) -> Proposal:
         changes = await self.plan(args, ctx)
+        if getattr(args, "reason", ""):  # the model's own words beat the tool's description of the edit
+            for change in changes:
+                change.reason = args.reason
         paths = ", ".join(c.path for c in changes)
         return Proposal(summary=f"{self.name}: {paths}", changes=changes)
 

@@ -7,7 +7,7 @@ import asyncio
 from pydantic import BaseModel, ConfigDict, Field
 
 from agent.diffing import FileChange
-from agent.tools.base import EditTool, Tool, ToolArgs, ToolContext, ToolError
+from agent.tools.base import EditArgs, EditTool, Tool, ToolArgs, ToolContext, ToolError
 from agent.tools.lines import numbered_view
 from agent.tools.textutil import closest_lines, line_of, occurrences
 from agent.workspaces.base import DirEntry, Workspace, WorkspaceError
@@ -72,7 +72,7 @@ def _size(size: int) -> str:
     return f"{size / 1024 / 1024:.1f} MB"
 
 
-class WriteFileArgs(ToolArgs):
+class WriteFileArgs(EditArgs):
     file_path: str = Field(description="Path of the file to create or overwrite.")
     content: str = Field(description="The complete new content of the file.")
 
@@ -113,7 +113,7 @@ class Patch(BaseModel):
     new_text: str = Field(description="Replacement text.")
 
 
-class PatchFileArgs(ToolArgs):
+class PatchFileArgs(EditArgs):
     file_path: str = Field(description="Path of the file to change.")
     patches: list[Patch] = Field(min_length=1, description="Replacements applied in order, all or none.")
 
@@ -176,7 +176,7 @@ class FileEdit(BaseModel):
     patches: list[Patch] = Field(min_length=1, description="Replacements for this file, in order.")
 
 
-class MultiEditArgs(ToolArgs):
+class MultiEditArgs(EditArgs):
     edits: list[FileEdit] = Field(min_length=1, description="Patches for several files: all files or none.")
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from pydantic import Field
 
 from agent.diffing import FileChange
-from agent.tools.base import EditTool, Tool, ToolArgs, ToolContext, ToolError
+from agent.tools.base import EditArgs, EditTool, Tool, ToolArgs, ToolContext, ToolError
 from agent.tools.textutil import content_lines, from_lines, number, to_lines, window
 
 
@@ -72,7 +72,7 @@ async def _load(ctx: ToolContext, file_path: str) -> tuple[str, str, list[str], 
     return path, old, lines, trailing
 
 
-class ReplaceLinesArgs(ToolArgs):
+class ReplaceLinesArgs(EditArgs):
     file_path: str = Field(description="Path of the file.")
     start_line: int = Field(ge=1, description="First line to replace (1-based).")
     end_line: int = Field(ge=1, description="Last line to replace (inclusive).")
@@ -92,7 +92,7 @@ class ReplaceLines(EditTool):
         return [FileChange(path, old, from_lines(lines, trailing), reason)]
 
 
-class InsertAtLineArgs(ToolArgs):
+class InsertAtLineArgs(EditArgs):
     file_path: str = Field(description="Path of the file.")
     line: int = Field(ge=1, description="Insert before this line; the line count + 1 appends.")
     content: str = Field(description="The lines to insert.")
@@ -118,7 +118,7 @@ class InsertAtLine(EditTool):
         return [FileChange(path, old, from_lines(lines, trailing), f"insert at line {args.line}")]
 
 
-class DeleteLinesArgs(ToolArgs):
+class DeleteLinesArgs(EditArgs):
     file_path: str = Field(description="Path of the file.")
     start_line: int = Field(ge=1, description="First line to delete (1-based).")
     end_line: int = Field(ge=1, description="Last line to delete (inclusive).")

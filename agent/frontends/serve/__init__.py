@@ -1,0 +1,9 @@
+"""`coder-tui serve`: the agent behind an HTTP server that speaks seed 002's SSE protocol.
+
+    app       the aiohttp application: routes, token, body limit, the SSE stream of a turn
+    sessions  the live sessions: open or continue one per chat, run a turn, answer approvals
+    events    the agent's events as seed 002's data objects (an EventHandler)
+    request   the request bodies, validated, and the prompt a chat makes
+    main      starting it: token, configuration, target, listening socket
+Nothing is imported here, so that the CLI's --help stays fast.
+"""

@@ -1,0 +1,216 @@
+"""`coder-tui serve`: the agent behind an HTTP server that streams seed 002's SSE events.
+
+Routes (every one but `/api/health` needs `Authorization: Bearer TOKEN`):
+    POST /api/chat              a turn: seed 002's body, answered as text/event-stream
+                                (or one JSON object with `"stream": false`)
+    POST /api/approvals/{id}    answer an `approval_required` event (ask mode)
+    POST /api/sessions/{id}/plan  answer a `plan_decision_required` event (structured workflow, ask mode)
+    GET  /api/sessions          the live sessions, whether they run, their pending approvals
+    GET  /api/health            {"status": "ok"} (no token needed)
+A turn whose client disconnects is stopped and awaited before its handler returns, so no run
+outlives its request; edits are written whole (atomically) or not at all.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hmac
+import json
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from aiohttp import web
+from aiohttp.typedefs import Middleware
+
+from agent import __version__
+from agent.approval import Decision
+from agent.frontends.serve.request import ApprovalAnswer, BadRequest, ChatRequest, parse
+from agent.frontends.serve.sessions import Busy, Live, NotFound, Sessions, Unavailable
+from agent.planning.review import PlanDecision
+from agent.secrets import redact
+
+MAX_BODY = 8 * 1024 * 1024
+SESSION_HEADER = "X-Session-Id"
+KEEPALIVE = 15.0  # seconds of silence before a `: keep-alive` comment line
+SESSIONS = web.AppKey("sessions", Sessions)
+BODY_LIMIT = web.AppKey("body_limit", int)
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
+
+def build_app(sessions: Sessions, token: str, max_body: int = MAX_BODY) -> web.Application:
+    """The application; run it with `handler_cancellation=True` so a disconnect stops its run."""
+    app = web.Application(middlewares=[_errors, _auth(token)], client_max_size=max_body)
+    app[SESSIONS] = sessions
+    app[BODY_LIMIT] = max_body
+    app.router.add_post("/api/chat", _chat)
+    app.router.add_post("/api/approvals/{id}", _approve)
+    app.router.add_get("/api/sessions", _sessions)
+    app.router.add_post("/api/sessions/{id}/plan", _plan)
+    app.router.add_get("/api/health", _health)
+
+    async def close_sessions(_app: web.Application) -> None:
+        await sessions.close()
+
+    app.on_shutdown.append(close_sessions)
+    return app
+
+
+def error_response(status: int, message: str) -> web.Response:
+    return web.json_response({"error": message}, status=status)
+
+
+@web.middleware
+async def _errors(request: web.Request, handler: Handler) -> web.StreamResponse:
+    """Every refusal is a JSON `{"error": ...}` with its status."""
+    try:
+        return await handler(request)
+    except BadRequest as exc:
+        return error_response(400, str(exc))
+    except NotFound as exc:
+        return error_response(404, str(exc))
+    except Busy as exc:
+        return error_response(409, str(exc))
+    except Unavailable as exc:
+        return error_response(503, str(exc))
+    except web.HTTPRequestEntityTooLarge:
+        return error_response(413, f"the request body is larger than {request.app[BODY_LIMIT]:,} bytes")
+    except web.HTTPException as exc:
+        if exc.status < 400:
+            raise
+        return error_response(exc.status, exc.reason)
+
+
+def _auth(token: str) -> Middleware:
+    expected = f"Bearer {token}".encode()
+
+    @web.middleware
+    async def auth(request: web.Request, handler: Handler) -> web.StreamResponse:
+        if request.path != "/api/health":
+            given = request.headers.get("Authorization", "").encode()
+            if not hmac.compare_digest(given, expected):
+                response = error_response(401, "missing or wrong token: send Authorization: Bearer TOKEN "
+                                               "(the token `coder-tui serve` printed)")
+                response.headers["WWW-Authenticate"] = "Bearer"
+                return response
+        return await handler(request)
+
+    return auth
+
+
+async def _body(request: web.Request) -> bytes:
+    limit = request.app[BODY_LIMIT]
+    if request.content_length is not None and request.content_length > limit:
+        raise web.HTTPRequestEntityTooLarge(max_size=limit, actual_size=request.content_length)
+    return await request.read()
+
+
+async def _chat(request: web.Request) -> web.StreamResponse:
+    chat: ChatRequest = parse(ChatRequest, await _body(request))
+    sessions = request.app[SESSIONS]
+    live = await sessions.open(chat, chat.session_id or request.headers.get(SESSION_HEADER))
+    if chat.stream:
+        return await _stream(request, sessions, live, chat)
+    return await _collect(sessions, live, chat)
+
+
+def frame(data: dict[str, Any]) -> bytes:
+    return b"data: " + json.dumps(data, ensure_ascii=False).encode() + b"\n\n"
+
+
+async def _stream(request: web.Request, sessions: Sessions, live: Live, chat: ChatRequest) -> web.StreamResponse:
+    session_id = live.session.session_id
+    response = web.StreamResponse(headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache",
+                                           "X-Accel-Buffering": "no", SESSION_HEADER: session_id})
+    queue: asyncio.Queue[dict[str, Any] | None] = asyncio.Queue()
+    queue.put_nowait({"type": "session", "session_id": session_id})
+    # started before the first await, so that no second request can take the session meanwhile
+    task = sessions.start(live, chat, queue.put_nowait)
+    task.add_done_callback(lambda _task: queue.put_nowait(None))
+    try:
+        await response.prepare(request)
+        await _pump(response, queue)
+        failure = _failure(task)
+        if failure:
+            await response.write(frame({"error": failure}))
+        await response.write(frame({"done": True}))
+        await response.write_eof()
+    except ConnectionError:  # the client left: `finish` stops its run
+        pass
+    finally:
+        await sessions.finish(live)
+    return response
+
+
+async def _pump(response: web.StreamResponse, queue: asyncio.Queue[dict[str, Any] | None]) -> None:
+    """Write the turn's data as it comes (what is queued meanwhile goes in one write) until its end;
+    a comment line while nothing comes (an approval waits) keeps proxies from closing the stream."""
+    while True:
+        try:
+            batch = [await asyncio.wait_for(queue.get(), KEEPALIVE)]
+        except TimeoutError:
+            await response.write(b": keep-alive\n\n")
+            continue
+        while not queue.empty():
+            batch.append(queue.get_nowait())
+        await response.write(b"".join(frame(data) for data in batch if data is not None))
+        if batch[-1] is None:
+            return
+
+
+async def _collect(sessions: Sessions, live: Live, chat: ChatRequest) -> web.Response:
+    """`"stream": false`: the turn's text, diffs and errors in one JSON object."""
+    result: dict[str, Any] = {"session_id": live.session.session_id, "content": "", "diffs": [], "errors": []}
+
+    def listen(data: dict[str, Any]) -> None:
+        if "content" in data:
+            result["content"] += data["content"]
+        elif data.get("type") == "diff":
+            result["diffs"].append(data)
+        elif data.get("error"):
+            result["errors"].append(data["error"])
+        elif data.get("type") == "classification":
+            result["task_type"] = data["task_type"]
+        elif data.get("type") == "published":
+            result["published"] = data
+        elif data.get("type") == "complete":
+            result.update(success=data["success"], completion_reason=data["completion_reason"])
+
+    task = sessions.start(live, chat, listen)
+    try:
+        await asyncio.wait({task})
+    finally:
+        await sessions.finish(live)
+    failure = _failure(task)
+    if failure:
+        result["errors"].append(failure)
+    return web.json_response(result, headers={SESSION_HEADER: live.session.session_id})
+
+
+def _failure(task: asyncio.Task[Any]) -> str | None:
+    """What went wrong when a turn ended with an exception (the loop reports its own errors as events)."""
+    if task.cancelled() or task.exception() is None:
+        return None
+    exc = task.exception()
+    return redact(f"the run failed: {type(exc).__name__}: {exc}")
+
+
+async def _approve(request: web.Request) -> web.Response:
+    answer: ApprovalAnswer = parse(ApprovalAnswer, await _body(request))
+    approval_id = request.match_info["id"]
+    live = request.app[SESSIONS].answer(approval_id, Decision(answer.decision, answer.feedback))
+    return web.json_response({"id": approval_id, "decision": answer.decision,
+                              "session_id": live.session.session_id})
+
+
+async def _plan(request: web.Request) -> web.Response:
+    decision: PlanDecision = parse(PlanDecision, await _body(request))
+    request.app[SESSIONS].decide_plan(request.match_info["id"], decision)
+    return web.json_response({"session_id": request.match_info["id"], "decision": decision.decision})
+
+
+async def _sessions(request: web.Request) -> web.Response:
+    return web.json_response({"sessions": request.app[SESSIONS].listing()})
+
+
+async def _health(request: web.Request) -> web.Response:
+    return web.json_response({"status": "ok", "version": __version__})

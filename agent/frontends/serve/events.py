@@ -1,0 +1,102 @@
+"""The agent's events as seed 002's SSE data objects (and what an editor needs beyond the seed).
+
+Seed shapes: `{"content"}` for text, `{"type": "diff", "file", "diff", "line_start", "line_end",
+"reason"}` for a file change, `{"type": "classification", "task_type"}`, `{"error"}`, and the
+server's own `{"done": true}` last. Beyond the seed: the session (first), approvals, tool calls
+and results, the structured workflow's plan and steps (issue 11's field names), todos, warnings
+and how the run completed. Events an editor has no use for (usage, checkpoints, retries) are not
+sent.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from agent import events as ev
+from agent.consumer import EventHandler
+
+Data = dict[str, Any]
+
+
+class SseMapper(EventHandler):
+    """Turns each event into zero or one SSE data object handed to `send`."""
+
+    def __init__(self, send: Callable[[Data], None]) -> None:
+        self.send = send
+
+    def on_text_delta(self, event: ev.TextDelta) -> None:
+        if event.text:
+            self.send({"content": event.text})
+
+    def on_file_changed(self, event: ev.FileChanged) -> None:
+        self.send(diff_data(event))
+
+    def on_classification(self, event: ev.ClassificationEvent) -> None:
+        self.send({"type": "classification", "task_type": event.task_type})
+
+    def on_error(self, event: ev.ErrorEvent) -> None:
+        self.send({"error": event.message, "recoverable": event.recoverable})
+
+    def on_warning(self, event: ev.WarningEvent) -> None:
+        self.send({"type": "warning", "message": event.message})
+
+    def on_approval_required(self, event: ev.ApprovalRequired) -> None:
+        self.send(approval_data(event))
+
+    def on_approval_resolved(self, event: ev.ApprovalResolved) -> None:
+        self.send({"type": "approval_resolved", "id": event.approval_id, "decision": event.decision})
+
+    def on_tool_call(self, event: ev.ToolCallEvent) -> None:
+        self.send({"type": "tool_call", "id": event.call_id, "tool": event.tool, "args": event.args})
+
+    def on_tool_result(self, event: ev.ToolResultEvent) -> None:
+        # the failure goes under `detail`: a seed client takes any object with `error` for the turn's error
+        self.send({"type": "tool_result", "id": event.call_id, "tool": event.tool, "ok": event.ok,
+                   "detail": event.error})
+
+    def on_plan_updated(self, event: ev.PlanUpdated) -> None:
+        self.send({"type": "todos", "todos": [t.model_dump(mode="json") for t in event.todos]})
+
+    # the structured workflow (issue 11): its events are wire format already
+    def on_plan_created(self, event: ev.PlanCreated) -> None:
+        self.send(event.model_dump(mode="json"))
+
+    def on_plan_decision_required(self, event: ev.PlanDecisionRequired) -> None:
+        self.send(event.model_dump(mode="json"))
+
+    def on_step_start(self, event: ev.StepStart) -> None:
+        self.send(event.model_dump(mode="json"))
+
+    def on_agent_action(self, event: ev.AgentAction) -> None:
+        self.send(event.model_dump(mode="json"))
+
+    def on_step_complete(self, event: ev.StepComplete) -> None:
+        self.send(event.model_dump(mode="json"))
+
+    def on_published(self, event: ev.Published) -> None:
+        self.send(event.model_dump(mode="json"))
+
+    def on_complete(self, event: ev.Complete) -> None:
+        self.send({"type": "complete", "success": event.success, "completion_reason": event.completion_reason})
+
+
+def diff_data(event: ev.FileChanged) -> Data:
+    return {"type": "diff", "file": event.path, "diff": event.diff, "line_start": event.line_start,
+            "line_end": event.line_end, "reason": event.reason}
+
+
+def approval_data(event: ev.ApprovalRequired) -> Data:
+    data: Data = {"type": "approval_required", "id": event.approval_id, "tool": event.tool,
+                  "kind": event.kind, "summary": event.summary}
+    if event.kind == "edit":
+        data["reason"] = str(event.args.get("reason") or "")
+    if event.files:
+        data["files"] = [{"file": f.path, "diff": f.diff, "hunks": f.hunks, "created": f.created,
+                          "deleted": f.deleted} for f in event.files]
+    if event.command is not None:
+        data["command"] = event.command
+        data["cwd"] = event.cwd
+    if event.url is not None:
+        data["url"] = event.url
+    return data

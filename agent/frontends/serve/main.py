@@ -1,0 +1,143 @@
+"""Starting `coder-tui serve`: the token, the configuration, the target, the listening socket."""
+
+from __future__ import annotations
+
+import asyncio
+import ipaddress
+import os
+import secrets
+import signal
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from aiohttp import web
+
+from agent.config import Config
+from agent.frontends.common import UsageError, build_config
+from agent.frontends.serve.app import MAX_BODY, build_app
+from agent.frontends.serve.sessions import Sessions
+from agent.target import Target, TargetError, TargetSpec, open_target
+
+TOKEN_VARIABLE = "CODER_TUI_SERVE_TOKEN"
+
+
+def is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def choose_token(options: Any, environ: dict[str, str]) -> tuple[str, str]:
+    """(token, where it came from); a non-loopback host without a given token is refused."""
+    if options.token:
+        return options.token, "--token"
+    if environ.get(TOKEN_VARIABLE):
+        return environ[TOKEN_VARIABLE], TOKEN_VARIABLE
+    if not is_loopback(options.host):
+        raise UsageError(f"--host {options.host} is reachable from other machines: give the token yourself "
+                         f"with --token or {TOKEN_VARIABLE} (or bind to 127.0.0.1)")
+    return secrets.token_urlsafe(24), "generated"
+
+
+class Opener:
+    """A fresh target for each session; the one opened at start (to check it opens) goes to the first."""
+
+    def __init__(self, spec: TargetSpec, config: Config, first: Target) -> None:
+        self.spec, self.config = spec, config
+        self.first: Target | None = first
+
+    async def __call__(self) -> Target:
+        if self.first is not None:
+            target, self.first = self.first, None
+            return target
+        return await open_target(self.spec, self.config, notice=_notice)
+
+    async def close(self) -> None:
+        if self.first is not None:
+            await self.first.close()
+
+
+def _notice(text: str) -> None:
+    print(text, file=sys.stderr, flush=True)
+
+
+@dataclass
+class Server:
+    runner: web.AppRunner
+    host: str
+    port: int
+
+    @property
+    def url(self) -> str:
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"http://{host}:{self.port}"
+
+
+async def listen(sessions: Sessions, token: str, host: str, port: int, max_body: int = MAX_BODY) -> Server:
+    """Serve on host:port (0: any free port) until `runner.cleanup()`."""
+    runner = web.AppRunner(build_app(sessions, token, max_body), handler_cancellation=True, access_log=None)
+    await runner.setup()
+    try:
+        await web.TCPSite(runner, host, port).start()
+    except OSError as exc:
+        await runner.cleanup()
+        raise UsageError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
+    return Server(runner, host, runner.addresses[0][1])
+
+
+async def serve(options: Any) -> int:
+    from agent.llm import configuration_problem
+    from agent.secrets import register
+
+    if options.github and options.workspace != ".":
+        raise UsageError("DIR cannot be combined with --github: the repository is the workspace")
+    if options.clone and not options.github:
+        raise UsageError("--clone needs --github OWNER/REPO")
+    token, source = choose_token(options, dict(os.environ))
+    register(token)
+    spec = TargetSpec(workspace=None if options.github else options.workspace, github=options.github,
+                      clone=options.clone)
+    root = Path(options.workspace) if not options.github and os.path.isdir(options.workspace) else None
+    config = build_config(options, root)
+    problem = await configuration_problem(config.require_model())
+    if problem is not None:
+        raise UsageError(f"{problem}; the model is set by: {config.sources.get('model', 'the configuration')}")
+    try:
+        first = await open_target(spec, config, notice=_notice)
+    except TargetError as exc:
+        raise UsageError(f"{exc.message}{f' ({exc.hint})' if exc.hint else ''}") from None
+    opener = Opener(spec, config, first)
+    sessions = Sessions(config, opener)
+    try:
+        server = await listen(sessions, token, options.host, options.port, options.max_body)
+    except UsageError:
+        await opener.close()
+        raise
+    print(f"listening on {server.url}", flush=True)
+    print(f"token: {token}" if source == "generated" else f"token: the one given by {source}", flush=True)
+    print(f"workspace: {first.label}  mode: {config.mode}  (Ctrl+C stops)", flush=True)
+    await _until_signal()
+    await server.runner.cleanup()
+    await opener.close()
+    return 0
+
+
+async def _until_signal() -> None:
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    await stop.wait()
+
+
+def main(options: Any) -> int:
+    try:
+        return asyncio.run(serve(options))
+    except UsageError as exc:
+        print(f"coder-tui serve: error: {exc}", file=sys.stderr)
+        return 2

@@ -1,0 +1,238 @@
+"""The SSE server's live sessions: open or continue one per chat, run a turn, answer approvals.
+
+Each conversation is an `AgentSession` of its own (its own workspace object, approver and
+record), so several chats run at once. A turn runs in a task owned here; whoever started it
+(the HTTP handler) receives the turn's SSE data through a listener and must call `finish`,
+which stops the run if it is still going and waits for it: no run outlives its request.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from agent import events as ev
+from agent.approval import Decision, QueueApprover
+from agent.config import Config
+from agent.frontends.serve.events import Data, SseMapper, approval_data
+from agent.frontends.serve.request import BadRequest, ChatRequest
+from agent.planning.review import PlanDecision
+from agent.runner import AgentSession
+from agent.session import SessionError, SessionStore
+from agent.target import Target, TargetError
+from agent.workspaces.base import Workspace, WorkspaceError
+from agent.workspaces.overlay import OverlayWorkspace
+
+Opener = Callable[[], Awaitable[Target]]  # a fresh target (workspace, tools) for each session
+STOP_WAIT = 30.0  # seconds a stopped run may take to unwind (a tool's thread finishing its write)
+MAX_LIVE = 64  # idle sessions kept open beyond this are closed, oldest first (their record can resume them)
+
+
+class NotFound(Exception):
+    """An unknown session or approval id (404)."""
+
+
+class Busy(Exception):
+    """The session already runs a turn (409)."""
+
+
+class Unavailable(Exception):
+    """The target could not be opened for a new session (503)."""
+
+
+@dataclass
+class Live:
+    session: AgentSession
+    apply: str
+    target: Target
+    created: float = field(default_factory=time.time)
+    prompt: str = ""
+    pending: dict[str, Data] = field(default_factory=dict)  # approval id -> its event data
+    listener: Callable[[Data], None] | None = None
+    task: asyncio.Task[Any] | None = None
+
+    def __post_init__(self) -> None:
+        self._mapper = SseMapper(self._send)
+
+    @property
+    def running(self) -> bool:
+        return self.task is not None and not self.task.done()
+
+    @property
+    def overlay(self) -> OverlayWorkspace | None:
+        workspace = self.session.workspace
+        return workspace if isinstance(workspace, OverlayWorkspace) else None
+
+    def sink(self, event: Any) -> None:
+        if isinstance(event, ev.ApprovalRequired):
+            self.pending[event.approval_id] = approval_data(event)
+        elif isinstance(event, ev.ApprovalResolved):
+            self.pending.pop(event.approval_id, None)
+        self._mapper.handle(event)
+
+    def _send(self, data: Data) -> None:
+        if self.listener is not None:
+            self.listener(data)
+
+    def summary(self) -> Data:
+        return {"session_id": self.session.session_id, "running": self.running,
+                "apply": self.apply, "mode": self.session.mode, "workspace": self.session.workspace.label,
+                "created": self.created, "prompt": self.prompt[:200],
+                "pending_approvals": list(self.pending.values())}
+
+
+class Sessions:
+    def __init__(self, config: Config, opener: Opener, store: SessionStore | None = None,
+                 max_live: int = MAX_LIVE) -> None:
+        self.config = config
+        self.opener = opener
+        self.store = store or SessionStore()
+        self.max_live = max_live
+        self.live: dict[str, Live] = {}
+
+    async def open(self, chat: ChatRequest, session_id: str | None) -> Live:
+        """The chat's session: the live one it names, a recorded one resumed, or a new one."""
+        if session_id is None:
+            live = await self._create(chat, None)
+            for message in chat.history:
+                live.session.messages.append(message)
+                live.session.writer.message(message)
+            return live
+        found = self.live.get(session_id) or self.live.get(self._recorded(session_id))
+        live = found if found is not None else await self._create(chat, session_id)
+        if live.running:
+            raise Busy(f"session {session_id} is answering another request; wait for its done event")
+        if live.apply != chat.apply:
+            raise BadRequest(f"session {session_id} was opened with apply {live.apply!r}; "
+                             f"a conversation keeps where its edits are applied")
+        if live.overlay is not None:
+            for path, text in chat.files().items():
+                _seed(live.overlay, path, text)
+        return live
+
+    def _recorded(self, session_id: str) -> str:
+        """The full id of the recorded session an id (or a unique prefix of one) names."""
+        try:
+            return self.store.resolve(session_id).stem
+        except SessionError as exc:
+            raise NotFound(str(exc)) from None
+
+    async def _create(self, chat: ChatRequest, resume: str | None) -> Live:
+        await self._make_room()
+        try:
+            target = await self.opener()
+        except TargetError as exc:
+            raise Unavailable(f"{exc.message} ({exc.hint})" if exc.hint else exc.message) from None
+        workspace: Workspace = target.workspace
+        holder: list[Live] = []  # the session's sink is the Live made around it below
+        try:
+            if chat.apply == "client":
+                workspace = OverlayWorkspace(target.workspace)
+                for path, text in chat.files().items():
+                    _seed(workspace, path, text)
+            session = AgentSession.open(dataclasses.replace(self.config), workspace, QueueApprover(),
+                                        lambda event: holder[0].sink(event), resume=resume, store=self.store,
+                                        registry=target.registry(), meta={**target.meta, "frontend": "serve"})
+        except SessionError as exc:
+            await target.close()
+            raise NotFound(str(exc)) from None
+        except BaseException:
+            await target.close()
+            raise
+        from agent.tools import sandbox
+
+        sandbox.configure(session)
+        target.attach(session)
+        live = Live(session, chat.apply, target)
+        holder.append(live)
+        self.live[session.session_id] = live
+        return live
+
+    async def _make_room(self) -> None:
+        """Close the oldest idle sessions so that a new one keeps the live ones within `max_live`."""
+        idle = sorted((live for live in self.live.values() if not live.running), key=lambda live: live.created)
+        for live in idle[: max(0, len(self.live) + 1 - self.max_live)]:
+            await self._close(live)
+
+    async def _close(self, live: Live) -> None:
+        self.live.pop(live.session.session_id, None)
+        await self.finish(live)
+        await live.session.close()
+        await live.target.close()
+
+    def start(self, live: Live, chat: ChatRequest, listener: Callable[[Data], None]) -> asyncio.Task[Any]:
+        """Run one turn; the listener receives its SSE data until the turn ends."""
+        prompt, live.prompt, live.listener = chat.prompt(), chat.messages[-1].content, listener
+        live.task = asyncio.create_task(_turn(live.session, prompt), name=f"serve-{live.session.session_id}")
+        return live.task
+
+    async def finish(self, live: Live) -> None:
+        """Stop the turn if it still runs (its client is gone) and wait until it has ended."""
+        task = live.task
+        try:
+            if task is not None and not task.done():
+                live.session.stop()
+                await asyncio.wait({task}, timeout=STOP_WAIT)
+        finally:
+            live.listener = None
+            live.pending.clear()  # a stopped run's approvals were never resolved: nobody can answer them now
+
+    def answer(self, approval_id: str, decision: Decision) -> Live:
+        for live in self.live.values():
+            if approval_id in live.session.pending_approvals:
+                live.session.answer(approval_id, decision)
+                return live
+        raise NotFound(f"no pending approval {approval_id!r}")
+
+    def decide_plan(self, session_id: str, decision: PlanDecision) -> None:
+        """Answer the plan review (or failed step) the session's run waits for."""
+        live = self.live.get(session_id)
+        if live is None:
+            raise NotFound(f"no live session {session_id!r}")
+        reviewer = live.session.plan_reviewer
+        if not live.running or reviewer.waiting is None:
+            raise Busy(f"session {session_id} waits for no plan decision")
+        try:
+            reviewer.resolve(decision)
+        except ValueError as exc:
+            raise BadRequest(str(exc)) from None
+
+    def listing(self) -> list[Data]:
+        return [live.summary() for live in sorted(self.live.values(), key=lambda item: item.created)]
+
+    async def close(self) -> None:
+        for live in list(self.live.values()):
+            await self._close(live)
+
+
+async def _turn(session: AgentSession, prompt: str) -> ev.Complete:
+    """One turn; in a GitHub workspace a completed turn's edits become a commit on the work branch,
+    as at the end of `coder-tui run --github`."""
+    from agent.github.launch import unpublished
+
+    complete = await session.run(prompt)
+    if complete.success and unpublished(session.workspace):
+        await _publish(session)
+    return complete
+
+
+async def _publish(session: AgentSession) -> None:
+    from agent.github.errors import GitHubError
+    from agent.github.launch import publish_changes
+
+    try:
+        session.emit(await publish_changes(session.workspace))
+    except GitHubError as exc:
+        session.emit(ev.ErrorEvent(message=f"publishing failed: {exc}; the edits stay in session "
+                                           f"{session.session_id} (a later turn publishes them)"))
+
+
+def _seed(overlay: OverlayWorkspace, path: str, text: str) -> None:
+    try:
+        overlay.seed(path, text)
+    except WorkspaceError as exc:
+        raise BadRequest(f"context file {path!r}: {exc}") from None
