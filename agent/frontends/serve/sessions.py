@@ -9,7 +9,6 @@ which stops the run if it is still going and waits for it: no run outlives its r
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -134,7 +133,7 @@ class Sessions:
                 workspace = OverlayWorkspace(target.workspace)
                 for path, text in chat.files().items():
                     _seed(workspace, path, text)
-            session = AgentSession.open(dataclasses.replace(self.config), workspace, QueueApprover(),
+            session = AgentSession.open(self.config.model_copy(), workspace, QueueApprover(),
                                         lambda event: holder[0].sink(event), resume=resume, store=self.store,
                                         registry=target.registry(), meta={**target.meta, "frontend": "serve"})
         except SessionError as exc:
