@@ -62,11 +62,11 @@ class CoderApp(App[int]):
         self.last_interrupt = 0.0  # when Ctrl+C last asked to press it again (tui/quitflow.py)
         self._remember_theme = False  # only a theme the user picks is saved
         self.gc_policy = GcPolicy()
-        from tui.themes import register_first_theme, saved_theme
+        from tui.themes import saved_theme, start_first_theme
 
         # The other built-in themes follow the first frame; user themes are validated after it.
         self.wanted_theme = options.theme or saved_theme()
-        self.theme = register_first_theme(self, self.wanted_theme)
+        start_first_theme(self, self.wanted_theme)
 
     def get_theme_variable_defaults(self) -> dict[str, str]:
         return derive_app_variables(self.current_theme)
