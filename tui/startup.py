@@ -11,7 +11,7 @@ from tui.pathfmt import home_relative
 async def first_frame_shown(app: Any) -> None:
     from tui.themes import register_builtin_themes
 
-    app.query_one("#prompt").set_commands(app.slash_commands())
+    await mount_prompt(app)
     register_builtin_themes(app)
     await compose_side(app)
     # What exists now lives as long as the app: freeze it; full collections wait for pauses.
@@ -21,6 +21,20 @@ async def first_frame_shown(app: Any) -> None:
 
     start_task_timer(app)
     app.start_boot()
+
+
+async def mount_prompt(app: Any) -> None:
+    """The real prompt in place of the first frame's stand-in (tui/widgets/prompt_standin.py),
+    with the keys typed so far. It draws the same: the screen does not change."""
+    from agent import paths
+    from tui.widgets.prompt import PromptInput
+    from tui.widgets.prompt_standin import PromptStandIn
+
+    stand_in = app.query_one(PromptStandIn)
+    prompt = PromptInput(history_path=paths.prompt_history_file(), commands=app.slash_commands(), id="prompt")
+    with app.batch_update():
+        await app.query_one("#main").mount(prompt, after=stand_in)
+        stand_in.hand_over(prompt)
 
 
 async def compose_side(app: Any) -> None:

@@ -1,5 +1,6 @@
 """Issue 15 item 16: what is not on the first screen (side panel, slash commands, the other
-themes, the task timer) loads after the first frame, in a fresh interpreter as a user starts it."""
+themes, the task timer, Textual's TextArea behind the prompt) loads after the first frame, in a
+fresh interpreter as a user starts it."""
 
 from __future__ import annotations
 
@@ -20,17 +21,18 @@ from tui.app import CoderApp
 from tui.startup import first_frame_shown
 
 DEFERRED = ("tui.commands", "tui.widgets.timeline", "tui.presenter", "tui.widgets.codemap", "tui.knowledge",
-            "tui.boot", "litellm")
+            "tui.boot", "litellm", "tui.widgets.prompt", "textual.widgets._text_area", "tree_sitter")
 seen = {}
 
 class Probe(CoderApp):
     async def _first_frame_shown(self):
         seen["before"] = {"modules": [m for m in DEFERRED if m in sys.modules],
                           "themes": sorted(t for t in ("dark", "light", "high-contrast") if t in self.available_themes),
-                          "commands": len(self.query_one("#prompt")._commands)}
+                          "prompt": [type(w).__name__ for w in self.query_one("#main").children]}
         await first_frame_shown(self)
         seen["after"] = {"themes": sorted(t for t in ("dark", "light", "high-contrast") if t in self.available_themes),
                          "commands": len(self.query_one("#prompt")._commands),
+                         "prompt": [type(w).__name__ for w in self.query_one("#main").children],
                          "side": [w.id for w in self.query_one("#side").children]}
         self.workers.cancel_group(self, "boot")
         self.exit(0)
@@ -48,10 +50,11 @@ def test_the_first_frame_holds_only_what_the_first_screen_shows(tmp_path: Path) 
                           timeout=120, cwd=ROOT)
     assert done.returncode == 0, done.stderr
     seen = json.loads(done.stdout.strip().splitlines()[-1])
-    assert seen["before"] == {"modules": [], "themes": ["dark"], "commands": 0}
+    assert seen["before"] == {"modules": [], "themes": ["dark"], "prompt": ["Transcript", "PromptStandIn"]}
     after = seen["after"]
     assert after["themes"] == ["dark", "high-contrast", "light"]
     assert after["commands"] > 5  # '/' offers the commands as soon as the screen is up
+    assert after["prompt"] == ["Transcript", "PromptInput"]
     assert after["side"] == ["timeline", "codemap", "pane"]
 
 
