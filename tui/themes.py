@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import asyncio
 import tomllib
-from importlib.resources import files
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -58,7 +57,11 @@ def builtin_themes() -> list[Theme]:
 
 
 def builtin_theme(name: str) -> Theme:
-    return make_theme(tomllib.loads(files("themes").joinpath(f"{name}.toml").read_text("utf-8")))
+    import themes  # the package of the theme files
+
+    # A path beside the package, not importlib.resources: importing that costs the first frame 2 ms.
+    path = Path(themes.__file__).with_name(f"{name}.toml")
+    return make_theme(tomllib.loads(path.read_text("utf-8")))
 
 
 def user_theme_dir() -> Path:

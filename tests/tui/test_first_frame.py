@@ -21,7 +21,8 @@ from tui.app import CoderApp
 from tui.startup import first_frame_shown
 
 DEFERRED = ("tui.commands", "tui.widgets.timeline", "tui.presenter", "tui.widgets.codemap", "tui.knowledge",
-            "tui.boot", "litellm", "tui.widgets.prompt", "textual.widgets._text_area", "tree_sitter")
+            "tui.boot", "litellm", "tui.widgets.prompt", "textual.widgets._text_area", "tree_sitter",
+            "importlib.resources")
 seen = {}
 
 class Probe(CoderApp):
