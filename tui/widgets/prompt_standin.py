@@ -72,6 +72,7 @@ class PromptStandIn(Widget, can_focus=True):
         self._held.clear()
         if self.screen.focused is self:
             self.screen.set_focus(prompt)
+        self.display = False  # out of the layout now: no frame shows both while the removal runs
         self.remove()
 
     def render_line(self, y: int) -> Strip:
