@@ -34,7 +34,7 @@ async def mount_prompt(app: Any) -> None:
     prompt = PromptInput(history_path=paths.prompt_history_file(), commands=app.slash_commands(), id="prompt")
     with app.batch_update():
         await app.query_one("#main").mount(prompt, after=stand_in)
-        stand_in.hand_over(prompt)
+        await stand_in.hand_over(prompt)
 
 
 async def compose_side(app: Any) -> None:

@@ -14,6 +14,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from textual import events
+from textual.await_remove import AwaitRemove
 from textual.binding import Binding, BindingType
 from textual.content import Content
 from textual.message import Message
@@ -64,8 +65,9 @@ class PromptStandIn(Widget, can_focus=True):
         self._held.append(message)
         return True
 
-    def hand_over(self, prompt: Widget) -> None:
-        """Give `prompt` the keys held so far, any still to come, and the focus; then go."""
+    def hand_over(self, prompt: Widget) -> AwaitRemove:
+        """Give `prompt` the keys held so far, any still to come, and the focus; then go (await
+        the result for the removal to end)."""
         self._successor = prompt
         for message in self._held:
             prompt.post_message(message)
@@ -73,7 +75,7 @@ class PromptStandIn(Widget, can_focus=True):
         if self.screen.focused is self:
             self.screen.set_focus(prompt)
         self.display = False  # out of the layout now: no frame shows both while the removal runs
-        self.remove()
+        return self.remove()
 
     def render_line(self, y: int) -> Strip:
         # As TextArea.render_line draws an empty document's placeholder.
