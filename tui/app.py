@@ -18,12 +18,11 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
 from textual.widgets import Footer
 
-from agent import paths
 from tui.bridge import AgentBridge
 from tui.gcpolicy import GcPolicy
 from tui.pathfmt import home_relative
 from tui.theme_vars import derive_app_variables
-from tui.widgets.prompt import PromptInput
+from tui.widgets.prompt_standin import PromptStandIn
 from tui.widgets.spinner import TICK
 from tui.widgets.statusbar import MODES, StatusBar
 from tui.widgets.transcript import Transcript
@@ -39,6 +38,7 @@ if TYPE_CHECKING:  # the app's parts load after the first frame; the type checke
     from tui.knowledge import ExploreRun
     from tui.presenter import Presenter
     from tui.widgets.livediff import LiveDiff
+    from tui.widgets.prompt import PromptInput
     from tui.widgets.timeline import Timeline
 
 NARROW = 100  # columns below which the side panel folds away behind Ctrl+B
@@ -48,7 +48,7 @@ WELCOME = ("Ask for a change or a question. {mode} mode: Shift+Tab switches plan
 
 class CoderApp(App[int]):
     CSS_PATH = Path(__file__).with_name("app.tcss")  # absolute: subclasses live elsewhere
-    AUTO_FOCUS = "#prompt"
+    AUTO_FOCUS = "#prompt, PromptStandIn"
     TITLE = "coder-tui"
     ESCAPE_TO_MINIMIZE = False  # Esc stops, also in an approval shown full screen (f goes back)
     BINDINGS = [
@@ -76,11 +76,11 @@ class CoderApp(App[int]):
         self.tasks_running = False  # due scheduled tasks run now (tui/knowledge.py)
         self._remember_theme = False  # only a theme the user picks is saved
         self.gc_policy = GcPolicy()
-        from tui.themes import register_first_theme, saved_theme
+        from tui.themes import saved_theme, start_first_theme
 
         # The other built-in themes follow the first frame; user themes are validated after it.
         self.wanted_theme = options.theme or saved_theme()
-        self.theme = register_first_theme(self, self.wanted_theme)
+        start_first_theme(self, self.wanted_theme)
 
     def get_theme_variable_defaults(self) -> dict[str, str]:
         return derive_app_variables(self.current_theme)
@@ -90,8 +90,8 @@ class CoderApp(App[int]):
         with Horizontal(id="body"):
             with Vertical(id="main"):
                 yield Transcript(last_input=lambda: self.gc_policy.last_input, id="transcript")
-                # Its slash commands come right after the first frame (tui/startup.py).
-                yield PromptInput(history_path=paths.prompt_history_file(), id="prompt")
+                # The real prompt (#prompt) replaces it right after the first frame (tui/startup.py).
+                yield PromptStandIn()
             yield Vertical(id="side")  # its timeline and pane come right after the first frame
         yield StatusBar(self.mode, id="status")
         yield Footer()
@@ -235,8 +235,7 @@ class CoderApp(App[int]):
             self.call_from_thread(callback)
 
     # -- events from widgets --------------------------------------------------------------
-    @on(PromptInput.Submitted)
-    def _submitted(self, message: PromptInput.Submitted) -> None:
+    def on_prompt_input_submitted(self, message: PromptInput.Submitted) -> None:
         text = message.text.strip()
         if text.startswith("/"):
             from tui.prompting import run_command
@@ -293,7 +292,7 @@ class CoderApp(App[int]):
     def focus_prompt(self) -> None:
         """Back to the prompt; in a narrow terminal the side panel gives the column back to the chat."""
         self.screen.remove_class("-side-open")
-        self.query_one(PromptInput).focus()
+        self.query_one("#prompt").focus()
 
     def action_interrupt(self) -> None:
         from tui.quitflow import interrupt

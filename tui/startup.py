@@ -6,7 +6,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, cast
 
 from tui.pathfmt import home_relative
-from tui.widgets.prompt import PromptInput
 from tui.widgets.statusbar import StatusBar
 from tui.widgets.transcript import Transcript
 
@@ -19,7 +18,7 @@ if TYPE_CHECKING:
 async def first_frame_shown(app: CoderApp) -> None:
     from tui.themes import register_builtin_themes
 
-    app.query_one("#prompt", PromptInput).set_commands(app.slash_commands())
+    await mount_prompt(app)
     register_builtin_themes(app)
     await compose_side(app)
     # What exists now lives as long as the app: freeze it; full collections wait for pauses.
@@ -29,6 +28,20 @@ async def first_frame_shown(app: CoderApp) -> None:
 
     start_task_timer(app)
     app.start_boot()
+
+
+async def mount_prompt(app: CoderApp) -> None:
+    """The real prompt in place of the first frame's stand-in (tui/widgets/prompt_standin.py),
+    with the keys typed so far. It draws the same: the screen does not change."""
+    from agent import paths
+    from tui.widgets.prompt import PromptInput
+    from tui.widgets.prompt_standin import PromptStandIn
+
+    stand_in = app.query_one(PromptStandIn)
+    prompt = PromptInput(history_path=paths.prompt_history_file(), commands=app.slash_commands(), id="prompt")
+    with app.batch_update():
+        await app.query_one("#main").mount(prompt, after=stand_in)
+        await stand_in.hand_over(prompt)
 
 
 async def compose_side(app: CoderApp) -> None:
@@ -102,4 +115,6 @@ def list_files(app: CoderApp) -> None:
         files = asyncio.run(workspace.list_files(""))
     except Exception:  # noqa: BLE001 - @ completion is a convenience; it stays empty
         return
+    from tui.widgets.prompt import PromptInput
+
     app.call_from_thread(app.query_one("#prompt", PromptInput).set_files, files)

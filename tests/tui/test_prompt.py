@@ -246,6 +246,16 @@ def test_history_file_is_capped(tmp_path: Path) -> None:
     assert PromptHistory(path).entries == history.entries
 
 
+
+def test_the_history_file_is_read_on_first_use_not_while_the_app_starts(tmp_path: Path) -> None:
+    path = tmp_path / "history.jsonl"
+    history = PromptHistory(path)  # made with the prompt, before the first frame
+    path.write_text('"from another window"\n', encoding="utf-8")
+    assert history.entries == ["from another window"]
+    history.add("ours")
+    assert path.read_text(encoding="utf-8").splitlines() == ['"from another window"', '"ours"']
+
+
 # Slash commands
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
@@ -57,6 +58,8 @@ def presence_index(peer_id: str) -> int:
 
 
 class WorkspacePane(Static):
+    DEFAULT_CSS = Path(__file__).with_name("panes.tcss").read_text(encoding="utf-8")
+
     def on_mount(self) -> None:
         self.border_title = "Workspace"
 

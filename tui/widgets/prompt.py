@@ -12,17 +12,15 @@ from pathlib import Path
 from typing import Callable, NamedTuple
 
 from textual import events
-from textual.binding import Binding
 from textual.content import Content
 from textual.geometry import Offset
 from textual.message import Message
 from textual.style import Style
 from textual.widgets import OptionList, TextArea
 
+from tui.widgets.prompt_standin import LIST_ACTIONS, PLACEHOLDER, PROMPT_BINDINGS
 from tui.widgets.prompt_support import FileIndex, PromptHistory, fuzzy_match
 
-
-PLACEHOLDER = "Ask the agent…  / for commands, @ to mention a file"
 VISIBLE_ROWS = 10  # rows the list shows before it scrolls
 _MENTION = re.compile(r"(?<!\S)@(\S+)")
 _TRAILING_PUNCTUATION = ".,;:!?)]}'\""
@@ -69,21 +67,8 @@ class PromptInput(TextArea):
     # The stylesheet also styles the completion list, which lives on the screen, not inside us.
     SCOPED_CSS = False
 
-    BINDINGS = [
-        # Handled in `_on_key`, in order with the typing: as an app-level priority binding, an
-        # Enter that arrives in the same burst as the text ran before the text was inserted.
-        Binding("enter", "submit", "Send", id="prompt.submit"),
-        # ctrl+j is the newline key every terminal sends; shift+enter needs the kitty protocol.
-        Binding("ctrl+j,shift+enter", "newline", "Newline", id="prompt.newline"),
-        Binding("tab", "complete", "Complete", id="prompt.complete"),
-        Binding("escape", "close_completion", "Close list", id="prompt.close_completion"),
-        # While the list is open the first binding of a key wins; otherwise the next one runs.
-        Binding("up", "completion_previous", "Previous completion", show=False, id="prompt.completion_previous"),
-        Binding("down", "completion_next", "Next completion", show=False, id="prompt.completion_next"),
-        Binding("up", "history_previous", "Previous prompt", show=False, id="prompt.history_previous"),
-        Binding("down", "history_next", "Next prompt", show=False, id="prompt.history_next"),
-    ]
-    _LIST_ACTIONS = frozenset({"complete", "close_completion", "completion_previous", "completion_next"})
+    BINDINGS = PROMPT_BINDINGS
+    _LIST_ACTIONS = LIST_ACTIONS
 
     class Submitted(Message):
         """The user sent `text`; `mentions` are the known files it names as `@path`."""

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import heapq
-import json
 import logging
 import os
 import re
@@ -22,6 +21,8 @@ _WORD_BREAKS = frozenset("/\\_-. ")
 
 
 def _json_line(text: str) -> str:
+    import json  # not at import: nothing on the path to the first frame needs it
+
     return json.dumps(text, ensure_ascii=False) + "\n"
 
 
@@ -29,19 +30,28 @@ class PromptHistory:
     """Sent prompts, oldest first; kept in a JSON-lines file when given a path.
 
     A send appends one line; the file is rewritten (atomically) only once it holds the cap, so it
-    never grows past `limit` lines. Unreadable files and bad lines are skipped, never raised.
+    never grows past `limit` lines. Unreadable files and bad lines are skipped, never raised. The
+    file is read on first use (the first Up or send), not while the app draws its first frame.
     """
 
     def __init__(self, path: Path | None, limit: int = HISTORY_LIMIT) -> None:
         self.path = path
         self.limit = limit
-        self.entries: list[str] = []
+        self._entries: list[str] | None = None  # not read yet
         self._file_lines = 0
         self._unterminated = False  # the file ends mid-line (a crash while appending)
-        if path is not None:
-            self._load(path)
+
+    @property
+    def entries(self) -> list[str]:
+        if self._entries is None:
+            self._entries = []
+            if self.path is not None:
+                self._load(self.path)
+        return self._entries
 
     def _load(self, path: Path) -> None:
+        import json
+
         try:
             content = path.read_text(encoding="utf-8", errors="replace")
         except OSError:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from rich.style import Style
@@ -199,6 +200,7 @@ class CheckpointEntry(Widget, can_focus=True):
 class Timeline(VerticalScroll):
     """Requests, plans, traces and checkpoints, in the order they happened."""
 
+    DEFAULT_CSS = Path(__file__).with_name("timeline.tcss").read_text(encoding="utf-8")
     BINDINGS = [
         Binding("down,j", "move(1)", "Next checkpoint", show=False, id="timeline.next"),
         Binding("up,k", "move(-1)", "Previous checkpoint", show=False, id="timeline.previous"),
