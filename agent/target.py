@@ -119,7 +119,9 @@ class Target:
             return
         if self.agent is None:
             from agent.oct.roomagent import RoomAgent
+            from agent.workspaces.room import RoomWorkspace
 
+            assert isinstance(self.workspace, RoomWorkspace)  # a room target's workspace is the room
             self.agent = RoomAgent(self.room, self.workspace, session, session.emit, self.room_name)
         else:
             self.agent.session, self.agent.emit = session, session.emit
