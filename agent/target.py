@@ -6,9 +6,8 @@ app, `coder-tui run`, `coder-tui room`, the servers) describes what to open as a
 calls `open_target`, then opens its `AgentSession` on the result:
 
     target = await open_target(spec, config, emit=sink, notice=print_line)
-    session = AgentSession.open(config, target.workspace, approver, sink, resume=spec.resume,
-                                registry=target.registry(), meta=target.meta)
-    target.attach(session)
+    session = AgentSession.for_target(config, target, approver, sink, resume=spec.resume)
+    await session.run(target.prompt)   # (a room: run `target.agent.run()`, which answers triggers)
     ...
     await session.close()
     await target.close()
