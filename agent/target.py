@@ -6,9 +6,8 @@ app, `coder-tui run`, `coder-tui room`, the servers) describes what to open as a
 calls `open_target`, then opens its `AgentSession` on the result:
 
     target = await open_target(spec, config, emit=sink, notice=print_line)
-    session = AgentSession.open(config, target.workspace, approver, sink, resume=spec.resume,
-                                registry=target.registry(), meta=target.meta)
-    target.attach(session)
+    session = AgentSession.for_target(config, target, approver, sink, resume=spec.resume)
+    await session.run(target.prompt)   # (a room: run `target.agent.run()`, which answers triggers)
     ...
     await session.close()
     await target.close()
@@ -119,7 +118,9 @@ class Target:
             return
         if self.agent is None:
             from agent.oct.roomagent import RoomAgent
+            from agent.workspaces.room import RoomWorkspace
 
+            assert isinstance(self.workspace, RoomWorkspace)  # a room target's workspace is the room
             self.agent = RoomAgent(self.room, self.workspace, session, session.emit, self.room_name)
         else:
             self.agent.session, self.agent.emit = session, session.emit
