@@ -69,7 +69,7 @@ class AcpAgent:
         from agent.session import SessionError
 
         root = _folder(cwd)
-        config = await _config(self.options, root)
+        config = _config(self.options, root)
         notes = [f"ignored {why} (the folder is not trusted; start `coder-tui acp --trust` to use it)"
                  for why in config.ignored]
         notes += add_client_mcp_servers(config, mcp_servers)
@@ -114,10 +114,9 @@ def _folder(cwd: str) -> Path:
     return path
 
 
-async def _config(options: Any, root: Path) -> Any:
+def _config(options: Any, root: Path) -> Any:
     """The configuration for a session on root (flags > environment > root's file > user's)."""
     from agent.config import ConfigError, load_config, trust_folder
-    from agent.llm import configuration_problem
 
     flags = {"model": options.model, "api_base": options.api_base, "api_key": options.api_key,
              "mode": options.mode, "max_steps": options.max_steps, "sandbox": options.sandbox,
@@ -129,17 +128,21 @@ async def _config(options: Any, root: Path) -> Any:
         config.require_model()
     except ConfigError as exc:
         raise RequestError.invalid_params({"message": str(exc)}) from None
-    problem = await configuration_problem(config.model)
-    if problem is not None:
-        where = config.sources.get("model", "the configuration")
-        raise RequestError.invalid_params({"message": f"{problem}; the model is set by: {where}"})
+    # A model litellm cannot route fails the first prompt with litellm's reason: checking it here
+    # would make the editor wait for litellm's import before it can even show the session.
     return config
 
 
 async def serve(options: Any) -> None:
     from acp import run_agent
 
-    agent = AcpAgent(options)
+    from agent.llm import ensure_loaded
+
+    # litellm takes seconds to import: start now, in a thread, so that the first prompt does
+    # not wait for all of it.
+    warming = asyncio.get_running_loop().create_task(ensure_loaded())
+    warming.add_done_callback(lambda task: task.cancelled() or task.exception())
+    agent: Any = AcpAgent(options)  # the SDK's Agent protocol lists methods we do not offer
     reader, writer = await _protocol_streams()
     try:
         await run_agent(agent, writer, reader)

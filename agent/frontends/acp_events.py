@@ -85,7 +85,7 @@ class AcpEvents(EventHandler):
         self.stream.send(start_tool_call(
             event.call_id, title, kind=tool_kind(event.tool, approval),
             status="in_progress" if approval == "read" else "pending",
-            locations=tool_locations(self.root, event.tool, event.args), raw_input=event.args))
+            locations=tool_locations(self.root, event.tool, event.args) or None, raw_input=event.args))
 
     def on_approval_required(self, event: ev.ApprovalRequired) -> None:
         self.asked[event.approval_id] = event.call_id

@@ -76,7 +76,8 @@ class AcpPlanReviewer(AcpApprover):
         chosen = await self._ask(ToolCallUpdate(tool_call_id=call_id, title=title, kind="think", status="pending"),
                                  options)
         self.stream.send(update_tool_call(call_id, status="completed" if chosen not in (None, "stop") else "failed"))
-        return PlanDecision(decision=chosen if chosen in {o[0] for o in REVIEW_OPTIONS[kind]} else "stop")  # type: ignore[arg-type]
+        known = {option[0] for option in REVIEW_OPTIONS[kind]}
+        return PlanDecision(decision=chosen if chosen in known else "stop")  # type: ignore[arg-type]
 
 
 def _review_title(kind: ReviewKind, waiting: Any) -> str:

@@ -16,7 +16,7 @@ from urllib.parse import unquote, urlparse
 from acp import (start_tool_call, text_block, tool_content, update_agent_message_text, update_plan, update_tool_call,
                  update_user_message_text)
 from acp.schema import (BlobResourceContents, EmbeddedResourceContentBlock, ResourceContentBlock,
-                        TextContentBlock)
+                        TextContentBlock, ToolCallStatus)
 
 from agent.events import PlanStepInfo, TodoItem
 from agent.frontends.acp_events import OUTPUT_SHOWN, plan_entries
@@ -99,7 +99,7 @@ def history_updates(data: Any, root: Path | None, approval_kind: Callable[[str],
             updates += [_call_start(call, root, approval_kind) for call in message.get("tool_calls") or []]
         elif role == "tool" and message.get("tool_call_id"):
             shown = str(content or "")[:OUTPUT_SHOWN]
-            status = "failed" if message["tool_call_id"] in failed else "completed"
+            status: ToolCallStatus = "failed" if message["tool_call_id"] in failed else "completed"
             updates.append(update_tool_call(message["tool_call_id"], status=status,
                                             content=[tool_content(text_block(shown))] if shown else None))
     plan = _recorded_plan(data)

@@ -70,7 +70,7 @@ def tool_locations(root: Path | None, tool: str, args: dict[str, Any]) -> list[T
         return []
     paths: list[str] = []
     if tool == "multi_edit":
-        paths = [e.get("file_path") for e in args.get("edits", []) if isinstance(e, dict) and e.get("file_path")]
+        paths = [str(e["file_path"]) for e in args.get("edits", []) if isinstance(e, dict) and e.get("file_path")]
     elif isinstance(args.get("file_path"), str):
         paths = [args["file_path"]]
     elif tool in ("list_dir", "search_code") and isinstance(args.get("path"), str):

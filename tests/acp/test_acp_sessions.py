@@ -148,3 +148,12 @@ async def test_unknown_session_and_bad_cwd_are_clear_errors(acp_client: Any, tmp
     assert not reply["ok"] and "no session 'nope'" in str(reply["error"]["data"])
     reply = await client.reply(client.request_nowait("session/prompt", prompt_params("nope", "hi")))
     assert not reply["ok"] and "no such session" in str(reply["error"]["data"])
+
+
+async def test_a_model_litellm_cannot_route_fails_the_prompt_with_the_reason(acp_client: Any, isolated_home: Path,
+                                                                           tmp_path: Path) -> None:
+    client = await acp_client("--model", "nosuchprovider/some-model")
+    sid = await open_session(client, write_files(tmp_path / "ws", {}))
+    reply = await client.reply(client.request_nowait("session/prompt", prompt_params(sid, "hi")))
+    assert not reply["ok"]
+    assert "nosuchprovider" in reply["error"]["message"]
