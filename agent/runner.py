@@ -1,8 +1,10 @@
 """AgentSession: a conversation bound to a config, a workspace and an approver.
 
-Front ends create one, call `run(prompt)` for each user turn (in a task they own), `stop()` to
-end a run cleanly, and receive every event through their sink. The session records itself to a
-JSONL file and can be resumed from it.
+Front ends open one on a target (`for_target`, after `agent.target.open_target`), call
+`run(prompt)` for each user turn (in a task they own), `answer(approval_id, decision)` for the
+approvals their events ask (with a QueueApprover), `stop()` to end a run cleanly, and `close()` at
+the end; every event reaches them through their sink. The session records itself to a JSONL file
+and is resumed from it by opening with `resume`.
 """
 
 from __future__ import annotations
@@ -13,14 +15,14 @@ import time
 import uuid
 from collections.abc import Callable
 from importlib import resources
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agent import __version__
 from agent.agentsetup import AgentSetup
-from agent.approval import ApprovalGate, Approver
+from agent.approval import ApprovalGate, Approver, Decision, QueueApprover
 from agent.checkpoints import CheckpointError, CheckpointInfo, Checkpoints
 from agent.config import Config
-from agent.events import Complete, ErrorEvent, Mode, RunStarted, TodoItem, parse_event
+from agent.events import Complete, DecisionKind, ErrorEvent, Mode, RunStarted, TodoItem, parse_event
 from agent.executor import Executor
 from agent.llm import LLM
 from agent.loop import Run, Totals
@@ -33,6 +35,9 @@ from agent.tools.base import ToolContext
 from agent.tools.registry import ToolRegistry
 from agent.tools.shell import ShellManager
 from agent.workspaces.base import Workspace, WorkspaceError
+
+if TYPE_CHECKING:
+    from agent.target import Target
 
 AGENTS_FILE = "AGENTS.md"
 AGENTS_CAP = 20_000
@@ -106,6 +111,15 @@ class AgentSession:
                                "model": config.model, "mode": config.mode, "version": __version__,
                                **(meta or {})})
         return cls(config, workspace, approver, sink, writer, None, registry)
+
+    @classmethod
+    def for_target(cls, config: Config, target: Target, approver: Approver, sink: Sink, *,
+                   resume: str | None = None, store: SessionStore | None = None) -> AgentSession:
+        """`open` on an opened target (its workspace, tools and meta), then bound to it."""
+        session = cls.open(config, target.workspace, approver, sink, resume=resume, store=store,
+                           registry=target.registry(), meta=target.meta)
+        target.attach(session)
+        return session
 
     def _restore(self, data: SessionData) -> None:
         self.messages.extend(m for m in data.messages if m.get("role") != "system")
@@ -234,6 +248,23 @@ class AgentSession:
                          completion_reason="stopped")
         self.emit(event)
         return event
+
+    def answer(self, approval_id: str, decision: Decision | DecisionKind, feedback: str | None = None) -> bool:
+        """Answer the pending approval `approval_id` (from its `approval_required` event); False
+        when none with that id waits. Needs an approver that takes answers by id (QueueApprover)."""
+        approver = self.gate.approver
+        if not isinstance(approver, QueueApprover):
+            raise TypeError(f"{type(approver).__name__} does not take answers by id: open the session "
+                            "with a QueueApprover")
+        if isinstance(decision, str):
+            decision = Decision(decision, feedback)
+        return approver.resolve(approval_id, decision)
+
+    @property
+    def pending_approvals(self) -> list[str]:
+        """The ids of the approvals that wait for an answer (empty unless the approver queues)."""
+        approver = self.gate.approver
+        return approver.pending if isinstance(approver, QueueApprover) else []
 
     def send(self, text: str) -> bool:
         """A message for the plan that is running, routed between its steps (False: none runs)."""

@@ -224,28 +224,28 @@ def _positive(text: str) -> int:
 
 def _cmd_run(argv: list[str]) -> int:
     options = run_parser().parse_args(argv)
-    from agent.headless import main as headless_main
+    from agent.frontends.headless import main as headless_main
 
     return headless_main(options)
 
 
 def _cmd_undo(argv: list[str]) -> int:
     options = undo_parser().parse_args(argv)
-    from agent.commands import undo
+    from agent.frontends.commands import undo
 
     return undo(options)
 
 
 def _cmd_sessions(argv: list[str]) -> int:
     options = sessions_parser().parse_args(argv)
-    from agent.commands import list_sessions
+    from agent.frontends.commands import list_sessions
 
     return list_sessions(options)
 
 
 def _cmd_room(argv: list[str]) -> int:
     options = room_parser().parse_args(argv)
-    from agent.oct.headless import main as room_main
+    from agent.frontends.room import main as room_main
 
     return room_main(options)
 
@@ -259,7 +259,7 @@ def _cmd_acp(argv: list[str]) -> int:
 
 def _cmd_profiles(argv: list[str]) -> int:
     options = listing_parser("profiles", "List the agent profiles (* marks the configured one).").parse_args(argv)
-    from agent.profilecmds import list_profiles
+    from agent.frontends.profiles import list_profiles
 
     return list_profiles(options)
 
@@ -267,7 +267,7 @@ def _cmd_profiles(argv: list[str]) -> int:
 def _cmd_mcp(argv: list[str]) -> int:
     options = listing_parser("mcp", "Start the configured MCP servers, list their state and tools, and "
                                     "stop them. Exit code 1 when a server does not start.").parse_args(argv)
-    from agent.profilecmds import list_mcp
+    from agent.frontends.profiles import list_mcp
 
     return list_mcp(options)
 

@@ -1,5 +1,5 @@
 """Arguments of `coder-tui map`, `coder-tui explore` and `coder-tui tasks` (argparse only: the
-work loads after parsing, in agent.knowledge.commands)."""
+work loads after parsing, in agent.frontends.knowledge)."""
 
 from __future__ import annotations
 
@@ -75,14 +75,14 @@ def tasks_parser() -> argparse.ArgumentParser:
 
 def cmd_map(argv: list[str]) -> int:
     options = map_parser().parse_args(argv)
-    from agent.knowledge.commands import main, run_map
+    from agent.frontends.knowledge import main, run_map
 
     return main(run_map, options)
 
 
 def cmd_explore(argv: list[str]) -> int:
     options = explore_parser().parse_args(argv)
-    from agent.knowledge.commands import main, run_explore
+    from agent.frontends.knowledge import main, run_explore
 
     return main(run_explore, options)
 
@@ -92,6 +92,6 @@ def cmd_tasks(argv: list[str]) -> int:
     options = parser.parse_args(argv)
     if options.action == "cancel" and not options.task_id:
         parser.error("cancel needs the task ID")
-    from agent.knowledge.commands import main, run_tasks
+    from agent.frontends.knowledge import main, run_tasks
 
     return main(run_tasks, options)

@@ -17,7 +17,7 @@ class RoomLink:
     def __init__(self, options: Any, emit: Callable[[Any], None], changed: Callable[[], None]) -> None:
         from agent.oct.client import RoomClient, RoomOptions
         from agent.oct.crypto import start_key_pair
-        from agent.oct.headless import room_events
+        from agent.oct.roomevents import room_events
 
         self.name = options.name
         # The 4096-bit key is generated in a thread while we log in and wait for the host.

@@ -4,7 +4,7 @@
     {"type": "message", "text": "also update the README"}     (routed between the plan's steps)
 
 In readable mode, while a plan decision waits, y approves, f TEXT sends feedback, r / k / s
-retry, skip or stop. Other lines are approvals' (agent/headless.py).
+retry, skip or stop. Other lines are approvals' (agent/frontends/headless.py).
 """
 
 from __future__ import annotations

@@ -14,16 +14,12 @@ import os
 import signal
 import sys
 import threading
-import webbrowser
 from typing import Any
 
-from agent.events import ErrorEvent, PeerJoined, PeerLeft, RoomClosed, RoomState
-from agent.headless import StdinApprover, UsageError, build_config
-from agent.oct.client import RoomClient, RoomOptions
-from agent.oct.crypto import start_key_pair
-from agent.oct.errors import OctError
-from agent.oct.login import LoginPrompt
-from agent.printer import JsonPrinter, TextPrinter
+from agent.events import ErrorEvent
+from agent.frontends.headless import StdinApprover, UsageError, build_config
+from agent.frontends.printing import JsonPrinter, TextPrinter
+from agent.target import Target, TargetError, TargetSpec, open_target
 
 
 class RoomPrinter(TextPrinter):
@@ -51,31 +47,6 @@ class RoomPrinter(TextPrinter):
         self._line(self._paint(f"room · closed: {e.reason}", "yellow"), self.err)
 
 
-def room_events(client: RoomClient, emit: Any) -> None:
-    """Turn the client's notifications into room events for a printer or a UI."""
-    status = client.status
-
-    def state() -> RoomState:
-        return RoomState(phase=status.phase, message=status.message, room_id=status.room_id,
-                         server=status.server, peer_id=status.peer_id,
-                         host=status.host.name if status.host else None, followed=status.followed,
-                         readonly=status.readonly, login_url=status.login_url)
-
-    def listener(what: str, detail: Any) -> None:
-        if what == "followed":
-            emit(state().model_copy(update={"message": f"following {detail}"}))
-        elif what in ("state", "permissions", "login_url") and status.phase != "closed":
-            emit(state())
-        elif what == "state" and status.phase == "closed":
-            emit(RoomClosed(reason=status.close_reason or "closed"))
-        elif what == "peer_joined":
-            emit(PeerJoined(peer_id=detail.id, name=detail.name, email=detail.email, colour=detail.colour))
-        elif what == "peer_left":
-            emit(PeerLeft(peer_id=detail.id, name=detail.name))
-
-    client.listeners.append(listener)
-
-
 def _load_model_library() -> None:
     from agent.llm import prewarm
 
@@ -85,43 +56,29 @@ def _load_model_library() -> None:
         pass
 
 
-def _open_browser(prompt: LoginPrompt) -> None:
-    """Try to open the login page; the address is printed either way."""
-    threading.Thread(target=webbrowser.open, args=(prompt.url,), name="open-login", daemon=True).start()
-
-
 async def run_room(options: Any) -> int:
     config = build_config(options, None)
-    keys = start_key_pair()  # now: the 4096-bit key is generated while we log in and wait
-    # Likewise the model library, in a daemon thread so that a failed join exits at once.
+    # The model library loads in a daemon thread while we join, so that a failed join exits at once.
     threading.Thread(target=_load_model_library, name="load-litellm", daemon=True).start()
     printer = JsonPrinter(sys.stdout) if options.json else RoomPrinter(sys.stdout, sys.stderr)
-    client = RoomClient(RoomOptions(room_id=options.room_id, server=options.server, name=options.name,
-                                    email=options.email, on_web_login=_open_browser), keys)
-    room_events(client, printer.handle)
     try:
-        await client.join()
-    except OctError as exc:
-        await client.leave()
+        target = await open_target(TargetSpec.from_options(options), config, emit=printer.handle)
+    except TargetError as exc:
         if options.json:  # stdout carries events only: the reason is an event too
-            printer.handle(ErrorEvent(message=f"could not join room {options.room_id}: {exc.message}",
-                                      recoverable=False))
+            printer.handle(ErrorEvent(message=exc.message, recoverable=False))
         else:
-            print(f"coder-tui: {exc.message}", file=sys.stderr)
+            print(f"coder-tui: {exc.reason}", file=sys.stderr)
         return 1
     try:
-        return await _serve(options, config, client, printer)  # no await before the watcher exists
+        return await _serve(options, config, target, printer)  # no await before the watcher exists
     finally:
-        await client.leave()
+        await target.close()
 
 
-async def _serve(options: Any, config: Any, client: RoomClient, printer: Any) -> int:
-    from agent.oct.roomagent import RoomAgent
+async def _serve(options: Any, config: Any, target: Target, printer: Any) -> int:
     from agent.runner import AgentSession
     from agent.session import SessionError
-    from agent.workspaces.room import RoomWorkspace
 
-    workspace = RoomWorkspace(client)
     approver = StdinApprover(emit=lambda event: session.emit(event), shorthand=not options.json)
 
     def sink(event: Any) -> None:
@@ -129,11 +86,11 @@ async def _serve(options: Any, config: Any, client: RoomClient, printer: Any) ->
         printer.handle(event)
 
     try:
-        session = AgentSession.open(config, workspace, approver, sink, resume=options.resume,
-                                    meta={"room": options.room_id, "server": options.server})
+        session = AgentSession.for_target(config, target, approver, sink, resume=options.resume)
     except SessionError as exc:
         raise UsageError(f"--resume: {exc}") from None
-    agent = RoomAgent(client, workspace, session, session.emit, options.name)
+    client, agent = target.room, target.agent
+    assert client is not None and agent is not None  # a room target, bound to the session
     loop = asyncio.get_running_loop()
     approver.start(loop)
     interrupted = asyncio.Event()

@@ -12,7 +12,7 @@ import sys
 from collections.abc import Callable
 from typing import Any, TextIO
 
-from agent.headless import UsageError
+from agent.frontends.headless import UsageError
 
 
 class Reporter:
@@ -80,7 +80,7 @@ async def open_target(options: Any, reporter: Reporter) -> tuple[Any, Any]:
         return opened.workspace, config
     if getattr(options, "clone", False):
         raise UsageError("--clone needs --github OWNER/REPO")
-    from agent.headless import open_local_workspace
+    from agent.frontends.headless import open_local_workspace
 
     workspace = open_local_workspace(options.workspace or ".")
     return workspace, load_options_config(options, workspace.root)

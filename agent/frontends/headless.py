@@ -24,8 +24,8 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from agent.approval import Decision, QueueApprover
 from agent.config import first_problem
 from agent.events import ApprovalRequired, DecisionKind, ErrorEvent, WarningEvent
-from agent.planning.stdin import PlanLines
-from agent.printer import JsonPrinter, TextPrinter
+from agent.frontends.stdin import PlanLines
+from agent.frontends.printing import JsonPrinter, TextPrinter
 
 SHORTHAND: dict[str, DecisionKind] = {"y": "allow_once", "a": "allow_all", "n": "deny", "s": "stop"}
 UNANSWERED = 3  # exit code: an approval was denied because stdin closed before an answer came
@@ -159,29 +159,6 @@ def build_config(options: Any, workspace_root: Path | None) -> Any:
     return config
 
 
-def open_local_workspace(path: str) -> Any:
-    from agent.workspaces.base import WorkspaceError
-    from agent.workspaces.local import LocalWorkspace
-
-    try:
-        return LocalWorkspace(path)
-    except WorkspaceError as exc:
-        raise UsageError(f"--workspace: {exc}") from None
-
-
-def resumed_root(options: Any) -> str | None:
-    """`--resume ID` without --workspace continues in the session's own folder."""
-    from agent.session import SessionError, SessionStore, summary_of
-
-    if not options.resume or options.workspace or options.resume == "last":
-        return None
-    try:
-        summary = summary_of(SessionStore().resolve(options.resume))
-    except SessionError as exc:
-        raise UsageError(f"--resume: {exc}") from None
-    return summary.root if summary else None
-
-
 async def run_headless(options: Any) -> int:
     """Run one prompt headless; returns the exit code."""
     from agent.profiles import ProfileError
@@ -190,10 +167,11 @@ async def run_headless(options: Any) -> int:
     from agent.tools import sandbox
 
     printer = JsonPrinter(sys.stdout) if options.json else TextPrinter(sys.stdout, sys.stderr)
-    workspace, github = await _choose_workspace(options, printer)
-    if not (github.prompt if github else options.prompt.strip()) and not options.resume:
+    target = await _open(options, printer)
+    if not target.prompt.strip() and not options.resume:
+        await target.close()
         raise UsageError("PROMPT is required (or --issue N with --github, or --resume to continue a plan)")
-    config = build_config(options, workspace.root)
+    config = build_config(options, target.workspace.root)
     await _check_model(config)
     approver = StdinApprover(emit=lambda event: session.emit(event), shorthand=not options.json)
     misconfigured: list[ErrorEvent] = []
@@ -205,15 +183,12 @@ async def run_headless(options: Any) -> int:
         printer.handle(event)
 
     try:
-        session = AgentSession.open(config, workspace, approver, sink, resume=options.resume,
-                                    registry=github.registry() if github else None)
+        session = AgentSession.for_target(config, target, approver, sink, resume=options.resume)
     except SessionError as exc:
         raise UsageError(f"--resume: {exc}") from None
     except ProfileError as exc:
         raise UsageError(str(exc)) from None
-    if github is not None:
-        github.attach(session)
-    prompt = await _prompt_for(session, github.prompt if github else options.prompt)
+    prompt = await _prompt_for(session, target.prompt)
     approver.attach(session)
     sandbox.configure(session)
     for why in config.ignored:
@@ -223,9 +198,10 @@ async def run_headless(options: Any) -> int:
     _install_interrupt(loop, session, printer)
     try:
         complete = await session.run(prompt)
-        published = await _publish(options, session, complete) if github is not None else True
+        published = await _publish(options, session, complete) if target.github is not None else True
     finally:
         await session.close()
+        await target.close()
     printer.summary(complete, session.totals, session.session_id)
     if misconfigured:  # an unknown model or provider, no key: the configuration, not the run, failed
         return 2
@@ -286,32 +262,18 @@ async def _publish(options: Any, session: Any, complete: Any) -> bool:
     return True
 
 
-async def _choose_workspace(options: Any, printer: Any) -> tuple[Any, Any]:
-    """The workspace to run in, and the opened GitHub launch (None for a local folder)."""
-    if getattr(options, "github", None):
-        github = await _open_github(options, printer)
-        return github.workspace, github
-    if getattr(options, "clone", False) or getattr(options, "issue", None):
-        raise UsageError("--clone and --issue need --github OWNER/REPO")
-    if getattr(options, "no_publish", False):
+async def _open(options: Any, printer: Any) -> Any:
+    """The opened target: --github's repository, or the local folder (UsageError when it cannot open)."""
+    from agent.target import TargetError, TargetSpec, open_target
+
+    spec = TargetSpec.from_options(options)
+    if getattr(options, "no_publish", False) and not (spec.github or spec.clone or spec.issue is not None):
         raise UsageError("--no-publish needs --github OWNER/REPO (a local folder's edits are written in place)")
-    return open_local_workspace(options.workspace or resumed_root(options) or "."), None
-
-
-async def _open_github(options: Any, printer: Any) -> Any:
-    """The GitHub workspace for --github (UsageError with GitHub's reason when it cannot open)."""
-    from agent.github.errors import GitHubError
-    from agent.github.launch import GitHubRequest, open_github, progress_lines
-    from agent.session import SessionError
-
-    config = build_config(options, None)
-    request = GitHubRequest(options.github, options.clone, options.issue, options.prompt, options.resume)
+    config = build_config(options, None) if spec.github else None
     try:
-        return await open_github(request, config, printer.handle, progress_lines(printer.notice))
-    except SessionError as exc:
-        raise UsageError(f"--resume: {exc}") from None
-    except GitHubError as exc:
-        raise UsageError(f"--github: {exc}") from None
+        return await open_target(spec, config, emit=printer.handle, notice=printer.notice)
+    except TargetError as exc:
+        raise UsageError(exc.message) from None
 
 
 def _install_interrupt(loop: asyncio.AbstractEventLoop, session: Any, printer: Any) -> None:
