@@ -74,7 +74,7 @@ class AcpAgent:
                  for why in config.ignored]
         notes += add_client_mcp_servers(config, mcp_servers)
         try:
-            session = AcpSession.open(self.conn, config, root, self.client_fs, resume, notes)
+            session = await AcpSession.open(self.conn, config, root, self.client_fs, resume, notes)
         except (SessionError, ProfileError) as exc:
             raise RequestError.invalid_params({"message": str(exc)}) from None
         self.sessions[session.session_id] = session
@@ -109,8 +109,6 @@ def _folder(cwd: str) -> Path:
     path = Path(cwd)
     if not path.is_absolute():
         raise RequestError.invalid_params({"cwd": cwd, "message": "cwd must be an absolute path"})
-    if not path.is_dir():
-        raise RequestError.invalid_params({"cwd": cwd, "message": f"{cwd} is not a folder"})
     return path
 
 

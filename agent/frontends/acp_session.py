@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from pathlib import Path
 from typing import Any
 
@@ -57,22 +58,32 @@ class AcpSession:
         self.events = events
         self.notes = notes  # said at the first prompt: the client knows the session id by then
         self.session: Any = None
+        self.target: Any = None
 
     @classmethod
-    def open(cls, conn: Any, config: Config, root: Path, client_fs: tuple[bool, bool], resume: str | None,
-             notes: list[str]) -> AcpSession:
+    async def open(cls, conn: Any, config: Config, root: Path, client_fs: tuple[bool, bool], resume: str | None,
+                   notes: list[str]) -> AcpSession:
         from agent.runner import AgentSession
+        from agent.target import TargetError, TargetSpec, open_target
         from agent.tools import sandbox
 
+        try:
+            target = await open_target(TargetSpec(workspace=str(root)), config)
+        except TargetError as exc:
+            raise RequestError.invalid_params({"cwd": str(root), "message": exc.reason}) from None
         stream = UpdateStream(conn, "")
         events = AcpEvents(stream, None, lambda name: None)
         self = cls(conn, stream, events, notes)
         reads, writes = client_fs
-        workspace = EditorWorkspace(root, self._read if reads else None, self._write if writes else None,
-                                    on_applied=events.changes_written)
+        # The folder as open_target opened it, with file text through the editor when it offers that.
+        assert target.workspace.root is not None
+        await target.workspace.close()
+        workspace = EditorWorkspace(target.workspace.root, self._read if reads else None,
+                                    self._write if writes else None, on_applied=events.changes_written)
+        self.target = dataclasses.replace(target, workspace=workspace)
         events.root = workspace.root
-        self.session = AgentSession.open(config, workspace, AcpApprover(conn, stream, events), self._sink,
-                                         resume=resume)
+        self.session = AgentSession.for_target(config, self.target, AcpApprover(conn, stream, events), self._sink,
+                                               resume=resume)
         stream.session_id = self.session.session_id
         events.approval_kind = self._approval_kind
         self.session.plan_reviewer = AcpPlanReviewer(conn, stream, events)
@@ -140,6 +151,7 @@ class AcpSession:
     async def close(self) -> None:
         self.session.stop()
         await self.session.close()
+        await self.target.close()
         await self.stream.close()
 
 

@@ -143,6 +143,9 @@ async def test_unknown_session_and_bad_cwd_are_clear_errors(acp_client: Any, tmp
     await client.initialize()
     reply = await client.reply(client.request_nowait("session/new", {"cwd": "relative/dir", "mcpServers": []}))
     assert not reply["ok"] and "absolute" in str(reply["error"]["data"])
+    missing = str(tmp_path / "gone")
+    reply = await client.reply(client.request_nowait("session/new", {"cwd": missing, "mcpServers": []}))
+    assert not reply["ok"] and reply["error"]["data"]["message"] == f"workspace folder {missing} does not exist"
     reply = await client.reply(client.request_nowait("session/load", {"sessionId": "nope", "cwd": str(tmp_path),
                                                                        "mcpServers": []}))
     assert not reply["ok"] and "no session 'nope'" in str(reply["error"]["data"])
