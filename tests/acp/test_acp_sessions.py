@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 from typing import Any
 
 from tests.acp.test_acp import open_session, permission, text_of
-from tests.conftest import write_files
+from tests.conftest import TEST_KEY, run_cli, write_files
 from tests.fakellm import FakeLLM, Reply, call
 from tests.planning.common import plan_reply
 
@@ -160,3 +161,19 @@ async def test_a_model_litellm_cannot_route_fails_the_prompt_with_the_reason(acp
     reply = await client.reply(client.request_nowait("session/prompt", prompt_params(sid, "hi")))
     assert not reply["ok"]
     assert "nosuchprovider" in reply["error"]["message"]
+
+
+async def test_a_session_recorded_over_acp_continues_in_coder_tui_run(acp_client: Any, fake_llm: FakeLLM,
+                                                                     isolated_home: Path, tmp_path: Path) -> None:
+    root = write_files(tmp_path / "ws", {})
+    client = await acp_client()
+    sid = await open_session(client, root)
+    fake_llm.script(Reply(text="Noted: the colour is teal."))
+    await client.request("session/prompt", prompt_params(sid, "Remember: the colour is teal."))
+    await client.stop()
+    fake_llm.script(Reply(text="Teal."))
+    done = await asyncio.to_thread(run_cli, isolated_home, "run", "--resume", sid, "Which colour?", "--json",
+                                   "--model", fake_llm.model, "--api-base", fake_llm.url, "--api-key", TEST_KEY)
+    assert done.returncode == 0, done.stderr
+    sent = fake_llm.requests[-1]["messages"]
+    assert [m["content"] for m in sent if m["role"] == "user"] == ["Remember: the colour is teal.", "Which colour?"]
