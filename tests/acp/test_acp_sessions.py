@@ -46,6 +46,19 @@ async def test_cancel_while_a_permission_is_asked_stops_the_run(acp_client: Any,
     assert not (root / "new.txt").exists()
 
 
+async def test_a_cancelled_permission_outcome_stops_the_run(acp_client: Any, fake_llm: FakeLLM, tmp_path: Path) -> None:
+    root = write_files(tmp_path / "ws", {})
+    client = await acp_client("--mode", "ask")
+    sid = await open_session(client, root, fs=False)
+    fake_llm.script(Reply(tool_calls=[call("bash_exec", command="touch made-it")]))
+    prompt = client.request_nowait("session/prompt", prompt_params(sid, "run it"))
+    asked = await client.wait_for(permission)
+    assert asked["params"]["toolCall"]["kind"] == "execute"
+    client.send(cmd="answer", rid=asked["rid"], outcome={"outcome": "cancelled"})
+    assert (await client.reply(prompt, timeout=30))["result"]["stopReason"] == "cancelled"
+    assert not (root / "made-it").exists()
+
+
 async def test_set_mode_changes_what_needs_approval(acp_client: Any, fake_llm: FakeLLM, tmp_path: Path) -> None:
     root = write_files(tmp_path / "ws", {})
     client = await acp_client("--mode", "ask")
