@@ -10,7 +10,7 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from acp import start_tool_call, update_tool_call
+from acp import start_tool_call, text_block, tool_content, update_tool_call
 from acp.schema import AllowedOutcome, PermissionOption, ToolCallUpdate
 
 from agent.approval import ApprovalRequest, Decision
@@ -46,8 +46,7 @@ class AcpApprover:
                    for key, (kind, _) in APPROVAL_OPTIONS.items()]
         call = ToolCallUpdate(
             tool_call_id=request.call_id, title=tool_title(request.tool, request.args),
-            kind=tool_kind(request.tool, request.kind), status="pending",
-            content=[diff_content(self.events.root, c) for c in request.changes] or None,
+            kind=tool_kind(request.tool, request.kind), status="pending", content=_shown(request, self.events),
             locations=tool_locations(self.events.root, request.tool, request.args) or None,
             raw_input=request.args)
         chosen = await self._ask(call, options)
@@ -62,6 +61,20 @@ class AcpApprover:
                                                       options=options)
         outcome = response.outcome
         return outcome.option_id if isinstance(outcome, AllowedOutcome) else None
+
+
+def _shown(request: ApprovalRequest, events: AcpEvents) -> list[Any] | None:
+    """What the user decides on: the diffs of an edit, the whole command, the address."""
+    if request.changes:
+        return [diff_content(events.root, change) for change in request.changes]
+    lines = []
+    if request.command:
+        lines.append(f"```sh\n{request.command}\n```")
+        if request.args.get("network") is True:
+            lines.append("The command asks for network access.")
+    if request.url:
+        lines.append(f"Fetch {request.url}")
+    return [tool_content(text_block("\n".join(lines)))] if lines else None
 
 
 class AcpPlanReviewer(AcpApprover):

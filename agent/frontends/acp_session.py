@@ -59,6 +59,7 @@ class AcpSession:
         self.notes = notes  # said at the first prompt: the client knows the session id by then
         self.session: Any = None
         self.target: Any = None
+        self.running: asyncio.Task[Any] | None = None  # the prompt's run
 
     @classmethod
     async def open(cls, conn: Any, config: Config, root: Path, client_fs: tuple[bool, bool], resume: str | None,
@@ -130,8 +131,9 @@ class AcpSession:
             self.session.emit(WarningEvent(message=note))
         self.notes.clear()
         self.events.problem = None
+        self.running = asyncio.get_running_loop().create_task(self.session.run(text))
         try:
-            complete = await asyncio.get_running_loop().create_task(self.session.run(text))
+            complete = await self.running
         except Exception as exc:  # a failure before the loop could report it (e.g. no model configured)
             await self.stream.flush()
             raise RequestError(-32603, redact(str(exc) or type(exc).__name__)) from None
@@ -149,7 +151,10 @@ class AcpSession:
         self.session.mode = mode
 
     async def close(self) -> None:
+        """Stop a run that is still going (the client left), let it record its end, then close."""
         self.session.stop()
+        if self.running is not None and not self.running.done():
+            await asyncio.wait([self.running], timeout=10)
         await self.session.close()
         await self.target.close()
         await self.stream.close()

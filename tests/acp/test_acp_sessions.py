@@ -16,7 +16,8 @@ def prompt_params(sid: str, text: str) -> dict[str, Any]:
     return {"sessionId": sid, "prompt": [{"type": "text", "text": text}]}
 
 
-async def test_cancel_mid_stream_ends_the_turn_as_cancelled(acp_client: Any, fake_llm: FakeLLM, tmp_path: Path) -> None:
+async def test_cancel_mid_stream_ends_the_turn_as_cancelled(acp_client: Any, fake_llm: FakeLLM,
+                                                            tmp_path: Path) -> None:
     root = write_files(tmp_path / "ws", {})
     client = await acp_client()
     sid = await open_session(client, root)
@@ -46,7 +47,8 @@ async def test_cancel_while_a_permission_is_asked_stops_the_run(acp_client: Any,
     assert not (root / "new.txt").exists()
 
 
-async def test_a_cancelled_permission_outcome_stops_the_run(acp_client: Any, fake_llm: FakeLLM, tmp_path: Path) -> None:
+async def test_a_cancelled_permission_outcome_stops_the_run(acp_client: Any, fake_llm: FakeLLM,
+                                                            tmp_path: Path) -> None:
     root = write_files(tmp_path / "ws", {})
     client = await acp_client("--mode", "ask")
     sid = await open_session(client, root, fs=False)
@@ -54,6 +56,7 @@ async def test_a_cancelled_permission_outcome_stops_the_run(acp_client: Any, fak
     prompt = client.request_nowait("session/prompt", prompt_params(sid, "run it"))
     asked = await client.wait_for(permission)
     assert asked["params"]["toolCall"]["kind"] == "execute"
+    assert asked["params"]["toolCall"]["content"][0]["content"]["text"] == "```sh\ntouch made-it\n```"
     client.send(cmd="answer", rid=asked["rid"], outcome={"outcome": "cancelled"})
     assert (await client.reply(prompt, timeout=30))["result"]["stopReason"] == "cancelled"
     assert not (root / "made-it").exists()
