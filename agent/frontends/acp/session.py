@@ -12,10 +12,10 @@ from acp.schema import HttpMcpServer, McpServerStdio, PromptResponse, SessionMod
 
 from agent.config import Config, McpServerSettings
 from agent.events import Mode, WarningEvent
-from agent.frontends.acp_events import AcpEvents
-from agent.frontends.acp_permission import AcpApprover, AcpPlanReviewer
-from agent.frontends.acp_prompt import history_updates, prompt_text
-from agent.frontends.acp_updates import UpdateStream
+from agent.frontends.acp.events import AcpEvents
+from agent.frontends.acp.permission import AcpApprover, AcpPlanReviewer
+from agent.frontends.acp.prompt import history_updates, prompt_text
+from agent.frontends.acp.updates import UpdateStream
 from agent.secrets import redact
 from agent.workspaces.base import WorkspaceError
 from agent.workspaces.editor import EditorWorkspace

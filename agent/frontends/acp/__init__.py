@@ -23,7 +23,7 @@ from acp.schema import (AgentCapabilities, ClientCapabilities, Implementation, I
                         PromptResponse, SetSessionModeResponse)
 
 from agent import __version__
-from agent.frontends.acp_session import AcpSession, add_client_mcp_servers, mode_state
+from agent.frontends.acp.session import AcpSession, add_client_mcp_servers, mode_state
 
 log = logging.getLogger("coder_tui.acp")
 

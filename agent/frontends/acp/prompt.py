@@ -19,8 +19,8 @@ from acp.schema import (BlobResourceContents, EmbeddedResourceContentBlock, Reso
                         TextContentBlock, ToolCallStatus)
 
 from agent.events import PlanStepInfo, TodoItem
-from agent.frontends.acp_events import OUTPUT_SHOWN, plan_entries
-from agent.frontends.acp_tools import tool_kind, tool_locations, tool_title
+from agent.frontends.acp.events import OUTPUT_SHOWN, plan_entries
+from agent.frontends.acp.tools import tool_kind, tool_locations, tool_title
 from agent.workspaces.base import Workspace, WorkspaceError
 
 FILE_CAP = 60_000  # characters of one attached file sent to the model

@@ -13,8 +13,8 @@ from acp.schema import PlanEntry, PlanEntryStatus
 from agent import events as ev
 from agent.consumer import EventHandler
 from agent.diffing import FileChange
-from agent.frontends.acp_tools import absolute, tool_kind, tool_locations, tool_title
-from agent.frontends.acp_updates import UpdateStream
+from agent.frontends.acp.tools import absolute, tool_kind, tool_locations, tool_title
+from agent.frontends.acp.updates import UpdateStream
 
 OUTPUT_SHOWN = 8_000  # characters of a tool's output shown in the editor (the model reads it all)
 TODO_STATUS: dict[str, PlanEntryStatus] = {"pending": "pending", "in_progress": "in_progress",

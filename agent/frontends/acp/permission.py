@@ -15,9 +15,9 @@ from acp.schema import AllowedOutcome, PermissionOption, ToolCallUpdate
 
 from agent.approval import ApprovalRequest, Decision
 from agent.events import DecisionKind
-from agent.frontends.acp_events import AcpEvents, diff_content
-from agent.frontends.acp_tools import tool_kind, tool_locations, tool_title
-from agent.frontends.acp_updates import UpdateStream
+from agent.frontends.acp.events import AcpEvents, diff_content
+from agent.frontends.acp.tools import tool_kind, tool_locations, tool_title
+from agent.frontends.acp.updates import UpdateStream
 from agent.planning.review import PlanDecision, ReviewKind
 
 APPROVAL_OPTIONS: dict[str, tuple[str, DecisionKind]] = {  # option id -> (kind, our decision)
