@@ -124,10 +124,11 @@ async def test_structured_plan_is_reviewed_by_permission_and_reported_as_plan_en
 async def test_load_replays_a_recorded_session_and_continues_it(acp_client: Any, fake_llm: FakeLLM,
                                                                tmp_path: Path) -> None:
     root = write_files(tmp_path / "ws", {"a.py": "print('hi')\n"})
-    first = await acp_client()
+    first = await acp_client("--mode", "allow")
     sid = await open_session(first, root)
+    todo = call("todo_write", todos=[{"id": "1", "content": "Say bye", "status": "pending"}])
     fake_llm.script(Reply(tool_calls=[call("read_file", file_path="a.py")]), Reply(text="It prints hi."),
-                    Reply(tool_calls=[call("todo_write", todos=[{"id": "1", "content": "Say bye", "status": "pending"}])]),
+                    Reply(tool_calls=[todo, call("write_file", file_path="b.py", content="print('bye')\n")]),
                     Reply(text="Planned."))
     await first.request("session/prompt", {"sessionId": sid, "prompt": [
         {"type": "text", "text": "What does it print?"},
@@ -137,15 +138,18 @@ async def test_load_replays_a_recorded_session_and_continues_it(acp_client: Any,
 
     second = await acp_client()
     await second.initialize()
-    caps_loaded = await second.request("session/load", {"sessionId": sid, "cwd": str(root), "mcpServers": []})
-    assert caps_loaded["modes"]["currentModeId"] == "ask"
+    loaded = await second.request("session/load", {"sessionId": sid, "cwd": str(root), "mcpServers": []})
+    assert loaded["modes"]["currentModeId"] == "ask"  # this process's mode (the flag's, or the config's)
     replay = second.updates(sid)  # all of them came before the reply
     kinds = [u["sessionUpdate"] for u in replay]
     assert kinds == ["user_message_chunk", "tool_call", "tool_call_update", "agent_message_chunk",
-                     "user_message_chunk", "tool_call", "tool_call_update", "agent_message_chunk", "plan"]
+                     "user_message_chunk", "tool_call", "tool_call", "tool_call_update", "tool_call_update",
+                     "agent_message_chunk", "plan"]
     assert replay[0]["content"]["text"] == "What does it print?\n@a.py"  # typed text, not the attached file
     assert (replay[1]["title"], replay[1]["kind"]) == ("Read a.py", "read")
     assert replay[3]["content"]["text"] == "It prints hi."
+    assert (replay[6]["title"], replay[6]["kind"]) == ("Edit b.py", "edit")
+    assert replay[8]["content"][0]["content"]["text"].startswith("```diff\n--- /dev/null\n+++ b/b.py\n")
     assert replay[-1]["entries"] == [{"content": "Say bye", "priority": "medium", "status": "pending"}]
 
     fake_llm.script(Reply(text="Continued."))

@@ -88,6 +88,7 @@ def typed_part(prompt: str) -> str:
 def history_updates(data: Any, root: Path | None, approval_kind: Callable[[str], str | None]) -> list[Any]:
     """A recorded session as the updates that show it: its messages, tool calls and plan."""
     failed = {e["call_id"] for e in data.events if e.get("type") == "tool_result" and not e.get("ok", True)}
+    diffs = _recorded_diffs(data.events)
     updates: list[Any] = []
     for message in data.history or data.messages:
         role, content = message.get("role"), message.get("content")
@@ -98,14 +99,30 @@ def history_updates(data: Any, root: Path | None, approval_kind: Callable[[str],
                 updates.append(update_agent_message_text(content))
             updates += [_call_start(call, root, approval_kind) for call in message.get("tool_calls") or []]
         elif role == "tool" and message.get("tool_call_id"):
-            shown = str(content or "")[:OUTPUT_SHOWN]
-            status: ToolCallStatus = "failed" if message["tool_call_id"] in failed else "completed"
-            updates.append(update_tool_call(message["tool_call_id"], status=status,
-                                            content=[tool_content(text_block(shown))] if shown else None))
+            call_id = message["tool_call_id"]
+            shown = [f"```diff\n{diff}```" for diff in diffs.get(call_id, [])] or [str(content or "")[:OUTPUT_SHOWN]]
+            status: ToolCallStatus = "failed" if call_id in failed else "completed"
+            updates.append(update_tool_call(call_id, status=status,
+                                            content=[tool_content(text_block(s)) for s in shown if s] or None))
     plan = _recorded_plan(data)
     if plan:
         updates.append(update_plan(plan))
     return updates
+
+
+def _recorded_diffs(events: list[dict[str, Any]]) -> dict[str, list[str]]:
+    """call id -> the unified diffs of the files it changed (the record keeps no whole texts)."""
+    diffs: dict[str, list[str]] = {}
+    current: str | None = None
+    for event in events:
+        kind = event.get("type")
+        if kind == "tool_call":
+            current = event.get("call_id")
+        elif kind == "file_changed" and current is not None:
+            diffs.setdefault(current, []).append(str(event.get("diff", "")))
+        elif kind == "tool_result":
+            current = None
+    return diffs
 
 
 def _call_start(call: dict[str, Any], root: Path | None, approval_kind: Callable[[str], str | None]) -> Any:
@@ -117,7 +134,7 @@ def _call_start(call: dict[str, Any], root: Path | None, approval_kind: Callable
         args = {}
     args = args if isinstance(args, dict) else {}
     return start_tool_call(str(call.get("id", "")), tool_title(name, args), kind=tool_kind(name, approval_kind(name)),
-                           status="pending", locations=tool_locations(root, name, args), raw_input=args)
+                           status="pending", locations=tool_locations(root, name, args) or None, raw_input=args)
 
 
 def _recorded_plan(data: Any) -> list[Any]:
