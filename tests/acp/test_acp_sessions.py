@@ -137,7 +137,11 @@ async def test_load_replays_a_recorded_session_and_continues_it(acp_client: Any,
     await first.stop()
 
     second = await acp_client()
-    await second.initialize()
+    assert (await second.initialize())["agentCapabilities"]["sessionCapabilities"] == {"list": {}}
+    listed = await second.request("session/list", {"cwd": str(root)})
+    assert [(s["sessionId"], s["cwd"], s["title"]) for s in listed["sessions"]] == [
+        (sid, str(root), "What does it print?")]
+    assert (await second.request("session/list", {"cwd": str(tmp_path)}))["sessions"] == []
     loaded = await second.request("session/load", {"sessionId": sid, "cwd": str(root), "mcpServers": []})
     assert loaded["modes"]["currentModeId"] == "ask"  # this process's mode (the flag's, or the config's)
     replay = second.updates(sid)  # all of them came before the reply

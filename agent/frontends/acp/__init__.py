@@ -19,10 +19,12 @@ from typing import Any
 
 from acp import PROTOCOL_VERSION, RequestError
 from acp.schema import (AgentCapabilities, ClientCapabilities, Implementation, InitializeResponse,
-                        LoadSessionResponse, McpCapabilities, NewSessionResponse, PromptCapabilities,
-                        PromptResponse, SetSessionModeResponse)
+                        ListSessionsResponse, LoadSessionResponse, McpCapabilities, NewSessionResponse,
+                        PromptCapabilities, PromptResponse, SessionCapabilities, SessionListCapabilities,
+                        SetSessionModeResponse)
 
 from agent import __version__
+from agent.frontends.acp.prompt import recorded_sessions
 from agent.frontends.acp.session import AcpSession, add_client_mcp_servers, mode_state
 
 log = logging.getLogger("coder_tui.acp")
@@ -47,7 +49,8 @@ class AcpAgent:
         capabilities = AgentCapabilities(
             load_session=True,
             prompt_capabilities=PromptCapabilities(embedded_context=True, image=False, audio=False),
-            mcp_capabilities=McpCapabilities(http=True, sse=False))
+            mcp_capabilities=McpCapabilities(http=True, sse=False),
+            session_capabilities=SessionCapabilities(list=SessionListCapabilities()))
         return InitializeResponse(protocol_version=min(protocol_version, PROTOCOL_VERSION),
                                   agent_capabilities=capabilities,
                                   agent_info=Implementation(name="coder-tui", title="coder-tui", version=__version__))
@@ -79,6 +82,13 @@ class AcpAgent:
             raise RequestError.invalid_params({"message": str(exc)}) from None
         self.sessions[session.session_id] = session
         return session
+
+    async def list_sessions(self, cwd: str | None = None, cursor: str | None = None,
+                            **kwargs: Any) -> ListSessionsResponse:
+        """Recorded sessions on folders (of `cwd` when given), newest first, a page at a time."""
+        start = int(cursor) if cursor and cursor.isdigit() else 0
+        sessions, more = await asyncio.to_thread(recorded_sessions, cwd, start)
+        return ListSessionsResponse(sessions=sessions, next_cursor=str(start + len(sessions)) if more else None)
 
     def _session(self, session_id: str) -> AcpSession:
         session = self.sessions.get(session_id)

@@ -8,7 +8,9 @@ reads the same when the app resumes it.
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlparse
@@ -16,7 +18,7 @@ from urllib.parse import unquote, urlparse
 from acp import (start_tool_call, text_block, tool_content, update_agent_message_text, update_plan, update_tool_call,
                  update_user_message_text)
 from acp.schema import (BlobResourceContents, EmbeddedResourceContentBlock, ResourceContentBlock,
-                        TextContentBlock, ToolCallStatus)
+                        SessionInfo, TextContentBlock, ToolCallStatus)
 
 from agent.events import PlanStepInfo, TodoItem
 from agent.frontends.acp.events import OUTPUT_SHOWN, plan_entries
@@ -148,3 +150,23 @@ def _recorded_plan(data: Any) -> list[Any]:
             except (ValueError, KeyError):
                 continue
     return plan_entries(steps, todos)
+
+
+PAGE = 50  # sessions per session/list answer
+
+
+def recorded_sessions(cwd: str | None, start: int) -> tuple[list[SessionInfo], bool]:
+    """One page of the recorded sessions on a folder (`cwd`'s only, when given), and whether more follow."""
+    from agent.session import SessionStore
+
+    wanted = os.path.realpath(cwd) if cwd else None
+    found = [s for s in SessionStore().list() if s.root and (wanted is None or os.path.realpath(s.root) == wanted)]
+    page = found[start:start + PAGE]
+    return [SessionInfo(session_id=s.id, cwd=str(s.root), title=_title(s.first_prompt),
+                        updated_at=datetime.fromtimestamp(s.path.stat().st_mtime, timezone.utc).isoformat())
+            for s in page], start + PAGE < len(found)
+
+
+def _title(prompt: str) -> str | None:
+    line = typed_part(prompt).strip().split("\n", 1)[0]
+    return (line if len(line) <= 80 else line[:79] + "…") or None
