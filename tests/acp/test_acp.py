@@ -123,3 +123,24 @@ async def test_allow_always_stops_asking_for_that_tool(acp_client: Any, fake_llm
     # Without the editor's file system, writes go to the disk.
     assert (root / "a.txt").read_text() == "two\n" and (root / "b.txt").read_text() == "three\n"
     assert [e for e in client.seen if e.get("event", "").startswith("fs_")] == []
+
+
+async def test_the_editors_mcp_servers_give_the_agent_their_tools(acp_client: Any, fake_llm: FakeLLM,
+                                                                 tmp_path: Path) -> None:
+    from tests.profiles.conftest import EVERYTHING
+
+    root = write_files(tmp_path / "ws", {})
+    client = await acp_client()
+    await client.initialize()
+    servers = [{"name": "everything", "command": "node", "args": [str(EVERYTHING), "stdio"], "env": []},
+               {"type": "sse", "name": "legacy", "url": "http://127.0.0.1:9/sse", "headers": []}]
+    sid = (await client.request("session/new", {"cwd": str(root), "mcpServers": servers}))["sessionId"]
+    fake_llm.script(Reply(tool_calls=[call("mcp__everything__echo", message="hi there")]), Reply(text="echoed"))
+    await client.request("session/prompt", {"sessionId": sid, "prompt": [{"type": "text", "text": "echo"}]})
+    assert "mcp__everything__echo" in {t["function"]["name"] for t in fake_llm.requests[0]["tools"]}
+    start = client.updates(sid, "tool_call")[0]
+    assert (start["title"], start["kind"]) == ("mcp__everything__echo", "other")
+    done = client.updates(sid, "tool_call_update")[-1]
+    assert done["status"] == "completed" and done["content"][0]["content"]["text"] == "Echo: hi there"
+    assert "MCP server legacy ignored: only stdio and HTTP servers are supported" in text_of(
+        client.updates(sid, "agent_message_chunk"))

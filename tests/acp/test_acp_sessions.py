@@ -25,7 +25,8 @@ async def test_cancel_mid_stream_ends_the_turn_as_cancelled(acp_client: Any, fak
     fake_llm.script(Reply(text="Starting a long answer that never ends", chunk_size=5, stall_after=4),
                     Reply(text="Still here."))
     prompt = client.request_nowait("session/prompt", prompt_params(sid, "go on"))
-    await client.wait_for(lambda e: e.get("event") == "update" and e["update"]["sessionUpdate"] == "agent_message_chunk")
+    await client.wait_for(lambda e: e.get("event") == "update"
+                          and e["update"]["sessionUpdate"] == "agent_message_chunk")
     client.send(cmd="notify", method="session/cancel", params={"sessionId": sid})
     assert (await client.reply(prompt, timeout=30))["result"]["stopReason"] == "cancelled"
     # The session goes on: the next prompt runs.

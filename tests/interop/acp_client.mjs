@@ -3,8 +3,8 @@
 // ({"command": "...", "args": [...], "env": {...}, "cwd": "..."}) and is driven by JSON commands on
 // stdin, one per line; it reports JSON events on stdout, one per line.
 //
-//   {"cmd":"request","id":N,"method":"session/new","params":{...}}  -> {"event":"reply","id":N,"ok":true,"result":...}
-//                                                                     or {"event":"reply","id":N,"ok":false,"error":{code,message,data}}
+//   {"cmd":"request","id":N,"method":"session/new","params":{...}}
+//       -> {"event":"reply","id":N,"ok":true,"result":...} or {"event":"reply","id":N,"ok":false,"error":{...}}
 //   {"cmd":"notify","method":"session/cancel","params":{...}}
 //   {"cmd":"buffers","files":{"/abs/path":"text"}}   unsaved editor buffers: fs reads see them, fs writes land in them
 //   {"cmd":"answer","rid":N,"outcome":{"outcome":"selected","optionId":"..."}}   answers a permission request
@@ -21,7 +21,8 @@ import * as acp from '@agentclientprotocol/sdk';
 
 const emit = (event) => process.stdout.write(JSON.stringify(event) + '\n');
 const spec = JSON.parse(process.argv[2]);
-const child = spawn(spec.command, spec.args ?? [], { cwd: spec.cwd, env: spec.env, stdio: ['pipe', 'pipe', 'inherit'] });
+const child = spawn(spec.command, spec.args ?? [],
+    { cwd: spec.cwd, env: spec.env, stdio: ['pipe', 'pipe', 'inherit'] });
 child.on('exit', (code) => emit({ event: 'agent_exit', code }));
 
 const buffers = new Map();  // path -> unsaved text
