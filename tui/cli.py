@@ -32,6 +32,7 @@ COMMANDS_HELP = """commands:
   coder-tui profiles           list agent profiles (built in, user, workspace); pick one with --profile
   coder-tui mcp                start the configured MCP servers and list their state and tools
   coder-tui serve [DIR]        serve the agent over HTTP + SSE for editors (`coder-tui serve --help`)
+  coder-tui acp                serve an editor (Zed, Toad, ...) over the Agent Client Protocol on stdio
 {knowledge}
 modes:
   plan   the agent only reads and proposes
@@ -176,6 +177,26 @@ def room_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def acp_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="coder-tui acp", description=(
+            "Serve an editor over the Agent Client Protocol (ACP) on stdin/stdout: the editor starts "
+            "this command and drives the agent (Zed: `agent_servers` in settings.json; see README). "
+            "Each session works in the folder the editor gives (its `cwd`); its files are read and "
+            "written through the editor when it offers that, so unsaved changes are seen. Ask-mode "
+            "approvals appear in the editor. Sessions are recorded as usual and can be loaded again. "
+            "stdout carries only the protocol; messages go to stderr."),
+    )
+    parser.add_argument("--mode", choices=MODES, help="approval mode of new sessions (default: ask, or the "
+                                                      "config's); the editor can switch it per session")
+    connection_options(parser)
+    parser.add_argument("--workflow", choices=WORKFLOWS, help="direct (default), structured or auto (see README)")
+    _profile_option(parser)
+    parser.add_argument("--max-steps", type=_positive, metavar="N", help="most model turns per prompt (default: 50)")
+    _workspace_options(parser)
+    return parser
+
+
 def listing_parser(name: str, description: str) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog=f"coder-tui {name}", description=description)
     workspace_option(parser, "folder whose config to use (default: .)")
@@ -228,6 +249,13 @@ def _cmd_room(argv: list[str]) -> int:
     from agent.frontends.room import main as room_main
 
     return room_main(options)
+
+
+def _cmd_acp(argv: list[str]) -> int:
+    options = acp_parser().parse_args(argv)
+    from agent.frontends.acp import main as acp_main
+
+    return acp_main(options)
 
 
 def _cmd_profiles(argv: list[str]) -> int:
@@ -293,7 +321,7 @@ def _launch_problem(options: argparse.Namespace) -> str | None:
 
 COMMANDS: dict[str, Callable[[list[str]], int]] = {
     "run": _cmd_run, "undo": _cmd_undo, "sessions": _cmd_sessions, "room": _cmd_room,
-    "profiles": _cmd_profiles, "mcp": _cmd_mcp, "serve": _cmd_serve,
+    "profiles": _cmd_profiles, "mcp": _cmd_mcp, "serve": _cmd_serve, "acp": _cmd_acp,
     "map": knowledge_cli.cmd_map, "explore": knowledge_cli.cmd_explore, "tasks": knowledge_cli.cmd_tasks,
 }
 

@@ -1,0 +1,180 @@
+"""`coder-tui acp`: the agent for editors, over the Agent Client Protocol on stdin/stdout.
+
+An editor (Zed, Toad, ...) starts this process and speaks JSON-RPC to it: `initialize`, then
+`session/new` (or `session/load` to continue a recorded session) on a folder, `session/prompt`
+turns whose progress comes back as `session/update` notifications, `session/cancel`, and
+`session/set_mode`. Ask-mode approvals are `session/request_permission` requests. When the
+editor can read and write files, the agent's file access goes through it (unsaved buffers
+included). stdout carries the protocol only: logs and anything else go to stderr.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from acp import PROTOCOL_VERSION, RequestError
+from acp.schema import (AgentCapabilities, ClientCapabilities, Implementation, InitializeResponse,
+                        ListSessionsResponse, LoadSessionResponse, McpCapabilities, NewSessionResponse,
+                        PromptCapabilities, PromptResponse, SessionCapabilities, SessionListCapabilities,
+                        SetSessionModeResponse)
+
+from agent import __version__
+from agent.frontends.acp.prompt import recorded_sessions
+from agent.frontends.acp.session import AcpSession, add_client_mcp_servers, mode_state
+
+log = logging.getLogger("coder_tui.acp")
+
+
+class AcpAgent:
+    """The ACP `Agent` side: one AcpSession per session id."""
+
+    def __init__(self, options: Any) -> None:
+        self.options = options
+        self.conn: Any = None
+        self.client_fs = (False, False)  # (fs/read_text_file, fs/write_text_file) offered by the client
+        self.sessions: dict[str, AcpSession] = {}
+
+    def on_connect(self, conn: Any) -> None:
+        self.conn = conn
+
+    async def initialize(self, protocol_version: int, client_capabilities: ClientCapabilities | None = None,
+                         client_info: Any = None, **kwargs: Any) -> InitializeResponse:
+        fs = client_capabilities.fs if client_capabilities is not None else None
+        self.client_fs = (bool(fs and fs.read_text_file), bool(fs and fs.write_text_file))
+        capabilities = AgentCapabilities(
+            load_session=True,
+            prompt_capabilities=PromptCapabilities(embedded_context=True, image=False, audio=False),
+            mcp_capabilities=McpCapabilities(http=True, sse=False),
+            session_capabilities=SessionCapabilities(list=SessionListCapabilities()))
+        return InitializeResponse(protocol_version=min(protocol_version, PROTOCOL_VERSION),
+                                  agent_capabilities=capabilities,
+                                  agent_info=Implementation(name="coder-tui", title="coder-tui", version=__version__))
+
+    async def new_session(self, cwd: str, mcp_servers: list[Any] | None = None, **kwargs: Any) -> NewSessionResponse:
+        session = await self._open(cwd, mcp_servers or [], resume=None)
+        return NewSessionResponse(session_id=session.session_id, modes=mode_state(session.session.mode))
+
+    async def load_session(self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None,
+                           **kwargs: Any) -> LoadSessionResponse:
+        if session_id in self.sessions:
+            raise RequestError.invalid_params({"sessionId": session_id, "message": "this session is already open"})
+        session = await self._open(cwd, mcp_servers or [], resume=session_id)
+        await session.replay()
+        return LoadSessionResponse(modes=mode_state(session.session.mode))
+
+    async def _open(self, cwd: str, mcp_servers: list[Any], resume: str | None) -> AcpSession:
+        from agent.profiles import ProfileError
+        from agent.session import SessionError
+
+        root = _folder(cwd)
+        config = _config(self.options, root)
+        notes = [f"ignored {why} (the folder is not trusted; start `coder-tui acp --trust` to use it)"
+                 for why in config.ignored]
+        notes += add_client_mcp_servers(config, mcp_servers)
+        try:
+            session = await AcpSession.open(self.conn, config, root, self.client_fs, resume, notes)
+        except (SessionError, ProfileError) as exc:
+            raise RequestError.invalid_params({"message": str(exc)}) from None
+        self.sessions[session.session_id] = session
+        return session
+
+    async def list_sessions(self, cwd: str | None = None, cursor: str | None = None,
+                            **kwargs: Any) -> ListSessionsResponse:
+        """Recorded sessions on folders (of `cwd` when given), newest first, a page at a time."""
+        start = int(cursor) if cursor and cursor.isdigit() else 0
+        sessions, more = await asyncio.to_thread(recorded_sessions, cwd, start)
+        return ListSessionsResponse(sessions=sessions, next_cursor=str(start + len(sessions)) if more else None)
+
+    def _session(self, session_id: str) -> AcpSession:
+        session = self.sessions.get(session_id)
+        if session is None:
+            raise RequestError.invalid_params({"sessionId": session_id, "message": "no such session"})
+        return session
+
+    async def prompt(self, session_id: str, prompt: list[Any], **kwargs: Any) -> PromptResponse:
+        return await self._session(session_id).prompt(prompt)
+
+    async def cancel(self, session_id: str, **kwargs: Any) -> None:
+        session = self.sessions.get(session_id)
+        if session is not None:
+            session.cancel()
+
+    async def set_session_mode(self, session_id: str, mode_id: str, **kwargs: Any) -> SetSessionModeResponse:
+        self._session(session_id).set_mode(mode_id)
+        return SetSessionModeResponse()
+
+    async def authenticate(self, method_id: str, **kwargs: Any) -> None:
+        return None  # no methods are advertised: the model's key comes from the configuration
+
+    async def close(self) -> None:
+        await asyncio.gather(*(s.close() for s in self.sessions.values()), return_exceptions=True)
+
+
+def _folder(cwd: str) -> Path:
+    path = Path(cwd)
+    if not path.is_absolute():
+        raise RequestError.invalid_params({"cwd": cwd, "message": "cwd must be an absolute path"})
+    return path
+
+
+def _config(options: Any, root: Path) -> Any:
+    """The configuration for a session on root (flags > environment > root's file > user's)."""
+    from agent.config import ConfigError, load_config, trust_folder
+
+    flags = {"model": options.model, "api_base": options.api_base, "api_key": options.api_key,
+             "mode": options.mode, "max_steps": options.max_steps, "sandbox": options.sandbox,
+             "profile": options.profile, "workflow": options.workflow}
+    try:
+        if options.trust:
+            trust_folder(root)
+        config = load_config(root, flags, trust=options.trust)
+        config.require_model()
+    except ConfigError as exc:
+        raise RequestError.invalid_params({"message": str(exc)}) from None
+    # A model litellm cannot route fails the first prompt with litellm's reason: checking it here
+    # would make the editor wait for litellm's import before it can even show the session.
+    return config
+
+
+async def serve(options: Any) -> None:
+    from acp import run_agent
+
+    from agent.llm import ensure_loaded
+
+    # litellm takes seconds to import: start now, in a thread, so that the first prompt does
+    # not wait for all of it.
+    warming = asyncio.get_running_loop().create_task(ensure_loaded())
+    warming.add_done_callback(lambda task: task.cancelled() or task.exception())
+    agent: Any = AcpAgent(options)  # the SDK's Agent protocol lists methods we do not offer
+    reader, writer = await _protocol_streams()
+    try:
+        await run_agent(agent, writer, reader)
+    finally:
+        await agent.close()
+
+
+async def _protocol_streams() -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+    """stdin and a private copy of stdout for the protocol; fd 1 itself then points at stderr, so
+    a stray print (ours, a library's, a child process's) cannot corrupt the JSON-RPC stream."""
+    loop = asyncio.get_running_loop()
+    protocol_out = os.fdopen(os.dup(sys.stdout.fileno()), "wb", buffering=0)
+    sys.stdout.flush()
+    os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
+    reader = asyncio.StreamReader(limit=50 * 1024 * 1024)
+    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
+    transport, protocol = await loop.connect_write_pipe(asyncio.streams.FlowControlMixin, protocol_out)
+    return reader, asyncio.StreamWriter(transport, protocol, None, loop)
+
+
+def main(options: Any) -> int:
+    logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="coder-tui acp: %(levelname)s %(message)s")
+    try:
+        asyncio.run(serve(options))
+    except KeyboardInterrupt:
+        return 130
+    return 0

@@ -1,0 +1,146 @@
+"""Our events as ACP `session/update` notifications: text chunks, tool calls, diffs and plans."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from acp import (plan_entry, start_tool_call, text_block, tool_content, tool_diff_content, update_agent_message_text,
+                 update_agent_thought_text, update_plan, update_tool_call)
+from acp.schema import PlanEntry, PlanEntryStatus
+
+from agent import events as ev
+from agent.consumer import EventHandler
+from agent.diffing import FileChange
+from agent.frontends.acp.tools import absolute, tool_kind, tool_locations, tool_title
+from agent.frontends.acp.updates import UpdateStream
+
+OUTPUT_SHOWN = 8_000  # characters of a tool's output shown in the editor (the model reads it all)
+TODO_STATUS: dict[str, PlanEntryStatus] = {"pending": "pending", "in_progress": "in_progress",
+                                           "completed": "completed", "cancelled": "completed"}
+STEP_STATUS: dict[str, PlanEntryStatus] = {"pending": "pending", "in_progress": "in_progress", "done": "completed",
+                                           "failed": "pending", "skipped": "completed"}
+STEP_MARK = {"failed": " (failed)", "skipped": " (skipped)"}
+
+
+class AcpEvents(EventHandler):
+    """Maps one session's events onto its update stream; `problem` keeps a run's fatal error."""
+
+    def __init__(self, stream: UpdateStream, root: Path | None, approval_kind: Callable[[str], str | None]) -> None:
+        self.stream = stream
+        self.root = root
+        self.approval_kind = approval_kind
+        self.applied: list[FileChange] = []  # what the current tool call wrote (EditorWorkspace.on_applied)
+        self.asked: dict[str, str] = {}  # approval id -> call id
+        self.todos: list[ev.TodoItem] = []
+        self.steps: list[ev.PlanStepInfo] = []  # the structured workflow's plan
+        self.problem: str | None = None  # a fatal error of the current run
+        self.review: ev.PlanDecisionRequired | None = None  # the plan decision waiting, if any
+
+    def changes_written(self, changes: list[FileChange]) -> None:
+        self.applied.extend(changes)
+
+    # -- text ---------------------------------------------------------------------------
+    def on_text_delta(self, event: ev.TextDelta) -> None:
+        self.stream.send(update_agent_message_text(event.text))
+
+    def note(self, text: str) -> None:
+        self.stream.send(update_agent_message_text(f"\n\n> {text}\n\n"))
+
+    def on_warning(self, event: ev.WarningEvent) -> None:
+        self.note(f"⚠ {event.message}")
+
+    def on_error(self, event: ev.ErrorEvent) -> None:
+        if event.recoverable:
+            self.note(f"⚠ {event.message}")
+        else:  # the prompt's response carries it (a JSON-RPC error the editor shows as such)
+            self.problem = event.message
+
+    def on_retrying(self, event: ev.Retrying) -> None:
+        self.stream.send(update_agent_thought_text(f"{event.why}; retrying in {event.delay:.0f} s "
+                                                   f"(attempt {event.attempt})\n"))
+
+    def on_model_fallback(self, event: ev.ModelFallback) -> None:
+        self.note(f"{event.from_model} failed ({event.reason}); {event.to_model} takes over")
+
+    def on_compacted(self, event: ev.Compacted) -> None:
+        self.stream.send(update_agent_thought_text(
+            f"Older turns were summarised to fit the context window ({event.tokens_before} → "
+            f"{event.tokens_after} tokens).\n"))
+
+    def on_mcp_server(self, event: ev.McpServerState) -> None:
+        if event.state == "failed":
+            self.note(f"MCP server {event.server} failed: {event.message}")
+
+    def on_complete(self, event: ev.Complete) -> None:
+        if event.completion_reason in ("max_steps", "budget"):
+            self.note(event.final_response.strip().split("\n\n")[-1])
+
+    # -- tool calls -----------------------------------------------------------------------
+    def on_tool_call(self, event: ev.ToolCallEvent) -> None:
+        self.applied = []
+        approval = self.approval_kind(event.tool)
+        title = tool_title(event.tool, event.args) if "_raw" not in event.args else f"{event.tool} (unusable arguments)"
+        self.stream.send(start_tool_call(
+            event.call_id, title, kind=tool_kind(event.tool, approval),
+            status="in_progress" if approval == "read" else "pending",
+            locations=tool_locations(self.root, event.tool, event.args) or None, raw_input=event.args))
+
+    def on_approval_required(self, event: ev.ApprovalRequired) -> None:
+        self.asked[event.approval_id] = event.call_id
+
+    def on_approval_resolved(self, event: ev.ApprovalResolved) -> None:
+        call_id = self.asked.pop(event.approval_id, None)
+        if call_id is not None and event.decision in ("allow_once", "allow_all"):
+            self.stream.send(update_tool_call(call_id, status="in_progress"))
+
+    def on_tool_result(self, event: ev.ToolResultEvent) -> None:
+        content: list[Any] = [diff_content(self.root, c) for c in self.applied]
+        shown = event.output if event.ok else event.error
+        if not content and shown:
+            if len(shown) > OUTPUT_SHOWN:
+                shown = shown[:OUTPUT_SHOWN] + f"\n[… {len(shown) - OUTPUT_SHOWN:,} more characters]"
+            content = [tool_content(text_block(shown))]
+        self.applied = []
+        self.stream.send(update_tool_call(event.call_id, status="completed" if event.ok else "failed",
+                                          content=content or None))
+
+    # -- plans ----------------------------------------------------------------------------
+    def on_plan_updated(self, event: ev.PlanUpdated) -> None:
+        self.todos = list(event.todos)
+        self.send_plan()
+
+    def on_plan_created(self, event: ev.PlanCreated) -> None:
+        self.steps = list(event.plan.steps)
+        self.send_plan()
+
+    def on_plan_decision_required(self, event: ev.PlanDecisionRequired) -> None:
+        self.review = event
+
+    def on_step_start(self, event: ev.StepStart) -> None:
+        self._step_status(event.step_id, "in_progress")
+
+    def on_step_complete(self, event: ev.StepComplete) -> None:
+        self._step_status(event.step_id, event.status)
+
+    def _step_status(self, step_id: str, status: Any) -> None:
+        self.steps = [s.model_copy(update={"status": status}) if s.id == step_id else s for s in self.steps]
+        self.send_plan()
+
+    def send_plan(self) -> None:
+        self.stream.send(update_plan(plan_entries(self.steps, self.todos)))
+
+
+def plan_entries(steps: list[ev.PlanStepInfo], todos: list[ev.TodoItem]) -> list[PlanEntry]:
+    """The structured plan's steps, then the todo list (a step's own checklist, or the only plan)."""
+    entries = [plan_entry(s.title + STEP_MARK.get(s.status, ""), priority="high", status=STEP_STATUS[s.status])
+               for s in steps]
+    entries += [plan_entry(t.content + (" (cancelled)" if t.status == "cancelled" else ""),
+                           status=TODO_STATUS[t.status]) for t in todos]
+    return entries
+
+
+def diff_content(root: Path | None, change: FileChange) -> Any:
+    path = absolute(root, change.path) if root is not None else change.path
+    return tool_diff_content(path, change.new or "", change.old)

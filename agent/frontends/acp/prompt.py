@@ -1,0 +1,172 @@
+"""A prompt's content blocks as the text the model reads, and a recorded session as updates.
+
+Embedded resources and `file://` resource links are attached the way the app attaches `@path`
+mentions (an `<attached-files>` section after what the user typed), so a session recorded here
+reads the same when the app resumes it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+from urllib.parse import unquote, urlparse
+
+from acp import (start_tool_call, text_block, tool_content, update_agent_message_text, update_plan, update_tool_call,
+                 update_user_message_text)
+from acp.schema import (BlobResourceContents, EmbeddedResourceContentBlock, ResourceContentBlock,
+                        SessionInfo, TextContentBlock, ToolCallStatus)
+
+from agent.events import PlanStepInfo, TodoItem
+from agent.frontends.acp.events import OUTPUT_SHOWN, plan_entries
+from agent.frontends.acp.tools import tool_kind, tool_locations, tool_title
+from agent.workspaces.base import Workspace, WorkspaceError
+
+FILE_CAP = 60_000  # characters of one attached file sent to the model
+MARKER = "\n\n<attached-files>"  # the app's mention format (tui/mentions.py)
+
+
+async def prompt_text(blocks: list[Any], workspace: Workspace) -> str:
+    """What the user typed, with every resource's text attached after it."""
+    typed: list[str] = []
+    files: list[str] = []
+    for block in blocks:
+        if isinstance(block, TextContentBlock):
+            typed.append(block.text)
+        elif isinstance(block, EmbeddedResourceContentBlock):
+            files.append(_embedded(block, workspace))
+        elif isinstance(block, ResourceContentBlock):
+            typed.append(f"@{_shown_path(block.uri, workspace)}")
+            files.append(await _linked(block, workspace))
+        else:
+            typed.append(f"[a {getattr(block, 'type', 'content')} block was left out: coder-tui reads text only]")
+    text = "\n".join(typed)
+    return text + MARKER + "\n" + "\n".join(files) + "\n</attached-files>" if files else text
+
+
+def _shown_path(uri: str, workspace: Workspace) -> str:
+    """A workspace-relative path for a file:// URI inside the workspace, else the URI."""
+    parsed = urlparse(uri)
+    if parsed.scheme not in ("file", "") or workspace.root is None:
+        return uri
+    path = Path(unquote(parsed.path))
+    try:
+        return path.relative_to(workspace.root).as_posix() if path.is_absolute() else path.as_posix()
+    except ValueError:
+        return uri
+
+
+def _file_block(path: str, text: str) -> str:
+    if len(text) > FILE_CAP:
+        text = text[:FILE_CAP] + f"\n[… cut at {FILE_CAP:,} characters; read_file shows the rest]"
+    return f'<file path="{path}">\n{text}\n</file>'
+
+
+def _embedded(block: EmbeddedResourceContentBlock, workspace: Workspace) -> str:
+    resource = block.resource
+    path = _shown_path(resource.uri, workspace)
+    if isinstance(resource, BlobResourceContents):
+        return f'<file path="{path}">\n[binary content, not attached]\n</file>'
+    return _file_block(path, resource.text)
+
+
+async def _linked(block: ResourceContentBlock, workspace: Workspace) -> str:
+    path = _shown_path(block.uri, workspace)
+    if path == block.uri:
+        return f'<file path="{path}">\n[not attached: only files inside the workspace are read]\n</file>'
+    try:
+        return _file_block(path, await workspace.read_text(path))
+    except WorkspaceError as exc:
+        return f'<file path="{path}">\n[not attached: {exc}]\n</file>'
+
+
+def typed_part(prompt: str) -> str:
+    return prompt.partition(MARKER)[0]
+
+
+def history_updates(data: Any, root: Path | None, approval_kind: Callable[[str], str | None]) -> list[Any]:
+    """A recorded session as the updates that show it: its messages, tool calls and plan."""
+    failed = {e["call_id"] for e in data.events if e.get("type") == "tool_result" and not e.get("ok", True)}
+    diffs = _recorded_diffs(data.events)
+    updates: list[Any] = []
+    for message in data.history or data.messages:
+        role, content = message.get("role"), message.get("content")
+        if role == "user" and isinstance(content, str):
+            updates.append(update_user_message_text(typed_part(content)))
+        elif role == "assistant":
+            if isinstance(content, str) and content.strip():
+                updates.append(update_agent_message_text(content))
+            updates += [_call_start(call, root, approval_kind) for call in message.get("tool_calls") or []]
+        elif role == "tool" and message.get("tool_call_id"):
+            call_id = message["tool_call_id"]
+            shown = [f"```diff\n{diff}```" for diff in diffs.get(call_id, [])] or [str(content or "")[:OUTPUT_SHOWN]]
+            status: ToolCallStatus = "failed" if call_id in failed else "completed"
+            updates.append(update_tool_call(call_id, status=status,
+                                            content=[tool_content(text_block(s)) for s in shown if s] or None))
+    plan = _recorded_plan(data)
+    if plan:
+        updates.append(update_plan(plan))
+    return updates
+
+
+def _recorded_diffs(events: list[dict[str, Any]]) -> dict[str, list[str]]:
+    """call id -> the unified diffs of the files it changed (the record keeps no whole texts)."""
+    diffs: dict[str, list[str]] = {}
+    current: str | None = None
+    for event in events:
+        kind = event.get("type")
+        if kind == "tool_call":
+            current = event.get("call_id")
+        elif kind == "file_changed" and current is not None:
+            diffs.setdefault(current, []).append(str(event.get("diff", "")))
+        elif kind == "tool_result":
+            current = None
+    return diffs
+
+
+def _call_start(call: dict[str, Any], root: Path | None, approval_kind: Callable[[str], str | None]) -> Any:
+    function = call.get("function") or {}
+    name = str(function.get("name", "tool"))
+    try:
+        args = json.loads(function.get("arguments") or "{}")
+    except ValueError:
+        args = {}
+    args = args if isinstance(args, dict) else {}
+    return start_tool_call(str(call.get("id", "")), tool_title(name, args), kind=tool_kind(name, approval_kind(name)),
+                           status="pending", locations=tool_locations(root, name, args) or None, raw_input=args)
+
+
+def _recorded_plan(data: Any) -> list[Any]:
+    todos = [TodoItem.model_validate(t) for t in data.todos]
+    steps: list[PlanStepInfo] = []
+    saved = data.state.get("plan") if isinstance(data.state, dict) else None
+    if isinstance(saved, dict):
+        for step in saved.get("steps", []):
+            try:
+                steps.append(PlanStepInfo.model_validate({k: step[k] for k in ("id", "title", "status") if k in step}))
+            except (ValueError, KeyError):
+                continue
+    return plan_entries(steps, todos)
+
+
+PAGE = 50  # sessions per session/list answer
+
+
+def recorded_sessions(cwd: str | None, start: int) -> tuple[list[SessionInfo], bool]:
+    """One page of the recorded sessions on a folder (`cwd`'s only, when given), and whether more follow."""
+    from agent.session import SessionStore
+
+    wanted = os.path.realpath(cwd) if cwd else None
+    found = [s for s in SessionStore().list() if s.root and (wanted is None or os.path.realpath(s.root) == wanted)]
+    page = found[start:start + PAGE]
+    return [SessionInfo(session_id=s.id, cwd=str(s.root), title=_title(s.first_prompt),
+                        updated_at=datetime.fromtimestamp(s.path.stat().st_mtime, timezone.utc).isoformat())
+            for s in page], start + PAGE < len(found)
+
+
+def _title(prompt: str) -> str | None:
+    line = typed_part(prompt).strip().split("\n", 1)[0]
+    return (line if len(line) <= 80 else line[:79] + "…") or None
