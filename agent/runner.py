@@ -312,7 +312,7 @@ class AgentSession:
         return await self.checkpoints.restore(ref)
 
     async def system_prompt(self) -> str:
-        facts = "\n".join(f"- {k}: {v}" for k, v in self.workspace.facts().items())
+        facts = "\n".join(f"- {k}: {v}" for k, v in (await self.workspace.read_facts()).items())
         facts += f"\n- date: {time.strftime('%Y-%m-%d')}"
         capabilities = "" if self.workspace.can_exec else (
             f"Shell commands are not available: {self.workspace.exec_unavailable_reason}.")

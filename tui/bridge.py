@@ -13,7 +13,7 @@ import asyncio
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, cast
 
-from tui.mentions import attach_mentions
+from agent.attachments import attach_mentions
 
 if TYPE_CHECKING:
     from agent.approval import ApprovalRequest, Decision

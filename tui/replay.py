@@ -15,7 +15,7 @@ from typing import Any
 
 from agent import events as ev
 from agent.consumer import EventHandler
-from tui.mentions import typed_part
+from agent.attachments import typed_part
 from tui.presenter import QUIET_TOOLS, Presenter
 from tui.toolresult import decision_notes, shorten, shown_result
 from tui.widgets.history import Block

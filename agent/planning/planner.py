@@ -69,7 +69,7 @@ class Planner:
         self.executor = Executor(self.tools, session.ctx, session.gate)
 
     async def plan(self, task: str) -> PlanDraft:
-        facts = "\n".join(f"- {k}: {v}" for k, v in self.session.workspace.facts().items())
+        facts = "\n".join(f"- {k}: {v}" for k, v in (await self.session.workspace.read_facts()).items())
         messages: list[dict[str, Any]] = [{"role": "system", "content": PROMPT.format(facts=facts)},
                                           {"role": "user", "content": task}]
         schemas = [*self.tools.schemas(self.session.workspace), submit_schema()]

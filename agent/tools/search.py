@@ -78,7 +78,7 @@ class GetProjectInfo(Tool):
 
     async def run(self, args: NoArgs, ctx: ToolContext) -> str:
         ws = ctx.workspace
-        facts = ws.facts()
+        facts = await ws.read_facts()
         files = await ws.list_files("")
         top = await ws.list_dir("")
         kinds = sorted({MANIFESTS[e.name] for e in top if e.name in MANIFESTS})

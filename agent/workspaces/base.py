@@ -86,6 +86,10 @@ class Workspace(ABC):
         """Facts for the system prompt and the status pane."""
         return {"workspace": self.label, "kind": self.kind}
 
+    async def read_facts(self) -> dict[str, str]:
+        """`facts()` from async code: a workspace whose facts cost I/O reads them off the loop."""
+        return self.facts()
+
     # -- reading --------------------------------------------------------------------------
     def normalize(self, path: str) -> str:
         """The canonical relative form of a path the model gave (raises when invalid)."""

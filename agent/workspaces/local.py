@@ -245,6 +245,11 @@ class LocalWorkspace(Workspace):
                 item.close()
 
     # -- facts ----------------------------------------------------------------------------
+    async def read_facts(self) -> dict[str, str]:
+        # Two git calls (3-5 ms, up to their timeout on a huge repository) on every prompt: in a
+        # thread, so that other sessions of `coder-tui serve` and the app's screen go on meanwhile.
+        return await asyncio.to_thread(self.facts)
+
     def facts(self) -> dict[str, str]:
         facts = {"workspace": str(self._root), "kind": "local folder"}
         branch = _git(self._root, "rev-parse", "--abbrev-ref", "HEAD")

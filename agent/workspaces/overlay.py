@@ -59,7 +59,14 @@ class OverlayWorkspace(Workspace):
         return None
 
     def facts(self) -> dict[str, str]:
-        return {**self.base.facts(), "edits": "sent to the editor, which applies them; the files on disk stay as they are"}
+        return {**self.base.facts(), **self._own_facts()}
+
+    async def read_facts(self) -> dict[str, str]:
+        return {**await self.base.read_facts(), **self._own_facts()}
+
+    @staticmethod
+    def _own_facts() -> dict[str, str]:
+        return {"edits": "sent to the editor, which applies them; the files on disk stay as they are"}
 
     def normalize(self, path: str) -> str:
         return self.base.normalize(path)

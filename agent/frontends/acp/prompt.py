@@ -20,13 +20,13 @@ from acp import (start_tool_call, text_block, tool_content, update_agent_message
 from acp.schema import (BlobResourceContents, EmbeddedResourceContentBlock, ResourceContentBlock,
                         SessionInfo, TextContentBlock, ToolCallStatus)
 
+from agent import attachments
+from agent.attachments import file_block, note_block, with_files
 from agent.events import PlanStepInfo, TodoItem
 from agent.frontends.acp.events import OUTPUT_SHOWN, plan_entries
 from agent.frontends.acp.tools import tool_kind, tool_locations, tool_title
 from agent.workspaces.base import Workspace, WorkspaceError
 
-FILE_CAP = 60_000  # characters of one attached file sent to the model
-MARKER = "\n\n<attached-files>"  # the app's mention format (tui/mentions.py)
 
 
 async def prompt_text(blocks: list[Any], workspace: Workspace) -> str:
@@ -43,8 +43,7 @@ async def prompt_text(blocks: list[Any], workspace: Workspace) -> str:
             files.append(await _linked(block, workspace))
         else:
             typed.append(f"[a {getattr(block, 'type', 'content')} block was left out: coder-tui reads text only]")
-    text = "\n".join(typed)
-    return text + MARKER + "\n" + "\n".join(files) + "\n</attached-files>" if files else text
+    return with_files("\n".join(typed), files)
 
 
 def _shown_path(uri: str, workspace: Workspace) -> str:
@@ -59,32 +58,26 @@ def _shown_path(uri: str, workspace: Workspace) -> str:
         return uri
 
 
-def _file_block(path: str, text: str) -> str:
-    if len(text) > FILE_CAP:
-        text = text[:FILE_CAP] + f"\n[… cut at {FILE_CAP:,} characters; read_file shows the rest]"
-    return f'<file path="{path}">\n{text}\n</file>'
-
-
 def _embedded(block: EmbeddedResourceContentBlock, workspace: Workspace) -> str:
     resource = block.resource
     path = _shown_path(resource.uri, workspace)
     if isinstance(resource, BlobResourceContents):
-        return f'<file path="{path}">\n[binary content, not attached]\n</file>'
-    return _file_block(path, resource.text)
+        return note_block(path, "binary content, not attached")
+    return file_block(path, resource.text)
 
 
 async def _linked(block: ResourceContentBlock, workspace: Workspace) -> str:
     path = _shown_path(block.uri, workspace)
     if path == block.uri:
-        return f'<file path="{path}">\n[not attached: only files inside the workspace are read]\n</file>'
+        return note_block(path, "not attached: only files inside the workspace are read")
     try:
-        return _file_block(path, await workspace.read_text(path))
+        return file_block(path, await workspace.read_text(path))
     except WorkspaceError as exc:
-        return f'<file path="{path}">\n[not attached: {exc}]\n</file>'
+        return note_block(path, f"not attached: {exc}")
 
 
 def typed_part(prompt: str) -> str:
-    return prompt.partition(MARKER)[0]
+    return attachments.typed_part(prompt)[0]
 
 
 def history_updates(data: Any, root: Path | None, approval_kind: Callable[[str], str | None]) -> list[Any]:
