@@ -54,6 +54,9 @@ class Reply:
     error_code: str | None = None
     headers: dict[str, str] = field(default_factory=dict)
     delay: float = 0.0  # seconds before the response starts
+    # The response starts once the test sets this event (a test sees the state before it, however
+    # slow the machine): held at most 60 s, then answered anyway.
+    hold: threading.Event | None = None
     chunk_delay: float = 0.0  # seconds between streamed chunks
     chunk_size: int = 12  # characters of text per chunk
     stall_after: int | None = None  # stop sending (but keep the connection) after N chunks
@@ -109,6 +112,8 @@ class ScriptedServer:
         reply = self._next(body, dict(request.headers))
         if reply.delay:
             await asyncio.sleep(reply.delay)
+        if reply.hold is not None:
+            await asyncio.to_thread(reply.hold.wait, 60)
         return body, reply
 
     def _call_id(self, spec: ToolCallSpec, prefix: str = "call_") -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -316,9 +317,10 @@ async def test_plan_steps_show_their_states_and_the_active_step_holds_its_traces
                                                                                    workspace: Path) -> None:
     from tui.widgets.timeline import PlanItem, RunEnd, RunEntry
 
+    planned, traced = threading.Event(), threading.Event()  # the model waits while the test looks
     fake_llm.script(Reply(tool_calls=[todos("in_progress", "pending", "pending")]),
-                    Reply(tool_calls=[call("read_file", file_path="app.py")], delay=0.4),
-                    Reply(tool_calls=[todos("completed", "in_progress", "cancelled")]),
+                    Reply(tool_calls=[call("read_file", file_path="app.py")], hold=planned),
+                    Reply(tool_calls=[todos("completed", "in_progress", "cancelled")], hold=traced),
                     Reply(text="Planned and read."))
     app = make_app()
     async with app.run_test(size=APP_SIZE) as pilot:
@@ -327,8 +329,10 @@ async def test_plan_steps_show_their_states_and_the_active_step_holds_its_traces
         items = await wait_for(pilot, lambda: list(app.query(PlanItem)), what="the plan")
         assert [(i.step, i.status) for i in items] == [("Read app.py", "in_progress"),
                                                         ("Change the greeting", "pending"), ("Run it", "pending")]
+        planned.set()
         await wait_for(pilot, lambda: any(t.tool == "read_file" for t in items[0].traces), what="a trace")
         assert "read_file app.py" in rendered_text(items[0])  # the trace sits inside the active step
+        traced.set()
         await idle(pilot)
         assert [(i.step, i.status) for i in app.query(PlanItem)] == [
             ("Read app.py", "completed"), ("Change the greeting", "in_progress"), ("Run it", "cancelled")]
@@ -336,3 +340,20 @@ async def test_plan_steps_show_their_states_and_the_active_step_holds_its_traces
         assert shown[0].startswith("✓") and shown[2].startswith("✗")
         assert "plan it" in rendered_text(app.query_one(RunEntry))
         assert "done" in rendered_text(app.query_one(RunEnd))
+
+
+async def test_fast_tools_in_a_row_each_show_their_result(make_app: Any, workspace: Path, fake_llm: Any) -> None:
+    """read_file answers within the frame its call is drawn in: each row still turns from the
+    spinner to ✓ (the first one kept its spinner frame for good)."""
+    from textual.widgets import Static
+
+    from tui.widgets.transcript import ToolRow
+
+    fake_llm.script(Reply(tool_calls=[call("read_file", file_path="app.py")]),
+                    Reply(tool_calls=[call("read_file", file_path="README.md")]), Reply(text="done"))
+    async with make_app(animate=True).run_test(size=APP_SIZE) as pilot:
+        await ready(pilot)
+        await submit(pilot, "read both")
+        await idle(pilot)
+        lines = [str(row.query_one(".tool-line", Static).content) for row in pilot.app.query(ToolRow)]
+        assert len(lines) == 2 and all(line.startswith("✓ read_file") for line in lines), lines

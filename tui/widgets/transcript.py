@@ -113,8 +113,11 @@ class ToolRow(Widget, can_focus=True):
         return line
 
     def refresh_line(self) -> None:
-        if self.is_mounted:
-            self.query_one(".tool-line", Static).update(self._line())
+        # Not `if self.is_mounted`: a fast tool's result comes after compose made the line but
+        # before the row counts as mounted, and the spinner frame stayed (before compose, there
+        # is nothing to update: compose draws the current line).
+        for line in self.query(".tool-line").results(Static):
+            line.update(self._line())
 
     def tick(self) -> None:
         self.frame += 1
@@ -130,8 +133,8 @@ class ToolRow(Widget, can_focus=True):
         self.note = note if note is not None else "" if ok else shorten(body)
         self.preview = preview
         self.set_class(bool(preview), "-preview")
-        if self.is_mounted:
-            self.query_one(".tool-preview", Static).update(Text(preview))
+        for shown in self.query(".tool-preview").results(Static):
+            shown.update(Text(preview))
         self.refresh_line()
         if self.has_class("-expanded"):
             self._show_body()
