@@ -115,4 +115,3 @@ async def test_a_new_prompt_during_a_long_answer_stays_on_screen() -> None:
         assert [w.message for w in on_screen] == ["next question"]
         answers = [b for b in transcript.history.blocks if b.kind == "answer"]
         assert "".join(b.text for b in answers) == paragraphs(20)
-
