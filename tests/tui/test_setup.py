@@ -6,6 +6,7 @@ import asyncio
 import html
 import re
 import stat
+import threading
 import time
 import tomllib
 from collections.abc import Callable
@@ -110,7 +111,8 @@ async def test_no_provider_variable_says_none_is_set() -> None:
 # -- checking the connection ------------------------------------------------------------------
 
 async def test_keyboard_fill_and_enter_checks_in_a_worker(fake_llm: FakeLLM) -> None:
-    fake_llm.script(Reply(text="OK", delay=0.5))
+    answer = threading.Event()  # the model answers once the test has seen the check running
+    fake_llm.script(Reply(text="OK", hold=answer))
     app = Host()
     async with app.run_test(size=(100, 32)) as pilot:
         await pilot.pause()
@@ -119,9 +121,10 @@ async def test_keyboard_fill_and_enter_checks_in_a_worker(fake_llm: FakeLLM) -> 
         await pilot.press(*KEY)
         assert app.focused is app.screen.query_one("#setup-api-key", Input)
         await pilot.press("enter")
-        await until(pilot, lambda: app.screen.query_one("#setup-status").has_class("-checking"), 5)
+        await until(pilot, lambda: app.screen.query_one("#setup-status").has_class("-checking"))
         assert app.screen.query_one("#setup-spinner").display
         assert "Checking openai/fake-model" in static_text(app, "#setup-status")
+        answer.set()
         await finish_check(app, pilot)
         status = static_text(app, "#setup-status")
         assert "✓ openai/fake-model answered: OK" in status
