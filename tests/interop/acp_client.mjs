@@ -72,7 +72,14 @@ await app.connectWith(stream, async (ctx) => {
         handle(ctx, command);
     }
 });
-child.kill();
+// The agent is stopped and this client ends with it: stdin is still open (the test wrote "close"
+// but keeps the pipe), and an open stdin would keep Node running until the test gave up on it.
+if (child.exitCode === null && child.signalCode === null) {
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    child.kill();
+    await exited;
+}
+process.exit(0);
 
 function handle(ctx, command) {
     switch (command.cmd) {
