@@ -3,6 +3,10 @@ their target with its failure as a usage error."""
 
 from __future__ import annotations
 
+import asyncio
+import signal
+import sys
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -39,3 +43,20 @@ async def open_or_usage(spec: Any, config: Any = None, **callbacks: Any) -> Any:
         return await open_target(spec, config, **callbacks)
     except TargetError as exc:
         raise UsageError(exc.message) from None
+
+
+def run_command(run: Callable[[Any], Awaitable[int]], options: Any, name: str = "coder-tui") -> int:
+    """A front end's async entry run to its exit code; a usage error is one line and exit 2."""
+    try:
+        return asyncio.run(run(options))
+    except UsageError as exc:
+        print(f"{name}: error: {exc}", file=sys.stderr)
+        return 2
+
+
+def handle_ctrl_c(loop: asyncio.AbstractEventLoop, handler: Callable[[], None]) -> None:
+    """Ctrl+C calls handler (where the loop can take signals: not off the main thread)."""
+    try:
+        loop.add_signal_handler(signal.SIGINT, handler)
+    except (NotImplementedError, RuntimeError):  # not the main thread, or no signals here
+        pass

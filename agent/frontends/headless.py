@@ -13,12 +13,11 @@ from __future__ import annotations
 
 import asyncio
 import os
-import signal
 import sys
 from typing import Any
 
 from agent.events import ErrorEvent, WarningEvent
-from agent.frontends.common import UsageError, build_config, open_or_usage
+from agent.frontends.common import UsageError, build_config, handle_ctrl_c, open_or_usage, run_command
 from agent.frontends.printing import JsonPrinter, TextPrinter
 from agent.frontends.stdin import StdinApprover
 
@@ -149,15 +148,8 @@ def _install_interrupt(loop: asyncio.AbstractEventLoop, session: Any, printer: A
             return
         os._exit(130)
 
-    try:
-        loop.add_signal_handler(signal.SIGINT, on_interrupt)
-    except (NotImplementedError, RuntimeError):  # not the main thread, or no signals here
-        pass
+    handle_ctrl_c(loop, on_interrupt)
 
 
 def main(options: Any) -> int:
-    try:
-        return asyncio.run(run_headless(options))
-    except UsageError as exc:
-        print(f"coder-tui: error: {exc}", file=sys.stderr)
-        return 2
+    return run_command(run_headless, options)

@@ -11,14 +11,13 @@ from __future__ import annotations
 
 import asyncio
 import os
-import signal
 import sys
 import threading
 from typing import Any
 
 from agent import events as ev
 from agent.events import ErrorEvent
-from agent.frontends.common import UsageError, build_config
+from agent.frontends.common import UsageError, build_config, handle_ctrl_c, run_command
 from agent.frontends.printing import JsonPrinter, TextPrinter
 from agent.frontends.stdin import StdinApprover
 from agent.target import Target, TargetError, TargetSpec, open_target
@@ -116,15 +115,8 @@ def _install_interrupt(loop: asyncio.AbstractEventLoop, interrupted: asyncio.Eve
         printer.notice("leaving the room… (press Ctrl+C again to quit at once)")
         interrupted.set()
 
-    try:
-        loop.add_signal_handler(signal.SIGINT, on_interrupt)
-    except (NotImplementedError, RuntimeError):  # not the main thread, or no signals here
-        pass
+    handle_ctrl_c(loop, on_interrupt)
 
 
 def main(options: Any) -> int:
-    try:
-        return asyncio.run(run_room(options))
-    except UsageError as exc:
-        print(f"coder-tui: error: {exc}", file=sys.stderr)
-        return 2
+    return run_command(run_room, options)

@@ -15,7 +15,7 @@ from typing import Any
 from aiohttp import web
 
 from agent.config import Config
-from agent.frontends.common import UsageError, build_config
+from agent.frontends.common import UsageError, build_config, run_command
 from agent.frontends.serve.app import MAX_BODY, build_app
 from agent.frontends.serve.sessions import Sessions
 from agent.target import Target, TargetError, TargetSpec, open_target
@@ -136,8 +136,4 @@ async def _until_signal() -> None:
 
 
 def main(options: Any) -> int:
-    try:
-        return asyncio.run(serve(options))
-    except UsageError as exc:
-        print(f"coder-tui serve: error: {exc}", file=sys.stderr)
-        return 2
+    return run_command(serve, options, "coder-tui serve")
