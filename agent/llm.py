@@ -22,8 +22,8 @@ from typing import Any
 
 from agent import secrets
 from agent.llm_errors import Failure, LLMError, classify, unknown_provider, where
-from agent.llm_usage import (Prices, caches_prompts, prices_for, strip_cache_control_only_when_marked,
-                             usage_without_assembly, with_cache_markers)
+from agent.llm_usage import (Prices, cap_cache_marks_only_when_over, caches_prompts, prices_for,
+                             strip_cache_control_only_when_marked, usage_without_assembly, with_cache_markers)
 
 __all__ = ["LLM", "LLMError", "ModelReply", "ToolCallRequest", "configuration_problem", "ensure_loaded", "prewarm"]
 
@@ -62,6 +62,7 @@ def prewarm() -> None:
     import openai.resources  # noqa: F401
 
     strip_cache_control_only_when_marked()
+    cap_cache_marks_only_when_over()
 
     # The model library brings about a million long-lived objects; left in the collected
     # generations, every full collection walks them: 0.3-0.6 s pauses of every thread, mid-run.

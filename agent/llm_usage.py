@@ -96,7 +96,8 @@ def prices_for(model: str, cost_map: dict[str, Any]) -> Prices | None:
                   float(read) if read is not None else base, float(write) if write is not None else base)
 
 
-# litellm versions `usage_without_assembly` and `strip_cache_control_only_when_marked` were checked
+# litellm versions `usage_without_assembly`, `strip_cache_control_only_when_marked` and
+# `cap_cache_marks_only_when_over` were checked
 # against (pyproject pins litellm>=1.106,<1.110); tests/core/test_llm_overhead.py fails when what
 # they replace is gone or no longer used.
 _LITELLM_CHECKED = ((1, 106), (1, 110))
@@ -179,7 +180,59 @@ def strip_cache_control_only_when_marked() -> None:
     OpenAIGPTConfig.remove_cache_control_flag_from_messages_and_tools = strip  # type: ignore[method-assign]
 
 
+def cap_cache_marks_only_when_over() -> None:
+    """Let litellm's Anthropic requests skip their cache_control cap when it cannot bite.
+
+    With drop_params on, litellm counts the cache_control marks of every message (pydantic
+    validation of each message and block) to drop the oldest beyond Anthropic's four: about
+    6 ms a step at 100 turns, growing with the conversation. `with_cache_markers` places at
+    most four, so there is nothing to drop. When a plain scan of the JSON counts no more
+    marks (every key either provider reads, anywhere) than the cap leaves after the tools' and
+    top-level ones, the messages go on as they are, as litellm's own cap would send them.
+    """
+    if not _litellm_checked():
+        return
+    from litellm.integrations.anthropic_cache_control_hook import (
+        CACHE_BREAKPOINT_KEYS, MAX_CACHE_CONTROL_BLOCKS, AnthropicCacheControlHook)
+    from litellm.llms.anthropic.chat.transformation import AnthropicConfig
+
+    real = AnthropicConfig._messages_within_cache_control_cap
+    if getattr(real, "skips_within_cap", False):
+        return
+    keys = frozenset(CACHE_BREAKPOINT_KEYS)
+
+    def cap(messages: Any, optional_params: Any) -> Any:
+        marks = _marks_at_most(messages, keys, MAX_CACHE_CONTROL_BLOCKS)
+        if marks is not None:
+            reserved = AnthropicCacheControlHook.count_external_cache_breakpoints(
+                optional_params.get("tools"), optional_params.get("cache_control"), optional_params)
+            if marks + reserved <= MAX_CACHE_CONTROL_BLOCKS:
+                return tuple(messages)
+        return real(messages, optional_params)
+
+    cap.skips_within_cap = True  # type: ignore[attr-defined]
+    AnthropicConfig._messages_within_cache_control_cap = staticmethod(cap)  # type: ignore[method-assign,assignment]
+
+
 _SCALARS = (str, int, float, bool, type(None))
+
+
+def _marks_at_most(value: Any, keys: frozenset[str], limit: int) -> int | None:
+    """How many `keys` plain JSON `value` holds; None past `limit` or for anything not plain JSON."""
+    found, pending = 0, [value]
+    while pending:
+        node = pending.pop()
+        kind = type(node)
+        if kind is dict:
+            found += sum(1 for key in keys if key in node)
+            if found > limit:
+                return None
+            pending.extend(node.values())
+        elif kind is list or kind is tuple:
+            pending.extend(node)
+        elif kind not in _SCALARS:
+            return None
+    return found
 
 
 def _may_be_marked(value: Any) -> bool:

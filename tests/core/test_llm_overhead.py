@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from agent.llm import LLM, ensure_loaded
+from tests.fake_anthropic import FakeAnthropic
 from tests.fakellm import FakeLLM, Reply, call
 
 OPENAI_FORMAT = "hosted_vllm/fake-model"  # litellm strips cache_control on this route (not on openai/ at loopback)
@@ -157,3 +158,49 @@ def test_the_cache_control_shortcut_still_applies_to_this_litellm() -> None:
     dialect = inspect.getsource(OpenAIGPTConfig._messages_and_tools_in_cache_mark_dialect)
     assert "self.remove_cache_control_flag_from_messages_and_tools(" in dialect
     assert "_contains_cache_control(item)" in inspect.getsource(common_utils.without_cache_control)
+
+
+def wire_marks(value: Any) -> int:
+    if isinstance(value, dict):
+        return ("cache_control" in value) + sum(wire_marks(v) for v in value.values())
+    if isinstance(value, list):
+        return sum(wire_marks(v) for v in value)
+    return 0
+
+
+async def test_anthropic_requests_within_the_mark_cap_skip_litellms_count(monkeypatch: pytest.MonkeyPatch) -> None:
+    """litellm's per-message cache_control count (pydantic validation of every message and block)
+    runs only when a request may carry more marks than Anthropic takes; then it still drops the oldest."""
+    await ensure_loaded()
+    from litellm.integrations import anthropic_cache_control_hook as hook
+
+    counted = spy(monkeypatch, hook, "cache_control_count")
+    with FakeAnthropic(*[Reply(tool_calls=[call("read_file")], usage=(100, 5))] * 4) as server:
+        await calls(server, 3)
+        assert counted == []
+        assert [wire_marks(body) for body in server.requests] == [3, 4, 4]  # tool, system, last (and previous end)
+        crowded = [{"role": "user", "content": [{"type": "text", "text": f"part {i}", "cache_control": {"type": "ephemeral"}}
+                                                for i in range(6)]}]
+        model = LLM(server.model, server.url, "sk-ant-test-overhead-0000")
+        await model.complete(crowded, TOOLS, lambda text: None, lambda *a: None)
+        assert counted
+        sent = server.requests[-1]
+    assert wire_marks(sent) == 4
+    assert [wire_marks(block) for block in sent["messages"][0]["content"]] == [0, 0, 0, 1, 1, 1]
+
+
+def test_the_anthropic_mark_cap_shortcut_still_applies_to_this_litellm() -> None:
+    """cap_cache_marks_only_when_over replaces AnthropicConfig's cap: an upgrade that stops calling
+    it, or stops counting through cache_control_count, fails here."""
+    import inspect
+
+    from litellm.integrations import anthropic_cache_control_hook as hook
+    from litellm.llms.anthropic.chat.transformation import AnthropicConfig
+
+    from agent.llm_usage import cap_cache_marks_only_when_over
+
+    cap_cache_marks_only_when_over()
+    assert getattr(AnthropicConfig._messages_within_cache_control_cap, "skips_within_cap", False)
+    assert "self._messages_within_cache_control_cap(" in inspect.getsource(AnthropicConfig.transform_request)
+    assert "cache_control_count" in inspect.getsource(hook.messages_within_cache_control_cap)
+    assert hook.MAX_CACHE_CONTROL_BLOCKS == 4 and "cache_control" in hook.CACHE_BREAKPOINT_KEYS
