@@ -22,6 +22,7 @@ from typing import Any
 
 from agent import secrets
 from agent.llm_errors import Failure, LLMError, classify, unknown_provider, where
+from agent.llm_requests import copy_messages_without_signature_scan, no_price_for_a_stream_not_read_yet
 from agent.llm_usage import (Prices, cap_cache_marks_only_when_over, caches_prompts, prices_for,
                              strip_cache_control_only_when_marked, usage_without_assembly, with_cache_markers)
 
@@ -63,6 +64,8 @@ def prewarm() -> None:
 
     strip_cache_control_only_when_marked()
     cap_cache_marks_only_when_over()
+    copy_messages_without_signature_scan()
+    no_price_for_a_stream_not_read_yet()
 
     # The model library brings about a million long-lived objects; left in the collected
     # generations, every full collection walks them: 0.3-0.6 s pauses of every thread, mid-run.

@@ -204,3 +204,71 @@ def test_the_anthropic_mark_cap_shortcut_still_applies_to_this_litellm() -> None
     assert "self._messages_within_cache_control_cap(" in inspect.getsource(AnthropicConfig.transform_request)
     assert "cache_control_count" in inspect.getsource(hook.messages_within_cache_control_cap)
     assert hook.MAX_CACHE_CONTROL_BLOCKS == 4 and "cache_control" in hook.CACHE_BREAKPOINT_KEYS
+
+
+async def test_requests_copy_the_conversation_without_litellms_signature_walk(monkeypatch: pytest.MonkeyPatch) -> None:
+    """litellm's per-message walk for Gemini thought signatures in tool call ids runs only when an
+    id carries one; then the signature is still cut off on the wire, and our history keeps it."""
+    await ensure_loaded()
+    import litellm.utils
+
+    walked = spy(monkeypatch, litellm.utils, "_process_assistant_message_tool_calls")
+    with FakeLLM(*[Reply(tool_calls=[call("read_file")], usage=(100, 5))] * 4) as server:
+        await calls(server, 3, OPENAI_FORMAT)
+        assert walked == []
+        signed = [{"role": "user", "content": "read it"},
+                  {"role": "assistant", "content": None, "tool_calls": [
+                      {"id": "call_1__thought__c2lnbmF0dXJl", "type": "function",
+                       "function": {"name": "read_file", "arguments": "{}"}}]},
+                  {"role": "tool", "tool_call_id": "call_1__thought__c2lnbmF0dXJl", "content": "x = 1"}]
+        model = LLM(OPENAI_FORMAT, server.url, "sk-test-overhead-000000")
+        await model.complete(signed, TOOLS, lambda text: None, lambda *a: None)
+        assert walked
+        sent = server.requests[-1]["messages"]
+    assert (sent[1]["tool_calls"][0]["id"], sent[2]["tool_call_id"]) == ("call_1", "call_1")
+    assert signed[1]["tool_calls"][0]["id"] == "call_1__thought__c2lnbmF0dXJl"
+
+
+def test_the_signature_walk_shortcut_still_applies_to_this_litellm() -> None:
+    """copy_messages_without_signature_scan replaces litellm.utils' walk: an upgrade that stops
+    calling it by that name, or changes the separator it looks for, fails here."""
+    import inspect
+
+    import litellm.utils
+    from litellm.litellm_core_utils.prompt_templates.factory import THOUGHT_SIGNATURE_SEPARATOR
+
+    from agent.llm_requests import copy_messages_without_signature_scan
+
+    copy_messages_without_signature_scan()
+    assert getattr(litellm.utils._remove_thought_signatures_from_messages, "copies_directly", False)
+    setup = inspect.getsource(litellm.utils.function_setup)
+    assert "_remove_thought_signatures_from_messages(" in setup and "THOUGHT_SIGNATURE_SEPARATOR" in setup
+    assert THOUGHT_SIGNATURE_SEPARATOR == "__thought__"
+
+
+async def test_a_stream_is_not_priced_when_it_starts_but_a_finished_response_is(monkeypatch: pytest.MonkeyPatch) -> None:
+    """litellm prices each streamed request as it starts (nothing to price yet; we never read it);
+    a finished response (the model check) still goes through litellm's pricing."""
+    litellm = await ensure_loaded()
+
+    priced = spy(monkeypatch, litellm, "response_cost_calculator")
+    with FakeLLM(*[Reply(tool_calls=[call("read_file")], usage=(100, 5))] * 3, Reply("OK")) as server:
+        await calls(server, 3, OPENAI_FORMAT)
+        assert priced == []
+        assert await LLM(OPENAI_FORMAT, server.url, "sk-test-overhead-000000").check() == "OK"
+    assert priced
+
+
+def test_the_stream_pricing_shortcut_still_applies_to_this_litellm() -> None:
+    """no_price_for_a_stream_not_read_yet replaces Logging.response_cost_calculator for streams: an
+    upgrade that stops pricing the stream through it when a request starts fails here."""
+    import inspect
+
+    from litellm.litellm_core_utils.litellm_logging import Logging
+    from litellm.litellm_core_utils.llm_response_utils import response_metadata
+
+    from agent.llm_requests import no_price_for_a_stream_not_read_yet
+
+    no_price_for_a_stream_not_read_yet()
+    assert getattr(Logging.response_cost_calculator, "skips_streams", False)
+    assert "logging_obj.response_cost_calculator(" in inspect.getsource(response_metadata.ResponseMetadata.set_hidden_params)
