@@ -215,6 +215,7 @@ def cap_cache_marks_only_when_over() -> None:
 
 
 _SCALARS = (str, int, float, bool, type(None))
+_CACHE_CONTROL = frozenset({"cache_control"})
 
 
 def _marks_at_most(value: Any, keys: frozenset[str], limit: int) -> int | None:
@@ -237,16 +238,4 @@ def _marks_at_most(value: Any, keys: frozenset[str], limit: int) -> int | None:
 
 def _may_be_marked(value: Any) -> bool:
     """Whether plain JSON `value` holds a `cache_control` key; True for anything else."""
-    pending = [value]
-    while pending:
-        node = pending.pop()
-        kind = type(node)
-        if kind is dict:
-            if "cache_control" in node:
-                return True
-            pending.extend(node.values())
-        elif kind is list or kind is tuple:
-            pending.extend(node)
-        elif kind not in _SCALARS:
-            return True
-    return False
+    return _marks_at_most(value, _CACHE_CONTROL, 0) != 0

@@ -16,10 +16,10 @@ from collections.abc import Callable
 
 from agent import __version__
 from tui import knowledge_cli
-from tui.cliargs import MODES, connection_options, serve_parser, workspace_option
+from tui.cliargs import (MODES, WORKFLOWS, connection_options, max_steps_option, positive, serve_parser,
+                         workspace_option)
 
 SANDBOXES = ("auto", "bwrap", "off")
-WORKFLOWS = ("auto", "direct", "structured")  # agent/planning/models.py (not imported: --help stays fast)
 COMMANDS_HELP = """commands:
   coder-tui [DIR]              open the app on a folder (default: the current folder)
   coder-tui --github OWNER/REPO[@REF] [--clone] [--issue N]
@@ -79,7 +79,7 @@ def _github_options(parser: argparse.ArgumentParser) -> argparse._ArgumentGroup:
                             "(also https://github.com/OWNER/REPO[/tree/REF])")
     group.add_argument("--clone", action="store_true",
                        help="with --github: work in a blobless clone (cached, with shell tools); publishing pushes")
-    group.add_argument("--issue", type=_positive, metavar="N",
+    group.add_argument("--issue", type=positive, metavar="N",
                        help="with --github: start from issue N (its title, body and comments become the task)")
     return group
 
@@ -131,9 +131,9 @@ def run_parser() -> argparse.ArgumentParser:
                         help="folder to work in (default: the current folder, or the resumed session's)")
     _model_options(parser)
     _profile_option(parser)
-    parser.add_argument("--max-steps", type=_positive, metavar="N", help="most model turns in this run (default: 50)")
+    max_steps_option(parser, "in this run")
     parser.add_argument("--max-cost", type=_usd, metavar="USD", help="stop the run once it has cost this much")
-    parser.add_argument("--max-tokens", type=_positive, metavar="N", help="stop the run once it has used N tokens")
+    parser.add_argument("--max-tokens", type=positive, metavar="N", help="stop the run once it has used N tokens")
     parser.add_argument("--json", action="store_true", help="print one JSON event per line, nothing else")
     _workspace_options(parser)
     _github_options(parser).add_argument(
@@ -157,7 +157,7 @@ def undo_parser() -> argparse.ArgumentParser:
 
 def sessions_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="coder-tui sessions", description="List recorded sessions, newest first.")
-    parser.add_argument("--limit", type=_positive, default=30, metavar="N", help="show at most N (default: 30)")
+    parser.add_argument("--limit", type=positive, default=30, metavar="N", help="show at most N (default: 30)")
     return parser
 
 
@@ -172,7 +172,7 @@ def room_parser() -> argparse.ArgumentParser:
     )
     _room_options(parser, positional=True)
     _model_options(parser)
-    parser.add_argument("--max-steps", type=_positive, metavar="N", help="most model turns per prompt (default: 50)")
+    max_steps_option(parser, "per prompt")
     parser.add_argument("--json", action="store_true", help="print one JSON event per line, nothing else")
     return parser
 
@@ -192,7 +192,7 @@ def acp_parser() -> argparse.ArgumentParser:
     connection_options(parser)
     parser.add_argument("--workflow", choices=WORKFLOWS, help="direct (default), structured or auto (see README)")
     _profile_option(parser)
-    parser.add_argument("--max-steps", type=_positive, metavar="N", help="most model turns per prompt (default: 50)")
+    max_steps_option(parser, "per prompt")
     _workspace_options(parser)
     return parser
 
@@ -210,16 +210,6 @@ def _usd(text: str) -> float:
         raise argparse.ArgumentTypeError(f"expected an amount in USD, got {text!r}") from None
     if value <= 0:
         raise argparse.ArgumentTypeError(f"must be more than 0, got {text}")
-    return value
-
-
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
     return value
 
 
@@ -274,7 +264,7 @@ def _cmd_mcp(argv: list[str]) -> int:
 
 
 def _cmd_serve(argv: list[str]) -> int:
-    options = serve_parser(_positive).parse_args(argv)
+    options = serve_parser().parse_args(argv)
     from agent.frontends.serve.main import main as serve_main
 
     return serve_main(options)

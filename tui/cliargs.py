@@ -3,9 +3,23 @@
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable
 
 MODES = ("plan", "ask", "allow")
+WORKFLOWS = ("auto", "direct", "structured")  # agent/planning/models.py (not imported: --help stays fast)
+
+
+def positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def max_steps_option(parser: argparse.ArgumentParser | argparse._ArgumentGroup, per: str) -> None:
+    parser.add_argument("--max-steps", type=positive, metavar="N", help=f"most model turns {per} (default: 50)")
 
 
 def connection_options(parser: argparse.ArgumentParser | argparse._ArgumentGroup, model_help: str = "") -> None:
@@ -48,7 +62,7 @@ def _port(text: str) -> int:
     return value
 
 
-def serve_parser(positive: Callable[[str], int]) -> argparse.ArgumentParser:
+def serve_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="coder-tui serve", description=SERVE_HELP,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("workspace", nargs="?", default=".", metavar="DIR", help="folder to work in (default: .)")
@@ -66,8 +80,8 @@ def serve_parser(positive: Callable[[str], int]) -> argparse.ArgumentParser:
     agent.add_argument("--mode", choices=MODES,
                        help="approval mode (default: ask, or the config's); ask sends approval_required events")
     connection_options(agent)
-    agent.add_argument("--workflow", choices=("auto", "direct", "structured"), help="as for `coder-tui run`")
-    agent.add_argument("--max-steps", type=positive, metavar="N", help="most model turns per request (default: 50)")
+    agent.add_argument("--workflow", choices=WORKFLOWS, help="as for `coder-tui run`")
+    max_steps_option(agent, "per request")
     agent.add_argument("--profile", metavar="NAME", help="agent profile (`coder-tui profiles` lists them)")
     agent.add_argument("--trust", action="store_true", help="trust this folder's .coder-tui.toml (as for `run`)")
     agent.add_argument("--sandbox", choices=("auto", "bwrap", "off"), help="shell sandbox (as for `run`)")
