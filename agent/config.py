@@ -120,7 +120,7 @@ class Settings(BaseModel):
     sandbox: Sandbox = "auto"  # shell commands in bubblewrap: auto (when it works), bwrap, off
     sandbox_network: bool = False  # shell commands in the sandbox may use the network
     trusted_folders: list[str] = Field(default_factory=list)  # folders whose .coder-tui.toml may use every setting
-    # agent profiles, long sessions, budgets, fallbacks and MCP (agent/profiles, agent/agentsetup.py)
+    # agent profiles, long sessions, budgets, fallbacks and MCP (agent/profiles, agent/session/setup.py)
     profile: str | None = None
     small_model: str | None = None  # file summaries, page extraction, compaction (default: `model`)
     context_window: int | None = Field(default=None, ge=1000)  # for models litellm does not know

@@ -119,7 +119,7 @@ class Harness:
 def open_harness(llm: FakeLLM, root: Path, files: dict[str, str] | None, config: Any, approver: Any,
                  resume: str | None = None) -> Harness:
     """A Harness whose AgentSession runs with config on root, made with these files in it."""
-    from agent.runner import AgentSession
+    from agent.session.core import AgentSession
     from agent.workspaces.local import LocalWorkspace
 
     write_files(root, files or {})

@@ -34,7 +34,7 @@ if TYPE_CHECKING:  # the app's parts load after the first frame; the type checke
     from agent.config import Config
     from agent.events import Event
     from agent.planning.review import PlanReviewer
-    from agent.runner import AgentSession
+    from agent.session.core import AgentSession
     from tui.knowledge import ExploreRun
     from tui.presenter import Presenter
     from tui.widgets.livediff import LiveDiff

@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 
     from agent.config import Config
     from agent.oct.client import RoomClient
-    from agent.target import Target, TargetError
+    from agent.session.target import Target, TargetError
     from tui.ports import BootHost
     from tui.screens.setup import SetupResult
 
@@ -26,7 +26,7 @@ RESUME_FIX = "Quit (Ctrl+Q) and start again; `coder-tui sessions` lists them."
 
 
 def _import_core() -> None:
-    import agent.runner  # noqa: F401 - the agent core: events, tools, workspaces, sessions
+    import agent.session.core  # noqa: F401 - the agent core: events, tools, workspaces, sessions
     import agent.workspaces.local  # noqa: F401
 
 
@@ -126,7 +126,7 @@ async def boot(app: BootHost) -> None:
     await app.load_user_themes()
     await asyncio.to_thread(_import_core)
     from agent.profiles import ProfileError
-    from agent.session import SessionError
+    from agent.session.record import SessionError
 
     threading.Thread(target=_prewarm_litellm, name="load-litellm", daemon=True).start()
     opener = _open_room if options.room else _open_github if options.github else _open_local
@@ -206,12 +206,12 @@ async def _open_room(app: BootHost) -> Config | None:
 
 
 async def _open(app: BootHost, config: Config | None) -> Target | None:
-    """The target the options name (agent/target.py); None when it cannot be opened, and why is shown.
+    """The target the options name (agent/session/target.py); None when it cannot be opened, and why is shown.
 
     A room's pane follows its client from before the join; its events and a clone's progress are
     shown as they come.
     """
-    from agent.target import TargetError, TargetSpec, open_target
+    from agent.session.target import TargetError, TargetSpec, open_target
     from tui.roomlink import RoomLink
 
     def watch_room(client: RoomClient) -> None:
@@ -231,7 +231,7 @@ async def _open(app: BootHost, config: Config | None) -> Target | None:
 
 def _failure(options: Namespace, exc: TargetError) -> tuple[str, str]:
     """What could not be opened, and what to do: quit first (the app stays open to read it)."""
-    from agent.target import RESUME_HINT
+    from agent.session.target import RESUME_HINT
 
     if exc.hint == RESUME_HINT:
         return exc.message, RESUME_FIX

@@ -3,7 +3,7 @@
 The loop runs as a Textual worker on the app's event loop; its events go straight to the
 presenter and approvals dock under the conversation. Everything heavy (the agent core, litellm) is
 imported after the first frame. The bridge knows the app only as a `SessionHost` (tui/ports.py);
-boot gives it the target that `agent.target.open_target` opened (`attach_target`, and `link_room`
+boot gives it the target that `agent.session.target.open_target` opened (`attach_target`, and `link_room`
 for a room's pane while it joins).
 """
 
@@ -20,8 +20,8 @@ if TYPE_CHECKING:
     from agent.checkpoints import CheckpointInfo
     from agent.config import Config
     from agent.events import Mode
-    from agent.runner import AgentSession
-    from agent.target import Target
+    from agent.session.core import AgentSession
+    from agent.session.target import Target
     from agent.workspaces.base import Workspace
     from tui.ports import SessionHost
     from tui.roomlink import RoomLink
@@ -90,7 +90,7 @@ class AgentBridge:
 
     def open_session(self, config: Config, resume: str | None = None) -> AgentSession:
         """A new AgentSession on the attached target (or the continuation of a recorded one)."""
-        from agent.runner import AgentSession
+        from agent.session.core import AgentSession
         from agent.tools import sandbox
 
         assert self.target is not None, "attach_target comes first"
@@ -212,7 +212,7 @@ class AgentBridge:
 
 def check_resumable(ref: str, workspace: str) -> None:
     """SessionError unless `ref` names a recorded session of this workspace."""
-    from agent.session import SessionError, SessionStore, summary_of
+    from agent.session.record import SessionError, SessionStore, summary_of
 
     summary = summary_of(SessionStore().resolve(ref, workspace=workspace))
     if summary is not None and summary.workspace != workspace:

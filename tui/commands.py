@@ -13,7 +13,7 @@ from tui.widgets.transcript import Transcript
 
 if TYPE_CHECKING:
     from agent.config import Workflow
-    from agent.runner import AgentSession
+    from agent.session.core import AgentSession
     from tui.app import CoderApp
 
 SLASH_COMMANDS: list[tuple[str, str]] = [
@@ -170,7 +170,7 @@ async def _clear(app: CoderApp, arg: str) -> None:
 
 async def switch_session(app: CoderApp, resume: str | None) -> None:
     """Start a new conversation, or continue a recorded one, in this workspace."""
-    from agent.session import SessionError
+    from agent.session.record import SessionError
 
     assert app.config is not None, "the config loads before the first session opens"
     try:
@@ -250,7 +250,7 @@ async def _pr(app: CoderApp, arg: str) -> None:
     if session is None:
         return
     from agent.github.errors import GitHubError
-    from agent.github.launch import open_pr
+    from agent.session.github import open_pr
 
     _say(app, "Publishing the changes and opening the pull request…", "dim")
     try:

@@ -14,7 +14,7 @@ from tui.widgets.transcript import Transcript
 
 if TYPE_CHECKING:
     from agent.knowledge.explore import Explorer
-    from agent.runner import AgentSession
+    from agent.session.core import AgentSession
     from agent.workspaces.base import Workspace
     from tui.app import CoderApp
 
@@ -162,7 +162,7 @@ def _check_tasks(app: CoderApp) -> None:
     app.tasks_running = True
 
     async def run() -> None:
-        from agent.knowledge.taskrun import run_due
+        from agent.session.tasks import run_due
 
         try:
             await run_due(workspace, session.config, lambda text: _say(app, text, "dim"))

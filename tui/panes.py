@@ -42,7 +42,7 @@ async def _local(app: CoderApp, pane: WorkspacePane, workspace: Workspace) -> No
 async def _github(pane: WorkspacePane, workspace: Workspace) -> None:
     import asyncio
 
-    from agent.github.launch import status
+    from agent.session.github import status
 
     repo = await asyncio.to_thread(status, workspace)  # a clone asks git for its changed files
     if repo is not None:

@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from agent.config import Config
     from agent.events import Event
     from agent.planning.review import PlanReviewer
-    from agent.runner import AgentSession
+    from agent.session.core import AgentSession
     from tui.bridge import AgentBridge
 
 T = TypeVar("T")

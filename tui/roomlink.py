@@ -12,9 +12,9 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from agent.oct.client import RoomClient
-    from agent.oct.roomagent import RoomAgent
+    from agent.session.room import RoomAgent
     from agent.oct.status import RoomStatus
-    from agent.target import Target
+    from agent.session.target import Target
     from tui.ports import TaskRunner
 
 

@@ -10,7 +10,7 @@ from tui.widgets.statusbar import StatusBar
 from tui.widgets.transcript import Transcript
 
 if TYPE_CHECKING:
-    from agent.runner import AgentSession
+    from agent.session.core import AgentSession
     from tui.app import CoderApp
     from tui.widgets.livediff import LiveDiff
 

@@ -7,7 +7,7 @@ import time
 from typing import Any
 
 from agent.checkpoints import CheckpointError, Checkpoints
-from agent.session import SessionStore
+from agent.session.record import SessionStore
 
 
 def _when(stamp: float) -> str:

@@ -37,7 +37,7 @@ def build_config(options: Any, workspace_root: Path | None) -> Any:
 
 async def open_or_usage(spec: Any, config: Any = None, **callbacks: Any) -> Any:
     """`open_target(spec, config, **callbacks)`, its failure a UsageError with what failed."""
-    from agent.target import TargetError, open_target
+    from agent.session.target import TargetError, open_target
 
     try:
         return await open_target(spec, config, **callbacks)

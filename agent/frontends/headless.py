@@ -27,8 +27,8 @@ UNANSWERED = 3  # exit code: an approval was denied because stdin closed before 
 async def run_headless(options: Any) -> int:
     """Run one prompt headless; returns the exit code."""
     from agent.profiles import ProfileError
-    from agent.runner import AgentSession
-    from agent.session import SessionError
+    from agent.session.core import AgentSession
+    from agent.session.record import SessionError
     from agent.tools import sandbox
 
     printer = JsonPrinter(sys.stdout) if options.json else TextPrinter(sys.stdout, sys.stderr)
@@ -108,7 +108,7 @@ def _exit_code(complete: Any, approver: StdinApprover, published: bool, printer:
 async def _publish(options: Any, session: Any, complete: Any) -> bool:
     """A GitHub run's edits, published as one commit on the work branch (False: that failed)."""
     from agent.github.errors import GitHubError
-    from agent.github.launch import publish_changes, unpublished
+    from agent.session.github import publish_changes, unpublished
 
     files = unpublished(session.workspace)
     if not files:
@@ -129,7 +129,7 @@ async def _publish(options: Any, session: Any, complete: Any) -> bool:
 
 async def _open(options: Any, printer: Any) -> Any:
     """The opened target: --github's repository, or the local folder (UsageError when it cannot open)."""
-    from agent.target import TargetSpec
+    from agent.session.target import TargetSpec
 
     spec = TargetSpec.from_options(options)
     if getattr(options, "no_publish", False) and not (spec.github or spec.clone or spec.issue is not None):

@@ -65,7 +65,7 @@ class Reporter:
 async def open_workspace(options: Any, reporter: Reporter) -> tuple[Any, Any]:
     """(workspace, config) for DIR or --github R [--clone]; a GitHub workspace keeps its launch
     as `workspace.launch` (tools and session recording for tasks)."""
-    from agent.target import TargetSpec
+    from agent.session.target import TargetSpec
 
     github = getattr(options, "github", None)
     clone = bool(getattr(options, "clone", False))
@@ -146,7 +146,7 @@ def describe(report: Any, store: str) -> str:
 
 
 async def run_tasks(options: Any) -> int:
-    from agent.knowledge.taskrun import run_due, task_store
+    from agent.session.tasks import run_due, task_store
     from agent.knowledge.tasks import TaskError
 
     reporter = Reporter(options.json)
@@ -195,7 +195,7 @@ def main(run: Callable[[Any], Any], options: Any) -> int:
 
 async def run_explore(options: Any) -> int:
     from agent.knowledge.explore import ExploreError, Explorer
-    from agent.knowledge.taskrun import run_due
+    from agent.session.tasks import run_due
 
     if options.interval < 0:
         raise UsageError("--interval must be 0 or more seconds")

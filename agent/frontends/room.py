@@ -20,7 +20,7 @@ from agent.events import ErrorEvent
 from agent.frontends.common import UsageError, build_config, handle_ctrl_c, run_command
 from agent.frontends.printing import JsonPrinter, TextPrinter
 from agent.frontends.stdin import StdinApprover
-from agent.target import Target, TargetError, TargetSpec, open_target
+from agent.session.target import Target, TargetError, TargetSpec, open_target
 
 
 class RoomPrinter(TextPrinter):
@@ -77,8 +77,8 @@ async def run_room(options: Any) -> int:
 
 
 async def _serve(options: Any, config: Any, target: Target, printer: Any) -> int:
-    from agent.runner import AgentSession
-    from agent.session import SessionError
+    from agent.session.core import AgentSession
+    from agent.session.record import SessionError
 
     session: AgentSession  # opened below; the approver emits only once a run asks it something
     approver = StdinApprover(emit=lambda event: session.emit(event), shorthand=not options.json)

@@ -28,8 +28,8 @@ from pydantic import SecretStr  # noqa: E402
 from agent.approval import ScriptedApprover  # noqa: E402
 from agent.config import Config  # noqa: E402
 from agent.events import StepStarted  # noqa: E402
-from agent.runner import AgentSession  # noqa: E402
-from agent.session import SessionStore  # noqa: E402
+from agent.session.core import AgentSession  # noqa: E402
+from agent.session.record import SessionStore  # noqa: E402
 from agent.tools.base import ToolContext  # noqa: E402
 from agent.tools.lines import ReplaceLines, ReplaceLinesArgs  # noqa: E402
 from agent.workspaces.local import LocalWorkspace  # noqa: E402

@@ -29,9 +29,9 @@ from agent.oct.crypto import KeyPair, MessageCrypto, Recipient  # noqa: E402
 from agent.oct.documents import UPDATE, RoomDocuments, frame  # noqa: E402
 from agent.oct.login import TokenStore  # noqa: E402
 from agent.oct.messages import Envelope, Methods  # noqa: E402
-from agent.oct.roomagent import RoomAgent  # noqa: E402
-from agent.runner import AgentSession  # noqa: E402
-from agent.session import SessionStore  # noqa: E402
+from agent.session.room import RoomAgent  # noqa: E402
+from agent.session.core import AgentSession  # noqa: E402
+from agent.session.record import SessionStore  # noqa: E402
 from agent.workspaces.room import RoomWorkspace  # noqa: E402
 from tests.fakellm import FakeLLM, Reply  # noqa: E402
 from tests.oct.nodeproc import INSTALL_HINT, INTEROP, NodeHost  # noqa: E402

@@ -77,8 +77,8 @@ async def agent_only(url: str, data: str, root: str) -> dict[str, list[tuple[flo
     from agent.approval import QueueApprover
     from agent.config import Config
     from agent.events import TextDelta
-    from agent.runner import AgentSession
-    from agent.session import SessionStore
+    from agent.session.core import AgentSession
+    from agent.session.record import SessionStore
     from agent.workspaces.local import LocalWorkspace
 
     config = Config(model="openai/fake-model", api_base=url, api_key=SecretStr("sk-bench"), mode="allow")

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from agent.checkpoints import CheckpointError, Checkpoints
-from agent.session import SessionStore, load
+from agent.session.record import SessionStore, load
 from tests.conftest import TEST_KEY
 from tests.fakellm import Reply, call
 

@@ -22,8 +22,8 @@ def _loaded(code: str) -> list[str]:
 
 
 def test_importing_the_agent_core_loads_no_ui() -> None:
-    code = ("import agent, agent.runner, agent.frontends.headless, agent.loop, agent.executor, agent.tools, "
-            "agent.workspaces.local, agent.session, agent.config, agent.frontends.printing\n"
+    code = ("import agent, agent.session.core, agent.frontends.headless, agent.loop, agent.executor, agent.tools, "
+            "agent.workspaces.local, agent.session.record, agent.config, agent.frontends.printing\n"
             "from agent.tools import default_tools; default_tools()")
     loaded = _loaded(code)
     assert "textual" not in loaded and "rich" not in loaded and "tui.app" not in loaded

@@ -70,7 +70,7 @@ def test_a_forbidden_import_breaks_its_contract(tree: Path, tmp_path: Path, path
 
 
 def test_a_new_module_in_frontends_must_be_classified(tree: Path, tmp_path: Path) -> None:
-    done = lint(altered(tree, tmp_path, "agent/frontends/newfront.py", "from agent.target import open_target"))
+    done = lint(altered(tree, tmp_path, "agent/frontends/newfront.py", "from agent.session.target import open_target"))
     assert done.returncode == 1
     assert "not listed as layers: - agent.frontends.newfront" in " ".join(done.stdout.split()), done.stdout
 

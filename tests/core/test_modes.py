@@ -78,7 +78,7 @@ def cases(server: Any) -> dict[str, Case]:
 
 
 def _tasks(h: Any) -> list[Any]:
-    from agent.knowledge.taskrun import task_store
+    from agent.session.tasks import task_store
 
     store = task_store(h.session.workspace)
     try:
@@ -89,7 +89,7 @@ def _tasks(h: Any) -> list[Any]:
 
 def _one_task(h: Any) -> None:
     """A pending task with the id the case cancels."""
-    from agent.knowledge.taskrun import task_store
+    from agent.session.tasks import task_store
     from agent.knowledge.tasks import Task
 
     store = task_store(h.session.workspace)

@@ -22,8 +22,8 @@ import sys
 from agent.approval import QueueApprover
 from agent.config import load_config
 from agent.consumer import EventHandler
-from agent.runner import AgentSession
-from agent.target import TargetError, TargetSpec, open_target
+from agent.session.core import AgentSession
+from agent.session.target import TargetError, TargetSpec, open_target
 
 
 class Lines(EventHandler):

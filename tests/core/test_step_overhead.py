@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from agent.session import SessionStore, load
+from agent.session.record import SessionStore, load
 from agent.tools.base import Tool, ToolArgs, ToolContext
 from agent.tools.files import ReadFileArgs
 from agent.tools.registry import ArgumentError, ToolRegistry

@@ -8,9 +8,9 @@ import pytest
 
 from agent.approval import Decision, QueueApprover, ScriptedApprover
 from agent.config import Config
-from agent.runner import AgentSession
-from agent.session import SessionStore
-from agent.target import TargetError, TargetSpec, open_target
+from agent.session.core import AgentSession
+from agent.session.record import SessionStore
+from agent.session.target import TargetError, TargetSpec, open_target
 from tests.conftest import write_files
 
 

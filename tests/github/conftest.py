@@ -90,8 +90,8 @@ class GitHubHarness:
 async def make_gh_session(fake_llm: FakeLLM, gh_server: FakeGitHub, monkeypatch: pytest.MonkeyPatch) -> Any:
     from agent.approval import ScriptedApprover
     from agent.config import Config
-    from agent.github.launch import GitHubRequest, open_github
-    from agent.runner import AgentSession
+    from agent.session.github import GitHubRequest, open_github
+    from agent.session.core import AgentSession
 
     monkeypatch.setenv("GITHUB_TOKEN", TOKEN)
     monkeypatch.setenv("CODER_TUI_GITHUB_API_URL", gh_server.url)

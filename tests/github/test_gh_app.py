@@ -86,7 +86,7 @@ async def test_clone_in_the_app_shows_progress_and_offers_shell_tools(fake_llm: 
 async def test_a_new_conversation_on_a_repository_records_it_and_gets_its_rate_limit_waits(
         fake_llm: Any, gh_server: Any, repo: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     """/clear: the new session is bound to the repository like the first (--resume needs its pointer)."""
-    from agent.session import SessionStore, load
+    from agent.session.record import SessionStore, load
     from tui.app import CoderApp
 
     monkeypatch.setenv("GITHUB_TOKEN", TOKEN)

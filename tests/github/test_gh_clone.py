@@ -8,7 +8,7 @@ import git
 import pytest
 
 from agent.github.errors import PublishConflict
-from agent.github.launch import status
+from agent.session.github import status
 from tests.fakellm import Reply, call
 from tests.github.conftest import TOKEN
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from agent.approval import Decision
-from agent.github.launch import open_pr, status
+from agent.session.github import open_pr, status
 from tests.fakellm import Reply, call
 
 FILES = {

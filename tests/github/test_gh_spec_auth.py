@@ -143,7 +143,7 @@ def test_importing_github_modules_loads_neither_pygithub_nor_gitpython():
 
     from tests.conftest import ROOT
 
-    code = ("import sys, agent.github.launch, agent.tools.github, agent.workspaces.github\n"
+    code = ("import sys, agent.session.github, agent.tools.github, agent.workspaces.github\n"
             "print([m for m in ('github', 'git', 'requests', 'textual') if m in sys.modules])")
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"

@@ -11,9 +11,9 @@ import pytest
 from agent.approval import QueueApprover
 from agent.config import Config
 from agent.events import Retrying
-from agent.runner import AgentSession
-from agent.session import SessionStore
-from agent.target import TargetError, TargetSpec, open_target
+from agent.session.core import AgentSession
+from agent.session.record import SessionStore
+from agent.session.target import TargetError, TargetSpec, open_target
 from tests.github.conftest import TOKEN
 
 FAST = {"write_interval": 0.0}

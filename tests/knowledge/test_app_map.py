@@ -88,7 +88,7 @@ async def test_explore_runs_in_the_background_and_reports(make_app: Any, tmp_pat
 async def test_the_app_runs_a_due_task_while_idle(make_app: Any, workspace: Path, fake_llm: Any,  # noqa: F811
                                                   monkeypatch: Any) -> None:
     import tui.knowledge
-    from agent.knowledge.taskrun import task_store
+    from agent.session.tasks import task_store
     from agent.workspaces.local import LocalWorkspace
 
     monkeypatch.setattr(tui.knowledge, "TASK_CHECK_SECONDS", 0.1)

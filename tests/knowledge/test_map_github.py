@@ -52,7 +52,7 @@ def test_github_map_fetches_no_more_blobs_than_files_summarised(
 async def test_github_map_without_summaries_lists_everything_and_the_tool_answers(
         gh_server: Any, repo: Any, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: F811
     from agent.config import Config
-    from agent.github.launch import GitHubRequest, open_github
+    from agent.session.github import GitHubRequest, open_github
     from agent.knowledge.builder import current_view
 
     monkeypatch.setenv("GITHUB_TOKEN", TOKEN)
@@ -80,7 +80,7 @@ def test_map_waits_out_a_rate_limit_while_opening_the_repository_and_says_so(
 async def test_explore_waits_out_the_github_rate_limit_and_says_so(
         gh_server: Any, repo: Any, monkeypatch: pytest.MonkeyPatch, summary_llm: Any) -> None:  # noqa: F811
     from agent.config import Config
-    from agent.github.launch import GitHubRequest, open_github
+    from agent.session.github import GitHubRequest, open_github
     from agent.knowledge.explore import Explorer
     from tests.knowledge.test_map_build import llm_for
 

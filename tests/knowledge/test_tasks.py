@@ -14,7 +14,7 @@ import pytest
 
 from agent.knowledge.cron import CronError, parse_cron
 from agent.knowledge.tasks import TaskError, TaskStore
-from agent.session import SessionStore
+from agent.session.record import SessionStore
 from tests.conftest import TEST_KEY, cli, cli_env
 from tests.fakellm import Reply, call
 
@@ -28,7 +28,7 @@ def tasks_cli(home: Path, root: Path, llm: Any, *args: str) -> subprocess.Comple
 
 
 def store_for(root: Path) -> TaskStore:
-    from agent.knowledge.taskrun import task_store
+    from agent.session.tasks import task_store
     from agent.workspaces.local import LocalWorkspace
 
     return task_store(LocalWorkspace(root))

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from pydantic import SecretStr
 
-from agent.oct.roomagent import RoomAgent
+from agent.session.room import RoomAgent
 from agent.oct.spinner import FRAMES
 from agent.workspaces.room import RoomWorkspace
 from tests.conftest import TEST_KEY
@@ -64,7 +64,7 @@ class Rig:
 async def rig(oct_server, node_host, make_client, fake_llm):
     from agent.approval import ScriptedApprover
     from agent.config import Config
-    from agent.runner import AgentSession
+    from agent.session.core import AgentSession
 
     made: list[Rig] = []
 

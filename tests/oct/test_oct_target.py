@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from agent.events import RoomClosed, RoomState
-from agent.target import TargetError, TargetSpec, open_target
+from agent.session.target import TargetError, TargetSpec, open_target
 
 
 async def test_a_room_that_is_not_there_is_a_target_error_with_its_reason(oct_server: Any) -> None:

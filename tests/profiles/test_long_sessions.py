@@ -10,7 +10,7 @@ import pytest
 from aiohttp import web
 
 from agent.compaction import SUMMARY_HEADER, SUMMARY_PROMPT, choose_cut
-from agent.session import SessionStore, load
+from agent.session.record import SessionStore, load
 from agent.tools.web import EXTRACT_PROMPT
 from tests.fakellm import Reply, call
 from tests.threaded import ThreadedApp

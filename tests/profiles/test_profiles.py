@@ -153,7 +153,7 @@ def test_untrusted_workspace_profiles_cannot_run_commands_or_raise_the_mode(tmp_
 
 
 async def test_unknown_profile_is_a_clear_error_and_records_nothing(make_session: Any) -> None:
-    from agent.session import SessionStore
+    from agent.session.record import SessionStore
 
     with pytest.raises(ProfileError, match="no profile 'nope'; known profiles: architect, ask, coder, reviewer"):
         make_session(profile="nope")

@@ -42,7 +42,7 @@ async def test_sessions_and_checkpoints_are_private(make_harness: Any, open_umas
 
 
 def test_existing_session_file_and_folders_are_tightened(open_umask: None) -> None:
-    from agent.session import SessionStore, SessionWriter
+    from agent.session.record import SessionStore, SessionWriter
 
     folder = paths.sessions_dir()
     folder.mkdir(parents=True, mode=0o755)

@@ -55,7 +55,7 @@ class ServeThread:
     async def _setup(self) -> None:
         from agent.frontends.serve.main import Opener, listen
         from agent.frontends.serve.sessions import Sessions
-        from agent.target import TargetSpec, open_target
+        from agent.session.target import TargetSpec, open_target
 
         spec = TargetSpec(workspace=str(self.root))
         self.opener = Opener(spec, self.config, await open_target(spec, self.config))

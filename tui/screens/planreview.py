@@ -18,7 +18,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Static, TextArea
 
 if TYPE_CHECKING:
-    from agent.runner import AgentSession
+    from agent.session.core import AgentSession
 
 SEPARATOR = " — "
 SPLIT_RE = re.compile(r"\s+[—-]\s+")  # typed as " - " too: an em dash is hard to type

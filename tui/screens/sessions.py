@@ -34,7 +34,7 @@ class SessionsScreen(ModalScreen[str | None]):
             yield OptionList()
 
     def on_mount(self) -> None:
-        from agent.session import SessionStore
+        from agent.session.record import SessionStore
 
         options = self.query_one(OptionList)
         mine = [s for s in SessionStore().list() if s.workspace == self.workspace]

@@ -2,7 +2,7 @@
 
 The edits live in the session's overlay (or the clone's worktree) until they are published, so
 quitting without a word would leave them where nobody looks. "Publish" makes the one commit on
-the work branch that `/pr` makes (agent/github/launch.py), and the exit message says where it is.
+the work branch that `/pr` makes (agent/session/github.py), and the exit message says where it is.
 """
 
 from __future__ import annotations
@@ -70,7 +70,7 @@ async def settle_unpublished(app: CoderApp) -> str | Literal[False] | None:
     Nothing is asked unless the workspace is a GitHub one with unpublished changes.
     """
     from agent.github.errors import GitHubError
-    from agent.github.launch import publish_changes, unpublished
+    from agent.session.github import publish_changes, unpublished
 
     workspace, session = app.bridge.workspace, app.bridge.session
     link = getattr(workspace, "github", None)  # the API workspace or the clone

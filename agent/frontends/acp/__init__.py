@@ -69,7 +69,7 @@ class AcpAgent:
 
     async def _open(self, cwd: str, mcp_servers: list[Any], resume: str | None) -> AcpSession:
         from agent.profiles import ProfileError
-        from agent.session import SessionError
+        from agent.session.record import SessionError
 
         root = _folder(cwd)
         config = _config(self.options, root)

@@ -150,7 +150,7 @@ PAGE = 50  # sessions per session/list answer
 
 def recorded_sessions(cwd: str | None, start: int) -> tuple[list[SessionInfo], bool]:
     """One page of the recorded sessions on a folder (`cwd`'s only, when given), and whether more follow."""
-    from agent.session import SessionStore
+    from agent.session.record import SessionStore
 
     wanted = os.path.realpath(cwd) if cwd else None
     found = [s for s in SessionStore().list() if s.root and (wanted is None or os.path.realpath(s.root) == wanted)]

@@ -64,8 +64,8 @@ class AcpSession:
     @classmethod
     async def open(cls, conn: Any, config: Config, root: Path, client_fs: tuple[bool, bool], resume: str | None,
                    notes: list[str]) -> AcpSession:
-        from agent.runner import AgentSession
-        from agent.target import TargetError, TargetSpec, open_target
+        from agent.session.core import AgentSession
+        from agent.session.target import TargetError, TargetSpec, open_target
         from agent.tools import sandbox
 
         try:

@@ -18,7 +18,7 @@ from agent.config import Config
 from agent.frontends.common import UsageError, build_config, run_command
 from agent.frontends.serve.app import MAX_BODY, build_app
 from agent.frontends.serve.sessions import Sessions
-from agent.target import Target, TargetError, TargetSpec, open_target
+from agent.session.target import Target, TargetError, TargetSpec, open_target
 
 TOKEN_VARIABLE = "CODER_TUI_SERVE_TOKEN"
 

@@ -20,9 +20,9 @@ from agent.config import Config
 from agent.frontends.serve.events import Data, SseMapper, approval_data
 from agent.frontends.serve.request import BadRequest, ChatRequest
 from agent.planning.review import PlanDecision
-from agent.runner import AgentSession
-from agent.session import SessionError, SessionStore
-from agent.target import Target, TargetError
+from agent.session.core import AgentSession
+from agent.session.record import SessionError, SessionStore
+from agent.session.target import Target, TargetError
 from agent.workspaces.base import Workspace, WorkspaceError
 from agent.workspaces.overlay import OverlayWorkspace
 
@@ -211,7 +211,7 @@ class Sessions:
 async def _turn(session: AgentSession, prompt: str) -> ev.Complete:
     """One turn; in a GitHub workspace a completed turn's edits become a commit on the work branch,
     as at the end of `coder-tui run --github`."""
-    from agent.github.launch import unpublished
+    from agent.session.github import unpublished
 
     complete = await session.run(prompt)
     if complete.success and unpublished(session.workspace):
@@ -221,7 +221,7 @@ async def _turn(session: AgentSession, prompt: str) -> ev.Complete:
 
 async def _publish(session: AgentSession) -> None:
     from agent.github.errors import GitHubError
-    from agent.github.launch import publish_changes
+    from agent.session.github import publish_changes
 
     try:
         session.emit(await publish_changes(session.workspace))

@@ -1,6 +1,6 @@
 """AgentSession: a conversation bound to a config, a workspace and an approver.
 
-Front ends open one on a target (`for_target`, after `agent.target.open_target`), call
+Front ends open one on a target (`for_target`, after `agent.session.target.open_target`), call
 `run(prompt)` for each user turn (in a task they own), `answer(approval_id, decision)` for the
 approvals their events ask (with a QueueApprover), `stop()` to end a run cleanly, and `close()` at
 the end; every event reaches them through their sink. The session records itself to a JSONL file
@@ -18,7 +18,7 @@ from importlib import resources
 from typing import TYPE_CHECKING, Any
 
 from agent import __version__
-from agent.agentsetup import AgentSetup
+from agent.session.setup import AgentSetup
 from agent.approval import ApprovalGate, Approver, Decision, QueueApprover
 from agent.checkpoints import CheckpointError, CheckpointInfo, Checkpoints
 from agent.config import Config
@@ -29,7 +29,7 @@ from agent.loop import Run, Totals
 from agent.planning.review import QueueReviewer
 from agent.profiles import load_profiles
 from agent.secrets import contains_secret, redact, register
-from agent.session import SessionData, SessionStore, SessionWriter
+from agent.session.record import SessionData, SessionStore, SessionWriter
 from agent.tools import default_tools
 from agent.tools.base import ToolContext
 from agent.tools.registry import ToolRegistry
@@ -37,7 +37,7 @@ from agent.tools.shell import ShellManager
 from agent.workspaces.base import Workspace, WorkspaceError
 
 if TYPE_CHECKING:
-    from agent.target import Target
+    from agent.session.target import Target
 
 AGENTS_FILE = "AGENTS.md"
 AGENTS_CAP = 20_000

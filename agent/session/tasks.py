@@ -53,7 +53,7 @@ async def run_due(workspace: Workspace, config: Config, say: Say, sink: Callable
 async def _run_one(store: TaskStore, task: Task, workspace: Workspace, config: Config,
                    sink: Callable[[Any], None] | None, github: Any) -> Task:
     from agent.approval import DenyAll
-    from agent.runner import AgentSession
+    from agent.session.core import AgentSession
 
     session = None
     try:

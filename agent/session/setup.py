@@ -22,7 +22,7 @@ from agent.tools.base import Tool
 from agent.tools.gitread import GitReadOnly
 
 if TYPE_CHECKING:
-    from agent.runner import AgentSession
+    from agent.session.core import AgentSession
 
 EXTRA_TOOLS = (GitReadOnly,)  # offered only to profiles that name them
 

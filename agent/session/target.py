@@ -27,10 +27,10 @@ from typing import TYPE_CHECKING, Any
 from agent.workspaces.base import ProgressFn, Workspace
 
 if TYPE_CHECKING:
-    from agent.github.launch import OpenedGitHub
+    from agent.session.github import OpenedGitHub
     from agent.oct.client import RoomClient
     from agent.oct.login import LoginPrompt
-    from agent.oct.roomagent import RoomAgent
+    from agent.session.room import RoomAgent
     from agent.tools.registry import ToolRegistry
 
 DEFAULT_SERVER = "https://api.open-collab.tools/"
@@ -117,13 +117,13 @@ class Target:
         if self.room is None:
             return
         if self.agent is None:
-            from agent.oct.roomagent import RoomAgent
+            from agent.session.room import RoomAgent
             from agent.workspaces.room import RoomWorkspace
 
             assert isinstance(self.workspace, RoomWorkspace)  # a room target's workspace is the room
             self.agent = RoomAgent(self.room, self.workspace, session, session.emit, self.room_name)
         else:
-            self.agent.session, self.agent.emit = session, session.emit
+            self.agent.session.record, self.agent.emit = session, session.emit
 
     async def close(self) -> None:
         """Leave the room and release the workspace (safe after the session closed it)."""
@@ -155,7 +155,7 @@ async def open_target(spec: TargetSpec, config: Any = None, *, emit: Emit | None
         return await _open_room(spec, emit, on_login, watch_room)
     if spec.github:
         if progress is None and notice is not None:
-            from agent.github.launch import progress_lines
+            from agent.session.github import progress_lines
 
             progress = progress_lines(notice)
         return await _open_github(spec, config, emit, progress, store, settings)
@@ -180,7 +180,7 @@ def _open_local(spec: TargetSpec, store: Any) -> Target:
 
 def _resumed_root(spec: TargetSpec, store: Any) -> str | None:
     """`--resume ID` without a folder continues in the session's own folder."""
-    from agent.session import SessionError, SessionStore, summary_of
+    from agent.session.record import SessionError, SessionStore, summary_of
 
     if not spec.resume or spec.workspace or spec.resume == "last":
         return None
@@ -194,8 +194,8 @@ def _resumed_root(spec: TargetSpec, store: Any) -> str | None:
 async def _open_github(spec: TargetSpec, config: Any, emit: Emit | None, progress: ProgressFn | None,
                        store: Any, settings: dict[str, Any] | None) -> Target:
     from agent.github.errors import GitHubError
-    from agent.github.launch import GitHubRequest, open_github
-    from agent.session import SessionError
+    from agent.session.github import GitHubRequest, open_github
+    from agent.session.record import SessionError
 
     if config is None:
         raise ValueError("opening a GitHub repository needs the config (its token and API address)")

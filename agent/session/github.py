@@ -94,7 +94,7 @@ def label_for(full_name: str, clone: bool) -> str:
 def _saved_state(request: GitHubRequest, full_name: str, store: Any) -> dict[str, Any] | None:
     if not request.resume:
         return None
-    from agent.session import SessionStore, load
+    from agent.session.record import SessionStore, load
 
     path = (store or SessionStore()).resolve(request.resume, workspace=label_for(full_name, request.clone))
     return load(path).state
