@@ -157,10 +157,10 @@ class CoderApp(App[int]):
         self.bell()
         return await dock(self, request)
 
-    def plan_reviewer(self, session: AgentSession) -> PlanReviewer:
+    def plan_reviewer(self) -> PlanReviewer:
         from tui.screens.planreview import TuiPlanReviewer
 
-        return TuiPlanReviewer(self, session)
+        return TuiPlanReviewer(self)
 
     def configuration_failed(self, message: str) -> None:
         from tui.boot import apply_setup

@@ -90,15 +90,13 @@ class AgentBridge:
 
     def open_session(self, config: Config, resume: str | None = None) -> AgentSession:
         """A new AgentSession on the attached target (or the continuation of a recorded one)."""
-        from agent.session.core import AgentSession
-        from agent.tools import sandbox
+        from agent.session.open import open_session
+        from agent.session.ports import SessionPorts
 
         assert self.target is not None, "attach_target comes first"
-        session = AgentSession.for_target(config, self.target, self.approver, self._deliver, resume=resume)
-        self.session = session
-        sandbox.configure(session)
-        session.plan_reviewer = self.host.plan_reviewer(session)
-        return session
+        ports = SessionPorts(self.approver, self._deliver, self.host.plan_reviewer())
+        self.session = open_session(self.target, config, ports, resume=resume)
+        return self.session
 
     def _deliver(self, event: Any) -> None:
         """Events to the app, without the text a stopped or finished run still delivers: the model

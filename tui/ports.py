@@ -37,7 +37,9 @@ class SessionHost(TaskRunner, Protocol):
         """The user's answer to an approval (the loop awaits it)."""
         ...
 
-    def plan_reviewer(self, session: AgentSession) -> PlanReviewer: ...
+    def plan_reviewer(self) -> PlanReviewer:
+        """The reviewer of the next session's plans (open_session binds it to that session)."""
+        ...
 
     def show_prompt(self, text: str, mentions: list[str]) -> None:
         """A prompt that waited for its turn starts now: show it in the chat."""

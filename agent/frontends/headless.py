@@ -14,22 +14,26 @@ from __future__ import annotations
 import asyncio
 import os
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agent.events import ErrorEvent, WarningEvent
 from agent.frontends.common import UsageError, build_config, handle_ctrl_c, open_or_usage, run_command
 from agent.frontends.printing import JsonPrinter, TextPrinter
 from agent.frontends.stdin import StdinApprover
+from agent.session.ports import SessionOptions, SessionPorts
+
+if TYPE_CHECKING:
+    from agent.session.core import AgentSession
+    from agent.session.target import Target
 
 UNANSWERED = 3  # exit code: an approval was denied because stdin closed before an answer came
 
 
-async def run_headless(options: Any) -> int:
+async def run_headless(options: SessionOptions) -> int:
     """Run one prompt headless; returns the exit code."""
     from agent.profiles import ProfileError
-    from agent.session.core import AgentSession
+    from agent.session.open import open_session
     from agent.session.record import SessionError
-    from agent.tools import sandbox
 
     printer = JsonPrinter(sys.stdout) if options.json else TextPrinter(sys.stdout, sys.stderr)
     target = await _open(options, printer)
@@ -48,14 +52,12 @@ async def run_headless(options: Any) -> int:
         printer.handle(event)
 
     try:
-        session = AgentSession.for_target(config, target, approver, sink, resume=options.resume)
+        session = open_session(target, config, SessionPorts(approver, sink), resume=options.resume)
     except SessionError as exc:
         raise UsageError(f"--resume: {exc}") from None
     except ProfileError as exc:
         raise UsageError(str(exc)) from None
     prompt = await _prompt_for(session, target.prompt)
-    approver.attach(session)
-    sandbox.configure(session)
     for why in config.ignored:
         session.emit(WarningEvent(message=f"ignored {why} (the folder is not trusted; run with --trust to use it)"))
     loop = asyncio.get_running_loop()
@@ -73,7 +75,7 @@ async def run_headless(options: Any) -> int:
     return _exit_code(complete, approver, published, printer)
 
 
-async def _prompt_for(session: Any, prompt: str) -> str:
+async def _prompt_for(session: AgentSession, prompt: str) -> str:
     """The prompt; none continues the resumed session's unfinished plan (a UsageError without one)."""
     if not prompt.strip() and session.unfinished_plan is None:
         await session.close()
@@ -105,7 +107,7 @@ def _exit_code(complete: Any, approver: StdinApprover, published: bool, printer:
     return 0 if complete.success and published else 1
 
 
-async def _publish(options: Any, session: Any, complete: Any) -> bool:
+async def _publish(options: SessionOptions, session: AgentSession, complete: Any) -> bool:
     """A GitHub run's edits, published as one commit on the work branch (False: that failed)."""
     from agent.github.errors import GitHubError
     from agent.session.github import publish_changes, unpublished
@@ -127,7 +129,7 @@ async def _publish(options: Any, session: Any, complete: Any) -> bool:
     return True
 
 
-async def _open(options: Any, printer: Any) -> Any:
+async def _open(options: SessionOptions, printer: Any) -> Target:
     """The opened target: --github's repository, or the local folder (UsageError when it cannot open)."""
     from agent.session.target import TargetSpec
 
@@ -138,7 +140,7 @@ async def _open(options: Any, printer: Any) -> Any:
     return await open_or_usage(spec, config, emit=printer.handle, notice=printer.notice)
 
 
-def _install_interrupt(loop: asyncio.AbstractEventLoop, session: Any, printer: Any) -> None:
+def _install_interrupt(loop: asyncio.AbstractEventLoop, session: AgentSession, printer: Any) -> None:
     presses = {"count": 0}
 
     def on_interrupt() -> None:
@@ -151,5 +153,6 @@ def _install_interrupt(loop: asyncio.AbstractEventLoop, session: Any, printer: A
     handle_ctrl_c(loop, on_interrupt)
 
 
-def main(options: Any) -> int:
-    return run_command(run_headless, options)
+def main(args: Any) -> int:
+    """`coder-tui run` with its parsed arguments."""
+    return run_command(run_headless, SessionOptions.from_args(args))

@@ -20,6 +20,7 @@ from agent.events import ErrorEvent
 from agent.frontends.common import UsageError, build_config, handle_ctrl_c, run_command
 from agent.frontends.printing import JsonPrinter, TextPrinter
 from agent.frontends.stdin import StdinApprover
+from agent.session.ports import SessionOptions, SessionPorts
 from agent.session.target import Target, TargetError, TargetSpec, open_target
 
 
@@ -57,7 +58,7 @@ def _load_model_library() -> None:
         pass
 
 
-async def run_room(options: Any) -> int:
+async def run_room(options: SessionOptions) -> int:
     config = build_config(options, None)
     # The model library loads in a daemon thread while we join, so that a failed join exits at once.
     threading.Thread(target=_load_model_library, name="load-litellm", daemon=True).start()
@@ -76,8 +77,9 @@ async def run_room(options: Any) -> int:
         await target.close()
 
 
-async def _serve(options: Any, config: Any, target: Target, printer: Any) -> int:
+async def _serve(options: SessionOptions, config: Any, target: Target, printer: Any) -> int:
     from agent.session.core import AgentSession
+    from agent.session.open import open_session
     from agent.session.record import SessionError
 
     session: AgentSession  # opened below; the approver emits only once a run asks it something
@@ -88,7 +90,7 @@ async def _serve(options: Any, config: Any, target: Target, printer: Any) -> int
         printer.handle(event)
 
     try:
-        session = AgentSession.for_target(config, target, approver, sink, resume=options.resume)
+        session = open_session(target, config, SessionPorts(approver, sink), resume=options.resume)
     except SessionError as exc:
         raise UsageError(f"--resume: {exc}") from None
     client, agent = target.room, target.agent
@@ -118,5 +120,6 @@ def _install_interrupt(loop: asyncio.AbstractEventLoop, interrupted: asyncio.Eve
     handle_ctrl_c(loop, on_interrupt)
 
 
-def main(options: Any) -> int:
-    return run_command(run_room, options)
+def main(args: Any) -> int:
+    """`coder-tui room` with its parsed arguments."""
+    return run_command(run_room, SessionOptions.from_args(args))

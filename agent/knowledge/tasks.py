@@ -15,10 +15,13 @@ import socket
 import sqlite3
 import uuid
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from agent.knowledge.cron import parse_cron
 from agent.knowledge.store import knowledge_dir, open_private_db
+
+if TYPE_CHECKING:
+    from agent.workspaces.base import Workspace
 
 Status = Literal["pending", "in-progress", "completed", "failed", "cancelled"]
 STATUSES: tuple[str, ...] = ("pending", "in-progress", "completed", "failed", "cancelled")
@@ -202,3 +205,10 @@ def alive(pid: int) -> bool:
     except PermissionError:
         return True
     return True
+
+
+def task_store(workspace: Workspace) -> TaskStore:
+    """The task store of a workspace (its map source's key), opened."""
+    from agent.knowledge.source import source_for
+
+    return TaskStore(source_for(workspace).key, workspace.label)

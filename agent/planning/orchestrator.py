@@ -17,7 +17,7 @@ from agent.events import (AgentAction, Complete, PlanCreated, StepComplete, Step
                           ToolResultEvent)
 from agent.executor import Executor
 from agent.llm import LLM
-from agent.loop import Run
+from agent.planning.host import PlanHost
 from agent.planning.models import Plan, Step
 from agent.planning.review import ask
 
@@ -47,18 +47,19 @@ class StepExecutor(Executor):
 
     def __init__(self, base: Executor, label: str) -> None:
         super().__init__(base.registry, base.ctx, base.gate, base.checkpoint)
+        self.permits = base.permits  # the profile's tool scope
         self.label = label
 
     def new_turn(self, label: str) -> None:
         self.step_label = self.label
 
 
-def save(session: Any, plan: Plan) -> None:
+def save(session: PlanHost, plan: Plan) -> None:
     session.state[PLAN_STATE] = plan.model_dump()
     session.record_state(PLAN_STATE, plan.model_dump())
 
 
-def saved_plan(session: Any) -> Plan | None:
+def saved_plan(session: PlanHost) -> Plan | None:
     """The session's plan when it has unfinished steps."""
     data = session.state.get(PLAN_STATE)
     if not data:
@@ -67,18 +68,19 @@ def saved_plan(session: Any) -> Plan | None:
     return plan if plan.current() is not None else None
 
 
-def publish(session: Any, plan: Plan) -> None:
+def publish(session: PlanHost, plan: Plan) -> None:
     save(session, plan)
     session.emit(PlanCreated(plan=plan.info()))
 
 
 class Orchestrator:
-    def __init__(self, session: Any, llm: LLM, plan: Plan, inbox: Any) -> None:
+    def __init__(self, session: PlanHost, llm: LLM, plan: Plan, inbox: Any) -> None:
         self.session = session
         self.llm = llm
         self.plan = plan
         self.inbox = inbox  # awaitable hook: routes the messages sent while the plan runs
         self.stop_reason = ""
+        self.budget_spent = False  # the run stopped because the turn's token or cost budget is spent
 
     async def run(self) -> bool:
         """Runs the unfinished steps; False when the run stopped (see `stop_reason`)."""
@@ -128,6 +130,10 @@ class Orchestrator:
         if complete.completion_reason == "stopped":
             self.stop_reason = "stopped by the user"
             return "stopped"
+        if complete.completion_reason == "budget":  # the turn's budget: no retry can spend more
+            self._finish(step, "failed", complete.final_response)
+            self.stop_reason, self.budget_spent = _gist(complete.final_response), True
+            return "stop"
         if complete.success:
             return self._finish(step, "done", complete.final_response)
         return None
@@ -146,8 +152,8 @@ class Orchestrator:
         base_emit = session.ctx.emit
         session.ctx.emit = self._traced(step, base_emit)
         try:
-            run = Run(self.llm, executor, messages, session.registry.schemas(session.workspace),
-                      self._quiet, lambda _message: None, session.totals, session.config.max_steps)
+            run = await session.new_run(self.llm, messages, executor=executor, emit=self._quiet,
+                                        record=lambda _message: None)
             return await run.execute()
         finally:
             session.ctx.emit = base_emit

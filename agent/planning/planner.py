@@ -6,7 +6,7 @@ with the error, a second failure ends planning with that error.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
@@ -15,7 +15,11 @@ from agent.executor import Executor
 from agent.llm import LLM, ModelReply
 from agent.loop import _assistant_message
 from agent.planning.models import PlanDraft
+from agent.tools.base import Tool
 from agent.tools.registry import ToolRegistry, parameters_schema
+
+if TYPE_CHECKING:
+    from agent.planning.host import PlanHost
 
 SUBMIT = "submit_plan"
 MAX_TURNS = 15
@@ -32,7 +36,7 @@ Project facts:
 {facts}"""
 
 
-def retry_hook(session: Any) -> Any:
+def retry_hook(session: PlanHost) -> Any:
     def on_retry(why: str, attempt: int, delay: float) -> None:
         session.emit(Retrying(why=why, attempt=attempt, delay=round(delay, 2)))
     return on_retry
@@ -48,9 +52,9 @@ def submit_schema() -> dict[str, Any]:
         "parameters": parameters_schema(PlanDraft)}}  # type: ignore[arg-type]
 
 
-def read_only(registry: ToolRegistry, workspace: Any) -> ToolRegistry:
+def read_only(tools: list[Tool]) -> ToolRegistry:
     """The tools that only read the project (no todo list: the plan is the planner's output)."""
-    return ToolRegistry([t for t in registry.offered(workspace) if t.kind == "read" and not t.name.startswith("todo_")])
+    return ToolRegistry([t for t in tools if t.kind == "read" and not t.name.startswith("todo_")])
 
 
 def problem(exc: ValidationError) -> str:
@@ -62,10 +66,10 @@ def problem(exc: ValidationError) -> str:
 
 
 class Planner:
-    def __init__(self, session: Any, llm: LLM) -> None:
+    def __init__(self, session: PlanHost, llm: LLM) -> None:
         self.session = session
         self.llm = llm
-        self.tools = read_only(session.registry, session.workspace)
+        self.tools = read_only(session.offered_tools())  # the profile's read-only tools
         self.executor = Executor(self.tools, session.ctx, session.gate)
 
     async def plan(self, task: str) -> PlanDraft:

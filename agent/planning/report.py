@@ -3,7 +3,7 @@ stops on a failure) a report written without the model, which may be what failed
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agent.events import TextDelta
 from agent.llm import LLM
@@ -11,6 +11,9 @@ from agent.loop import MarkerFilter, strip_markers
 from agent.planning.models import Plan
 from agent.planning.planner import retry_hook
 from agent.secrets import StreamRedactor
+
+if TYPE_CHECKING:
+    from agent.planning.host import PlanHost
 
 PROMPT = """You write the final report of a coding task that was carried out step by step.
 In Markdown, briefly: what was done (files, behaviour), what was checked, and anything left open
@@ -24,7 +27,7 @@ def outcome(plan: Plan) -> str:
     return "\n".join(lines)
 
 
-async def write_report(session: Any, llm: LLM, plan: Plan) -> str:
+async def write_report(session: PlanHost, llm: LLM, plan: Plan) -> str:
     """Streams the report as `text_delta` events and returns its text."""
     messages = [{"role": "system", "content": PROMPT}, {"role": "user", "content": outcome(plan)}]
     masked = StreamRedactor(lambda text: session.emit(TextDelta(text=text)))
@@ -50,5 +53,5 @@ def stopped_report(plan: Plan, why: str, session_id: str) -> str:
     return "\n".join(lines)
 
 
-def emit_text(session: Any, text: str) -> None:
+def emit_text(session: PlanHost, text: str) -> None:
     session.emit(TextDelta(text=text))

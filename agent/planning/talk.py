@@ -3,13 +3,16 @@ replanning request, and answers to questions asked while a plan runs."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agent.events import TextDelta
 from agent.llm import LLM
 from agent.planning.models import Plan
 from agent.planning.planner import retry_hook
 from agent.secrets import StreamRedactor
+
+if TYPE_CHECKING:
+    from agent.planning.host import PlanHost
 
 CONTEXT_MESSAGES = 6
 CONTEXT_CHARS = 600
@@ -18,7 +21,7 @@ question meanwhile. Answer it briefly from what you know of the plan and its fin
 plan goes on after your answer, so do not promise changes."""
 
 
-def conversation_context(session: Any, plan: Plan | None) -> str:
+def conversation_context(session: PlanHost, plan: Plan | None) -> str:
     """The last exchanges (trimmed) and the plan in progress, for the router."""
     lines = []
     for message in session.messages[1:][-CONTEXT_MESSAGES:]:
@@ -36,7 +39,7 @@ def replan_task(plan: Plan, change: str) -> str:
             "Submit the refined goal and ONLY the steps that remain to be done after the finished ones.")
 
 
-async def answer_question(session: Any, llm: LLM, plan: Plan, question: str) -> str:
+async def answer_question(session: PlanHost, llm: LLM, plan: Plan, question: str) -> str:
     """Streams the answer to the chat and returns it (no tools: the plan's steps do the work)."""
     finished = "\n".join(f"- {s.title}: {s.summary}" for s in plan.done_steps()) or "(none yet)"
     messages = [{"role": "system", "content": ANSWER_PROMPT},

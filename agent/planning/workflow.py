@@ -10,6 +10,7 @@ from typing import Any
 
 from agent.events import ClassificationEvent, Complete, ErrorEvent
 from agent.llm import LLM, LLMError
+from agent.planning.host import PlanHost
 from agent.planning.models import Classification, Plan, PlanDraft
 from agent.planning.orchestrator import Orchestrator, publish, saved_plan
 from agent.planning.planner import Planner, PlanningError
@@ -19,7 +20,7 @@ from agent.planning.router import by_rule, classify
 from agent.planning.talk import answer_question, conversation_context, replan_task
 
 
-async def run_workflow(session: Any, llm: LLM, prompt: str, workflow: str) -> Complete:
+async def run_workflow(session: PlanHost, llm: LLM, prompt: str, workflow: str) -> Complete:
     """One user turn under `auto` or `structured` (an empty prompt continues the saved plan)."""
     plan = saved_plan(session)
     try:
@@ -48,7 +49,7 @@ async def run_workflow(session: Any, llm: LLM, prompt: str, workflow: str) -> Co
     return await session.run_direct(llm, prompt)
 
 
-async def route(session: Any, text: str, plan: Plan | None, workflow: str) -> Classification:
+async def route(session: PlanHost, text: str, plan: Plan | None, workflow: str) -> Classification:
     """Rules first; then the small model (auto), or a plan (structured)."""
     kind = by_rule(text, plan is not None)
     if kind is None and workflow == "auto":
@@ -60,7 +61,7 @@ async def route(session: Any, text: str, plan: Plan | None, workflow: str) -> Cl
     return kind
 
 
-async def _planned(session: Any, llm: LLM, task: str, old: Plan | None, workflow: str) -> Complete:
+async def _planned(session: PlanHost, llm: LLM, task: str, old: Plan | None, workflow: str) -> Complete:
     plan = await make_plan(session, llm, task, old)
     if plan is None:
         return _end(session, False, "The plan was not approved; nothing was run.", "stopped", 0)
@@ -69,7 +70,7 @@ async def _planned(session: Any, llm: LLM, task: str, old: Plan | None, workflow
     return await _carry_out(session, llm, plan, workflow)
 
 
-async def make_plan(session: Any, llm: LLM, task: str, old: Plan | None) -> Plan | None:
+async def make_plan(session: PlanHost, llm: LLM, task: str, old: Plan | None) -> Plan | None:
     """A new plan (or, with `old`, new remaining steps after its finished ones), reviewed in ask
     mode; None when the user stopped at the review."""
     planner = Planner(session, llm)
@@ -101,7 +102,7 @@ def _with_feedback(task: str, plan: Plan, feedback: str) -> str:
             "Submit a new plan that takes the feedback into account.")
 
 
-async def _continue(session: Any, llm: LLM, plan: Plan, workflow: str) -> Complete:
+async def _continue(session: PlanHost, llm: LLM, plan: Plan, workflow: str) -> Complete:
     """An unfinished plan (resumed, or confirmed after plan mode) runs from its first unfinished step."""
     publish(session, plan)
     if session.mode == "plan":
@@ -109,7 +110,7 @@ async def _continue(session: Any, llm: LLM, plan: Plan, workflow: str) -> Comple
     return await _carry_out(session, llm, plan, workflow)
 
 
-async def _carry_out(session: Any, llm: LLM, plan: Plan, workflow: str) -> Complete:
+async def _carry_out(session: PlanHost, llm: LLM, plan: Plan, workflow: str) -> Complete:
     session.plan_running = True
     try:
         orchestrator = Orchestrator(session, llm, plan, lambda current: _inbox(session, llm, current, workflow))
@@ -124,13 +125,13 @@ async def _carry_out(session: Any, llm: LLM, plan: Plan, workflow: str) -> Compl
         text = stopped_report(plan, orchestrator.stop_reason, session.session_id)
         emit_text(session, text)
         _remember(session, "assistant", text)
-        return _end(session, False, text, "error", steps)
+        return _end(session, False, text, "budget" if orchestrator.budget_spent else "error", steps)
     report = await write_report(session, llm, plan)
     _remember(session, "assistant", report)
     return _end(session, True, report, "answered", steps)
 
 
-async def _inbox(session: Any, llm: LLM, plan: Plan, workflow: str) -> Plan:
+async def _inbox(session: PlanHost, llm: LLM, plan: Plan, workflow: str) -> Plan:
     """Routes the messages sent while the plan ran (between steps)."""
     while session.inbox:
         text = session.inbox.pop(0)
@@ -143,14 +144,12 @@ async def _inbox(session: Any, llm: LLM, plan: Plan, workflow: str) -> Plan:
     return plan
 
 
-def _remember(session: Any, role: str, text: str) -> None:
+def _remember(session: PlanHost, role: str, text: str) -> None:
     """The main conversation keeps the user's messages and the answers (follow-ups see them)."""
-    message = {"role": role, "content": text}
-    session.messages.append(message)
-    session.writer.message(message)
+    session.remember({"role": role, "content": text})
 
 
-def _end(session: Any, success: bool, text: str, reason: str, steps: int) -> Complete:
+def _end(session: PlanHost, success: bool, text: str, reason: str, steps: int) -> Complete:
     event = Complete(success=success, iterations=steps, final_response=text,
                      completion_reason=reason)  # type: ignore[arg-type]
     session.emit(event)

@@ -1,6 +1,6 @@
 """AgentSession: a conversation bound to a config, a workspace and an approver.
 
-Front ends open one on a target (`for_target`, after `agent.session.target.open_target`), call
+Front ends open one on a target with `agent.session.open.open_session` (the only assembly), call
 `run(prompt)` for each user turn (in a task they own), `answer(approval_id, decision)` for the
 approvals their events ask (with a QueueApprover), `stop()` to end a run cleanly, and `close()` at
 the end; every event reaches them through their sink. The session records itself to a JSONL file
@@ -15,7 +15,7 @@ import time
 import uuid
 from collections.abc import Callable
 from importlib import resources
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from agent import __version__
 from agent.session.setup import AgentSetup
@@ -25,19 +25,18 @@ from agent.config import Config
 from agent.events import Complete, DecisionKind, ErrorEvent, Mode, RunStarted, TextDelta, TodoItem, parse_event
 from agent.executor import Executor
 from agent.llm import LLM
+from agent.agents import IterativeRun
 from agent.loop import Run, Totals
+from agent.modelchain import Budget
 from agent.planning.review import QueueReviewer
 from agent.profiles import load_profiles
 from agent.secrets import contains_secret, redact, register
 from agent.session.record import SessionData, SessionStore, SessionWriter
 from agent.tools import default_tools
-from agent.tools.base import ToolContext
+from agent.tools.base import Tool, ToolContext
 from agent.tools.registry import ToolRegistry
 from agent.tools.shell import ShellManager
 from agent.workspaces.base import Workspace, WorkspaceError
-
-if TYPE_CHECKING:
-    from agent.session.target import Target
 
 AGENTS_FILE = "AGENTS.md"
 AGENTS_CAP = 20_000
@@ -86,6 +85,7 @@ class AgentSession:
         self.plan_running = False
         self.plan_next = False  # the next run plans whatever the workflow (the app's `/plan TASK`)
         self.inbox: list[str] = []  # messages sent while a plan runs (see `send`)
+        self._budget: Budget | None = None  # the running turn's, shared by its runs (see `new_run`)
         self.restored = data  # what a front end replays on resume (None for a new session)
         if config.api_key is not None:
             register(config.api_key.get_secret_value())
@@ -111,15 +111,6 @@ class AgentSession:
                                "model": config.model, "mode": config.mode, "version": __version__,
                                **(meta or {})})
         return cls(config, workspace, approver, sink, writer, None, registry)
-
-    @classmethod
-    def for_target(cls, config: Config, target: Target, approver: Approver, sink: Sink, *,
-                   resume: str | None = None, store: SessionStore | None = None) -> AgentSession:
-        """`open` on an opened target (its workspace, tools and meta), then bound to it."""
-        session = cls.open(config, target.workspace, approver, sink, resume=resume, store=store,
-                           registry=target.registry(), meta=target.meta)
-        target.attach(session)
-        return session
 
     def _restore(self, data: SessionData) -> None:
         self.messages.extend(m for m in data.messages if m.get("role") != "system")
@@ -202,6 +193,7 @@ class AgentSession:
             raise RuntimeError("a run is already active in this session")
         llm = self.llm()
         self._task, self._stop_requested = asyncio.current_task(), False
+        self._budget = self.agent.budget()
         self.emit(RunStarted(run_id=uuid.uuid4().hex[:12], session_id=self.session_id, mode=self.mode,
                              model=llm.model, workspace=self.workspace.label, prompt=prompt))
         workflow, self.plan_next = ("structured" if self.plan_next else self.workflow), False
@@ -219,7 +211,7 @@ class AgentSession:
             self._task.uncancel()
             complete = self._stopped_early()
         finally:
-            self._task = None
+            self._task, self._budget = None, None
             self.inbox.clear()
         await self.writer.durable()  # a completed turn's record is on disk before the turn ends
         return complete
@@ -232,8 +224,7 @@ class AgentSession:
         self.writer.message(user)
         run: Run | None = None
         try:
-            run = await self.agent.build_run(llm, executor=self.executor, messages=self.messages, emit=self.emit,
-                                             record=self.writer.message, totals=self.totals)
+            run = await self.new_run(llm, self.messages)
             return await run.execute()
         except asyncio.CancelledError:
             if not self._stop_requested or self._task is None:
@@ -242,6 +233,25 @@ class AgentSession:
             if run is None:
                 return self._stopped_early()
             return run._complete(False, run._with("Stopped by the user."), "stopped")
+
+    async def new_run(self, llm: LLM, messages: list[dict[str, Any]], *, executor: Executor | None = None,
+                      emit: Sink | None = None, record: Callable[[dict[str, Any]], None] | None = None) -> IterativeRun:
+        """The one run factory (direct prompts, plan steps): the profile's tools, agent type and step
+        limit, the fallback models, compaction, and the turn's budget (every run of a turn spends
+        from it). Defaults: the session's executor, events and record."""
+        budget = self._budget if self._task is not None else self.agent.budget()
+        return await self.agent.build_run(llm, budget, executor=executor or self.executor, messages=messages,
+                                          emit=emit or self.emit, record=record or self.writer.message,
+                                          totals=self.totals)
+
+    def remember(self, message: dict[str, Any]) -> None:
+        """A message for the main conversation, recorded (the workflow keeps a plan's exchanges)."""
+        self.messages.append(message)
+        self.writer.message(message)
+
+    def offered_tools(self) -> list[Tool]:
+        """The tools the profile and the mode offer now (MCP tools included)."""
+        return self.agent.offered()
 
     def _stopped_early(self) -> Complete:
         event = Complete(success=False, iterations=0, final_response="Stopped by the user.",
@@ -281,12 +291,8 @@ class AgentSession:
         return saved_plan(self)
 
     def small_llm(self) -> LLM:
-        """The router's model: config `small_model`, or the main model."""
-        c = self.config
-        if not c.small_model or c.small_model == c.model:
-            return self.llm()
-        return LLM(c.small_model, c.api_base, c.api_key.get_secret_value() if c.api_key else None,
-                   c.timeout, c.max_retries, c.retry_base_delay, c.key_variable())
+        """The router's model: the profile's `small_model`, config `small_model`, or the main model."""
+        return self.agent.small_llm()
 
     def stop(self) -> bool:
         """Stop the active run promptly (the model stream and any running tool are cancelled)."""

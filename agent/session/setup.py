@@ -145,13 +145,19 @@ class AgentSetup:
             self._compactor = Compactor(window, self.summarize, self.session.emit, self.session.writer.compaction)
         return self._compactor
 
-    async def build_run(self, llm: LLM, **run_args: Any) -> IterativeRun:
+    def budget(self) -> Budget | None:
+        """A turn's token and cost budget, counted from the session's totals now (None: no limit)."""
+        config, profile = self.session.config, self.profile
+        return Budget.starting_at(self.session.totals, config.max_tokens or profile.max_tokens,
+                                  config.max_cost or profile.max_cost)
+
+    async def build_run(self, llm: LLM, budget: Budget | None, **run_args: Any) -> IterativeRun:
+        """A run with the profile's tools, agent type, step limit, models and compaction, spending
+        from `budget` (a turn's runs share one: see AgentSession.new_run)."""
         chain = self.model_chain(llm)
         await self.mcp.ensure_started()
         kind = await self.agent_type(chain.model)
         config, profile = self.session.config, self.profile
-        budget = Budget.starting_at(self.session.totals, config.max_tokens or profile.max_tokens,
-                                    config.max_cost or profile.max_cost)
         max_steps = profile.max_steps if profile.max_steps and "max_steps" not in config.sources else config.max_steps
         return RUNS[kind](llm=chain, tools=self.schemas(), max_steps=max_steps, budget=budget,  # type: ignore[arg-type]
                           compactor=self.compactor(await self.context_window(chain.model)),

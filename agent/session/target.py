@@ -3,10 +3,10 @@
 A target is a local folder, a GitHub repository (through the API, or `--clone` for a worktree of
 a cached clone, optionally starting from `--issue N`) or a live OCT room. Every front end (the
 app, `coder-tui run`, `coder-tui room`, the servers) describes what to open as a `TargetSpec`,
-calls `open_target`, then opens its `AgentSession` on the result:
+calls `open_target`, then opens its `AgentSession` on the result (agent.session.open):
 
     target = await open_target(spec, config, emit=sink, notice=print_line)
-    session = AgentSession.for_target(config, target, approver, sink, resume=spec.resume)
+    session = open_session(target, config, SessionPorts(approver, sink), resume=spec.resume)
     await session.run(target.prompt)   # (a room: run `target.agent.run()`, which answers triggers)
     ...
     await session.close()
@@ -27,6 +27,9 @@ from typing import TYPE_CHECKING, Any
 from agent.workspaces.base import ProgressFn, Workspace
 
 if TYPE_CHECKING:
+    from argparse import Namespace
+
+    from agent.session.ports import SessionOptions
     from agent.session.github import OpenedGitHub
     from agent.oct.client import RoomClient
     from agent.oct.login import LoginPrompt
@@ -71,8 +74,8 @@ class TargetSpec:
     email: str | None = None
 
     @classmethod
-    def from_options(cls, options: Any) -> TargetSpec:
-        """The spec an argparse namespace of `coder-tui`, `run` or `room` describes."""
+    def from_options(cls, options: SessionOptions | Namespace) -> TargetSpec:
+        """The spec the options (or argparse namespace) of `coder-tui`, `run` or `room` describe."""
         def get(name: str, default: Any = None) -> Any:
             return getattr(options, name, default)
 

@@ -13,16 +13,14 @@ from typing import Any
 
 from agent.config import Config
 from agent.knowledge.source import source_for
-from agent.knowledge.tasks import Task, TaskStore
+from agent.knowledge.tasks import Task, TaskStore, task_store
 from agent.workspaces.base import Workspace
+
+__all__ = ["UNATTENDED", "run_due", "task_store"]
 
 UNATTENDED = ("this is a scheduled task running unattended, so nobody can approve it; the user can run "
               "tasks in allow mode (`mode = \"allow\"` in .coder-tui.toml or --mode allow)")
 Say = Callable[[str], None]
-
-
-def task_store(workspace: Workspace) -> TaskStore:
-    return TaskStore(source_for(workspace).key, workspace.label)
 
 
 async def run_due(workspace: Workspace, config: Config, say: Say, sink: Callable[[Any], None] | None = None,
@@ -53,15 +51,16 @@ async def run_due(workspace: Workspace, config: Config, say: Say, sink: Callable
 async def _run_one(store: TaskStore, task: Task, workspace: Workspace, config: Config,
                    sink: Callable[[Any], None] | None, github: Any) -> Task:
     from agent.approval import DenyAll
-    from agent.session.core import AgentSession
+    from agent.session.open import open_session
+    from agent.session.ports import SessionPorts
+    from agent.session.target import Target
 
     session = None
     try:
-        session = AgentSession.open(config, workspace, DenyAll(UNATTENDED), sink or (lambda event: None),
-                                    meta={"task_id": task.id, "task": task.description},
-                                    registry=github.registry() if github is not None else None)
-        if github is not None:
-            github.attach(session)
+        # the task's workspace as a target; it stays open for the next task (see close below)
+        target = Target(workspace, github=github)
+        session = open_session(target, config, SessionPorts(DenyAll(UNATTENDED), sink or (lambda event: None)),
+                               meta={"task_id": task.id, "task": task.description})
         complete = await session.run(task.description)
     except asyncio.CancelledError:
         store.finish(task, False, "stopped before it finished", session.session_id if session else None)

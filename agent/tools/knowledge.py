@@ -15,8 +15,7 @@ from pydantic import Field
 
 from agent.knowledge.cron import CronError
 from agent.knowledge.builder import current_view
-from agent.knowledge.tasks import STATUSES, TaskError, TaskStore, parse_at
-from agent.session.tasks import task_store
+from agent.knowledge.tasks import STATUSES, TaskError, TaskStore, parse_at, task_store
 from agent.tools.base import Proposal, Tool, ToolArgs, ToolContext, ToolError, ToolKind
 
 

@@ -22,7 +22,8 @@ import sys
 from agent.approval import QueueApprover
 from agent.config import load_config
 from agent.consumer import EventHandler
-from agent.session.core import AgentSession
+from agent.session.open import open_session
+from agent.session.ports import SessionPorts
 from agent.session.target import TargetError, TargetSpec, open_target
 
 
@@ -67,7 +68,7 @@ async def main(folder, model, api_base, api_key, prompt):
     config = load_config(target.workspace.root, {"model": model, "api_base": api_base,
                                                  "api_key": api_key, "mode": "ask"})
     lines = Lines()
-    session = AgentSession.for_target(config, target, QueueApprover(), lines.handle)
+    session = open_session(target, config, SessionPorts(QueueApprover(), lines.handle))
     lines.session = session
     try:
         complete = await session.run(target.prompt)

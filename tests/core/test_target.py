@@ -8,7 +8,8 @@ import pytest
 
 from agent.approval import Decision, QueueApprover, ScriptedApprover
 from agent.config import Config
-from agent.session.core import AgentSession
+from agent.session.open import open_session
+from agent.session.ports import SessionPorts
 from agent.session.record import SessionStore
 from agent.session.target import TargetError, TargetSpec, open_target
 from tests.conftest import write_files
@@ -32,12 +33,12 @@ async def test_resume_without_a_folder_opens_the_sessions_folder(tmp_path: Path)
     ws = write_files(tmp_path / "ws", {"a.py": "x = 1\n"})
     store = SessionStore(tmp_path / "sessions")
     first = await open_target(TargetSpec(workspace=str(ws)))
-    session = AgentSession.for_target(config(), first, QueueApprover(), lambda event: None, store=store)
+    session = open_session(first, config(), SessionPorts(QueueApprover(), lambda event: None), store=store)
     await session.close()
     again = await open_target(TargetSpec(resume=session.session_id), store=store)
     assert again.workspace.root == ws.resolve()
-    resumed = AgentSession.for_target(config(), again, QueueApprover(), lambda event: None,
-                                      resume=session.session_id, store=store)
+    resumed = open_session(again, config(), SessionPorts(QueueApprover(), lambda event: None),
+                           resume=session.session_id, store=store)
     assert resumed.resumed and resumed.session_id == session.session_id
     await resumed.close()
     await again.close()
@@ -76,11 +77,11 @@ def test_the_spec_reads_the_options_of_every_command() -> None:
 async def test_answers_by_id_need_a_queue_approver(tmp_path: Path) -> None:
     target = await open_target(TargetSpec(workspace=str(write_files(tmp_path / "ws", {}))))
     store = SessionStore(tmp_path / "sessions")
-    queued = AgentSession.for_target(config(), target, QueueApprover(), lambda event: None, store=store)
+    queued = open_session(target, config(), SessionPorts(QueueApprover(), lambda event: None), store=store)
     assert queued.pending_approvals == [] and queued.answer("ap_unknown", "allow_once") is False
     await queued.close(keep_workspace=True)
-    scripted = AgentSession.for_target(config(), target, ScriptedApprover([Decision("deny")]),
-                                       lambda event: None, store=store)
+    scripted = open_session(target, config(), SessionPorts(ScriptedApprover([Decision("deny")]), lambda event: None),
+                            store=store)
     with pytest.raises(TypeError, match="ScriptedApprover does not take answers by id"):
         scripted.answer("ap_1", "deny")
     assert scripted.pending_approvals == []

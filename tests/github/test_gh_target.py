@@ -11,7 +11,8 @@ import pytest
 from agent.approval import QueueApprover
 from agent.config import Config
 from agent.events import Retrying
-from agent.session.core import AgentSession
+from agent.session.open import open_session
+from agent.session.ports import SessionPorts
 from agent.session.record import SessionStore
 from agent.session.target import TargetError, TargetSpec, open_target
 from tests.github.conftest import TOKEN
@@ -37,8 +38,8 @@ async def test_an_issue_becomes_the_prompt_and_the_github_tools_come_along(on_fa
     assert "Same here" in target.prompt and target.prompt.endswith("\n\nkeep the fix small")
     registry = target.registry()
     assert registry is not None and {"get_issue", "create_pull_request"} <= set(registry.names)
-    session = AgentSession.for_target(Config(model="openai/x"), target, QueueApprover(), lambda event: None,
-                                      store=SessionStore(tmp_path / "sessions"))
+    session = open_session(target, Config(model="openai/x"), SessionPorts(QueueApprover(), lambda event: None),
+                           store=SessionStore(tmp_path / "sessions"))
     assert "get_issue" in session.registry.names
     assert target.github is not None and target.github.client.notify == session.emit  # waits become events
     await session.close()

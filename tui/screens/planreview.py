@@ -142,12 +142,18 @@ class FailedStepScreen(ModalScreen[Any]):
 class TuiPlanReviewer:
     """Answers the workflow's plan decisions with the screens above (the run awaits them)."""
 
-    def __init__(self, app: App[Any], session: AgentSession) -> None:
-        self.app, self.session = app, session
+    def __init__(self, app: App[Any]) -> None:
+        self.app = app
+        self.session: AgentSession | None = None
+
+    def attach(self, session: AgentSession) -> None:
+        """The session whose plans this reviewer shows (open_session binds it)."""
+        self.session = session
 
     async def decide(self, kind: str) -> Any:
         from agent.planning.models import Plan
 
+        assert self.session is not None, "open_session attaches the reviewer to its session"
         plan = Plan.model_validate(self.session.state["plan"])
         if kind == "review":
             screen: ModalScreen[Any] = PlanReviewScreen(plan)

@@ -64,9 +64,9 @@ class AcpSession:
     @classmethod
     async def open(cls, conn: Any, config: Config, root: Path, client_fs: tuple[bool, bool], resume: str | None,
                    notes: list[str]) -> AcpSession:
-        from agent.session.core import AgentSession
+        from agent.session.open import open_session
+        from agent.session.ports import SessionPorts
         from agent.session.target import TargetError, TargetSpec, open_target
-        from agent.tools import sandbox
 
         try:
             target = await open_target(TargetSpec(workspace=str(root)), config)
@@ -83,12 +83,10 @@ class AcpSession:
                                     self._write if writes else None, on_applied=events.changes_written)
         self.target = dataclasses.replace(target, workspace=workspace)
         events.root = workspace.root
-        self.session = AgentSession.for_target(config, self.target, AcpApprover(conn, stream, events), self._sink,
-                                               resume=resume)
+        ports = SessionPorts(AcpApprover(conn, stream, events), self._sink, AcpPlanReviewer(conn, stream, events))
+        self.session = open_session(self.target, config, ports, resume=resume)
         stream.session_id = self.session.session_id
         events.approval_kind = self._approval_kind
-        self.session.plan_reviewer = AcpPlanReviewer(conn, stream, events)
-        sandbox.configure(self.session)
         return self
 
     @property

@@ -21,6 +21,8 @@ from agent.frontends.serve.events import Data, SseMapper, approval_data
 from agent.frontends.serve.request import BadRequest, ChatRequest
 from agent.planning.review import PlanDecision
 from agent.session.core import AgentSession
+from agent.session.open import open_session
+from agent.session.ports import SessionPorts
 from agent.session.record import SessionError, SessionStore
 from agent.session.target import Target, TargetError
 from agent.workspaces.base import Workspace, WorkspaceError
@@ -133,19 +135,15 @@ class Sessions:
                 workspace = OverlayWorkspace(target.workspace)
                 for path, text in chat.files().items():
                     _seed(workspace, path, text)
-            session = AgentSession.open(self.config.model_copy(), workspace, QueueApprover(),
-                                        lambda event: holder[0].sink(event), resume=resume, store=self.store,
-                                        registry=target.registry(), meta={**target.meta, "frontend": "serve"})
+            ports = SessionPorts(QueueApprover(), lambda event: holder[0].sink(event))
+            session = open_session(target, self.config.model_copy(), ports, resume=resume, store=self.store,
+                                   meta={"frontend": "serve"}, workspace=workspace)
         except SessionError as exc:
             await target.close()
             raise NotFound(str(exc)) from None
         except BaseException:
             await target.close()
             raise
-        from agent.tools import sandbox
-
-        sandbox.configure(session)
-        target.attach(session)
         live = Live(session, chat.apply, target)
         holder.append(live)
         self.live[session.session_id] = live

@@ -1,0 +1,64 @@
+"""PlanHost: what the structured workflow needs from the session it runs in.
+
+Planning builds no runs and chooses no models of its own: it asks its host. `new_run` is the
+session's one run factory (the turn's token and cost budget, compaction, fallback models and the
+profile's tools and agent type), the same for a plan step as for a direct prompt; `small_llm` is
+the profile's small model (the router's). `agent.session.core.AgentSession` is the host.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from agent.agents import IterativeRun
+    from agent.approval import ApprovalGate
+    from agent.events import Complete, Mode
+    from agent.executor import Executor
+    from agent.llm import LLM
+    from agent.loop import Totals
+    from agent.planning.review import PlanReviewer
+    from agent.tools.base import Tool, ToolContext
+    from agent.workspaces.base import Workspace
+
+Emit = Callable[[Any], None]
+Record = Callable[[dict[str, Any]], None]
+
+
+class PlanHost(Protocol):
+    workspace: Workspace
+    executor: Executor
+    gate: ApprovalGate
+    ctx: ToolContext
+    totals: Totals
+    messages: list[dict[str, Any]]
+    state: dict[str, Any]
+    inbox: list[str]
+    plan_running: bool
+    plan_reviewer: PlanReviewer
+
+    @property
+    def session_id(self) -> str: ...
+
+    @property
+    def mode(self) -> Mode: ...
+
+    def emit(self, event: Any) -> None: ...
+
+    def record_state(self, key: str, value: Any) -> None: ...
+
+    def remember(self, message: dict[str, Any]) -> None:
+        """Append a message to the main conversation and its record."""
+        ...
+
+    def offered_tools(self) -> list[Tool]:
+        """The tools the profile and the mode offer now."""
+        ...
+
+    def small_llm(self) -> LLM: ...
+
+    async def new_run(self, llm: LLM, messages: list[dict[str, Any]], *, executor: Executor | None = None,
+                      emit: Emit | None = None, record: Record | None = None) -> IterativeRun: ...
+
+    async def run_direct(self, llm: LLM, prompt: str) -> Complete: ...
