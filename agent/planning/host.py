@@ -1,4 +1,5 @@
-"""PlanHost: what the structured workflow needs from the session it runs in.
+"""PlanHost: what the structured workflow needs from the session it runs in (and `ask`, its
+question to the session's plan reviewer).
 
 Planning builds no runs and chooses no models of its own: it asks its host. `new_run` is the
 session's one run factory (the turn's token and cost budget, compaction, fallback models and the
@@ -11,6 +12,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
+from agent.events import PlanDecisionRequired
+from agent.planning.models import Plan
+from agent.planning.review import PlanDecision, PlanReviewer, ReviewKind
+
 if TYPE_CHECKING:
     from agent.agents import IterativeRun
     from agent.approval import ApprovalGate
@@ -18,7 +23,6 @@ if TYPE_CHECKING:
     from agent.executor import Executor
     from agent.llm import LLM
     from agent.loop import Totals
-    from agent.planning.review import PlanReviewer
     from agent.tools.base import Tool, ToolContext
     from agent.workspaces.base import Workspace
 
@@ -62,3 +66,10 @@ class PlanHost(Protocol):
                       emit: Emit | None = None, record: Record | None = None) -> IterativeRun: ...
 
     async def run_direct(self, llm: LLM, prompt: str) -> Complete: ...
+
+
+async def ask(host: PlanHost, kind: ReviewKind, plan: Plan, step_id: str | None = None,
+              error: str | None = None) -> PlanDecision:
+    """Tell the front ends the run waits for a decision, and wait for the host's reviewer."""
+    host.emit(PlanDecisionRequired(kind=kind, plan=plan.info(), step_id=step_id, error=error))
+    return await host.plan_reviewer.decide(kind)

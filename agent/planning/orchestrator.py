@@ -17,9 +17,8 @@ from agent.events import (AgentAction, Complete, PlanCreated, StepComplete, Step
                           ToolResultEvent)
 from agent.executor import Executor
 from agent.llm import LLM
-from agent.planning.host import PlanHost
+from agent.planning.host import PlanHost, ask
 from agent.planning.models import Plan, Step
-from agent.planning.review import ask
 
 PLAN_STATE = "plan"
 SILENT = (TextDelta, Complete)  # a step's answer is its summary, not chat text

@@ -14,15 +14,11 @@ for a new plan; `stop` ends the run (the plan stays in the session for `--resume
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from typing import Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, model_validator
 
-from agent.events import PlanDecisionRequired
 from agent.planning.models import Plan, StepDraft
-
-if TYPE_CHECKING:
-    from agent.planning.host import PlanHost
 
 ReviewKind = Literal["review", "failed_step"]
 DecisionName = Literal["approve", "edit", "feedback", "retry", "skip", "stop"]
@@ -119,10 +115,3 @@ def parse_line(text: str, shorthand: bool) -> PlanDecision | None:
         errors = getattr(exc, "errors", lambda: [{"loc": (), "msg": str(exc)}])()
         where = ".".join(str(p) for p in errors[0]["loc"]) or "line"
         raise ValueError(f"invalid plan decision ({where}: {errors[0]['msg']})") from None
-
-
-async def ask(session: PlanHost, kind: ReviewKind, plan: Plan, step_id: str | None = None,
-              error: str | None = None) -> PlanDecision:
-    """Tell the front ends the run waits for a decision, and wait for it."""
-    session.emit(PlanDecisionRequired(kind=kind, plan=plan.info(), step_id=step_id, error=error))
-    return await session.plan_reviewer.decide(kind)

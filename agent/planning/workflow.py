@@ -10,12 +10,11 @@ from typing import Any
 
 from agent.events import ClassificationEvent, Complete, ErrorEvent
 from agent.llm import LLM, LLMError
-from agent.planning.host import PlanHost
+from agent.planning.host import PlanHost, ask
 from agent.planning.models import Classification, Plan, PlanDraft
 from agent.planning.orchestrator import Orchestrator, publish, saved_plan
 from agent.planning.planner import Planner, PlanningError
 from agent.planning.report import emit_text, stopped_report, write_report
-from agent.planning.review import ask
 from agent.planning.router import by_rule, classify
 from agent.planning.talk import answer_question, conversation_context, replan_task
 

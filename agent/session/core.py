@@ -28,7 +28,7 @@ from agent.llm import LLM
 from agent.agents import IterativeRun
 from agent.loop import Run, Totals
 from agent.modelchain import Budget
-from agent.planning.review import QueueReviewer
+from agent.planning.review import PlanReviewer, QueueReviewer
 from agent.profiles import load_profiles
 from agent.secrets import contains_secret, redact, register
 from agent.session.record import SessionData, SessionStore, SessionWriter
@@ -81,7 +81,7 @@ class AgentSession:
         self.state: dict[str, Any] = {}  # named values restored from the session file
         self.resumed = data is not None
         self.workflow = config.workflow  # auto | direct | structured (agent/planning)
-        self.plan_reviewer: Any = QueueReviewer()  # answers plan reviews and failed steps
+        self.plan_reviewer: PlanReviewer = QueueReviewer()  # answers plan reviews and failed steps
         self.plan_running = False
         self.plan_next = False  # the next run plans whatever the workflow (the app's `/plan TASK`)
         self.inbox: list[str] = []  # messages sent while a plan runs (see `send`)
@@ -91,7 +91,11 @@ class AgentSession:
             register(config.api_key.get_secret_value())
         if data is not None:
             self._restore(data)
-        self.agent = AgentSetup(self)  # the agent factory: profile, tools, limits, MCP
+        # the agent factory (profile, tools, limits, MCP), given its inputs; the session uses what it built
+        self.agent = AgentSetup(config, workspace, self.registry, self.gate, self.messages, self.totals, self.llm,
+                                self.emit, writer.compaction)
+        self.executor.permits = self.agent.permits
+        self.ctx.extras["extract"] = self.agent.extract
 
     # -- construction ---------------------------------------------------------------------
     @classmethod
@@ -146,7 +150,7 @@ class AgentSession:
         """Use another model, server or key from the next request on (mode and history stay)."""
         if config.api_key is not None:
             register(config.api_key.get_secret_value())
-        self.config = config
+        self.config = self.agent.config = config
         self._llm = None
 
     @property

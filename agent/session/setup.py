@@ -1,57 +1,62 @@
 """The agent factory (seed 003): a session's profile made into a run with its tools, limits and models.
 
-`AgentSetup` belongs to an `AgentSession`. It picks the profile (`--profile`, config `profile`,
-or `coder`), offers exactly the tools the profile and the mode allow (MCP tools included), chooses
-the agent type (ReAct for models litellm knows cannot call tools; Ollama's /api/chat takes tools), and gives each run its budget,
-compaction and the fallback models.
+`AgentSetup` belongs to an `AgentSession`, which gives it its inputs (config, workspace, tool
+registry, approval gate, conversation, totals, model, event sink, record) and uses what it builds.
+It picks the profile (`--profile`, config `profile`, or `coder`), offers exactly the tools the
+profile and the mode allow (MCP tools included), chooses the agent type (ReAct for models litellm
+knows cannot call tools; Ollama's /api/chat takes tools), and gives each run its budget, compaction
+and the fallback models. The profile's mode is set on the gate it was given.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import Any
 
 from agent.agents import RUNS, IterativeRun
+from agent.approval import ApprovalGate
+from agent.config import Config
 from agent.compaction import Compactor, summary_request
 from agent.events import Compacted, ErrorEvent
 from agent.llm import LLM
+from agent.loop import Totals
 from agent.mcp import McpManager, allowed_servers
 from agent.modelchain import Budget, ModelChain
 from agent.profiles import Profile, ProfileSet, load_profiles
 from agent.profiles import toolset
 from agent.tools.base import Tool
 from agent.tools.gitread import GitReadOnly
-
-if TYPE_CHECKING:
-    from agent.session.core import AgentSession
+from agent.tools.registry import ToolRegistry
+from agent.workspaces.base import Workspace
 
 EXTRA_TOOLS = (GitReadOnly,)  # offered only to profiles that name them
 
 
 class AgentSetup:
-    def __init__(self, session: AgentSession) -> None:
-        self.session = session
-        config = session.config
-        root = session.workspace.root
-        self.profiles: ProfileSet = load_profiles(root, trusted=config.workspace_trusted)
+    def __init__(self, config: Config, workspace: Workspace, registry: ToolRegistry, gate: ApprovalGate,
+                 messages: list[dict[str, Any]], totals: Totals, llm: Callable[[], LLM],
+                 emit: Callable[[Any], None], record_compaction: Callable[..., None]) -> None:
+        self.config, self.workspace, self.registry, self.gate = config, workspace, registry, gate
+        self.messages, self.totals, self.llm, self.emit = messages, totals, llm, emit
+        self.record_compaction = record_compaction
+        self.profiles: ProfileSet = load_profiles(workspace.root, trusted=config.workspace_trusted)
         self.profile: Profile = self.profiles.get(config.profile)
         for cls in EXTRA_TOOLS:
-            if session.registry.get(cls.name) is None:
-                session.registry.register(cls())
+            if registry.get(cls.name) is None:
+                registry.register(cls())
         self.extras = {cls.name for cls in EXTRA_TOOLS}
-        self.mcp = McpManager(self._mcp_servers(), session.emit)
+        self.mcp = McpManager(self._mcp_servers(), emit)
         self._registered: set[str] = set()
         self._chain: ModelChain | None = None
         self._chain_base: LLM | None = None
         self._compactor: Compactor | None = None
         self._schemas = toolset.SchemaCache()
-        session.executor.permits = self.permits
-        session.ctx.extras["extract"] = self.extract
         if self.profile.mode and config.sources.get("mode") not in ("command line", "environment"):
-            session.mode = self.profile.mode
+            gate.mode = self.profile.mode
         self.report_ignored()
 
     def _mcp_servers(self) -> dict[str, Any]:
-        servers, notes = allowed_servers(self.session.config)
+        servers, notes = allowed_servers(self.config)
         self.profiles.ignored.extend(notes)
         return servers
 
@@ -60,7 +65,7 @@ class AgentSetup:
         """Switch profiles from the next run on (ProfileError for an unknown name)."""
         self.profile = self.profiles.get(name)
         if self.profile.mode:
-            self.session.mode = self.profile.mode
+            self.gate.mode = self.profile.mode
         self._chain = None
         return self.profile
 
@@ -71,14 +76,14 @@ class AgentSetup:
     # -- tools ----------------------------------------------------------------------------
     def _sync_mcp(self) -> None:
         for tool in self.mcp.tools():
-            if tool.name not in self._registered and self.session.registry.get(tool.name) is None:
-                self.session.registry.register(tool)
+            if tool.name not in self._registered and self.registry.get(tool.name) is None:
+                self.registry.register(tool)
                 self._registered.add(tool.name)
 
     def offered(self) -> list[Tool]:
         self._sync_mcp()
-        return toolset.offered(self.session.registry, self.session.workspace, self.profile,
-                               self.session.mode, self.extras)
+        return toolset.offered(self.registry, self.workspace, self.profile,
+                               self.gate.mode, self.extras)
 
     def schemas(self) -> list[dict[str, Any]]:
         return self._schemas(self.offered())
@@ -92,17 +97,17 @@ class AgentSetup:
         if self._chain is None or self._chain_base is not base:
             self._chain_base = base
             first = _with_model(base, self.profile.model) if self.profile.model else base
-            self._chain = ModelChain(first, list(self.session.config.fallback_models), self.session.emit)
+            self._chain = ModelChain(first, list(self.config.fallback_models), self.emit)
         return self._chain
 
     def small_llm(self) -> LLM:
-        name = self.profile.small_model or self.session.config.small_model
-        base = self.session.llm()
+        name = self.profile.small_model or self.config.small_model
+        base = self.llm()
         return _with_model(base, name) if name else base
 
     async def _complete_plain(self, messages: list[dict[str, Any]]) -> str:
         reply = await self.small_llm().complete(messages, [], lambda text: None, lambda *a: None)
-        self.session.emit(self.session.totals.add(reply))
+        self.emit(self.totals.add(reply))
         return reply.text
 
     async def summarize(self, messages: list[dict[str, Any]]) -> str:
@@ -115,8 +120,8 @@ class AgentSetup:
         return await self._complete_plain(extraction_request(prompt, page))
 
     async def context_window(self, model: str) -> int | None:
-        if self.session.config.context_window:
-            return self.session.config.context_window
+        if self.config.context_window:
+            return self.config.context_window
         from agent.llm import ensure_loaded
 
         litellm = await ensure_loaded()
@@ -129,7 +134,7 @@ class AgentSetup:
     async def agent_type(self, model: str) -> str:
         if self.profile.agent != "iterative":
             return self.profile.agent
-        calling = self.session.config.tool_calling
+        calling = self.config.tool_calling
         if calling == "text":
             return "react"
         if calling == "native":
@@ -142,13 +147,13 @@ class AgentSetup:
     def compactor(self, window: int | None) -> Compactor:
         """The session's compactor (it keeps what it learned about the provider's token counts)."""
         if self._compactor is None or self._compactor.window != window:
-            self._compactor = Compactor(window, self.summarize, self.session.emit, self.session.writer.compaction)
+            self._compactor = Compactor(window, self.summarize, self.emit, self.record_compaction)
         return self._compactor
 
     def budget(self) -> Budget | None:
         """A turn's token and cost budget, counted from the session's totals now (None: no limit)."""
-        config, profile = self.session.config, self.profile
-        return Budget.starting_at(self.session.totals, config.max_tokens or profile.max_tokens,
+        config, profile = self.config, self.profile
+        return Budget.starting_at(self.totals, config.max_tokens or profile.max_tokens,
                                   config.max_cost or profile.max_cost)
 
     async def build_run(self, llm: LLM, budget: Budget | None, **run_args: Any) -> IterativeRun:
@@ -157,19 +162,19 @@ class AgentSetup:
         chain = self.model_chain(llm)
         await self.mcp.ensure_started()
         kind = await self.agent_type(chain.model)
-        config, profile = self.session.config, self.profile
+        config, profile = self.config, self.profile
         max_steps = profile.max_steps if profile.max_steps and "max_steps" not in config.sources else config.max_steps
         return RUNS[kind](llm=chain, tools=self.schemas(), max_steps=max_steps, budget=budget,  # type: ignore[arg-type]
                           compactor=self.compactor(await self.context_window(chain.model)),
                           tools_now=self.schemas, **run_args)
 
     async def compact_now(self) -> Compacted | None:
-        window = await self.context_window(self.session.llm().model)
-        return await self.compactor(window).compact(self.session.messages, self.schemas(), manual=True)
+        window = await self.context_window(self.llm().model)
+        return await self.compactor(window).compact(self.messages, self.schemas(), manual=True)
 
     def report_ignored(self) -> None:
         for note in self.profiles.ignored:
-            self.session.emit(ErrorEvent(message=note, recoverable=True))
+            self.emit(ErrorEvent(message=note, recoverable=True))
 
 
 OLLAMA = ("ollama", "ollama_chat")
