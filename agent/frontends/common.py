@@ -6,16 +6,24 @@ from __future__ import annotations
 import asyncio
 import signal
 import sys
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable, Coroutine
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar
+
+if TYPE_CHECKING:
+    from argparse import Namespace
+
+    from agent.config import Config
+    from agent.session.ports import SessionOptions
+
+Options = TypeVar("Options")  # what the command line gave the front end (SessionOptions or a namespace)
 
 
 class UsageError(Exception):
     """Bad flags or configuration: exit code 2 with a one-line message."""
 
 
-def build_config(options: Any, workspace_root: Path | None) -> Any:
+def build_config(options: SessionOptions | Namespace, workspace_root: Path | None) -> Config:
     from agent.config import ConfigError, load_config, trust_folder
 
     flags = {"model": options.model, "api_base": options.api_base, "api_key": options.api_key,
@@ -45,7 +53,7 @@ async def open_or_usage(spec: Any, config: Any = None, **callbacks: Any) -> Any:
         raise UsageError(exc.message) from None
 
 
-def run_command(run: Callable[[Any], Awaitable[int]], options: Any, name: str = "coder-tui") -> int:
+def run_command(run: Callable[[Options], Coroutine[Any, Any, int]], options: Options, name: str = "coder-tui") -> int:
     """A front end's async entry run to its exit code; a usage error is one line and exit 2."""
     try:
         return asyncio.run(run(options))

@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import sys
 import threading
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -21,6 +21,9 @@ from agent.approval import Decision, QueueApprover
 from agent.config import first_problem
 from agent.events import ApprovalRequired, DecisionKind, ErrorEvent
 from agent.planning.review import parse_line
+
+if TYPE_CHECKING:
+    from agent.session.core import AgentSession
 
 
 class MessageLine(BaseModel):
@@ -31,7 +34,7 @@ class MessageLine(BaseModel):
 
 
 class PlanLines:
-    def __init__(self, session: Any, shorthand: bool, emit: Any) -> None:
+    def __init__(self, session: AgentSession, shorthand: bool, emit: Any) -> None:
         self.session = session
         self.shorthand = shorthand
         self.emit = emit
@@ -101,7 +104,7 @@ class StdinApprover(QueueApprover):
         self.unanswered = 0  # approvals denied because stdin closed before an answer came
         self.lines: PlanLines | None = None
 
-    def attach(self, session: Any) -> None:
+    def attach(self, session: AgentSession) -> None:
         """Plan decisions and messages for a running plan come on the same stdin."""
         self.lines = PlanLines(session, self.shorthand, self.emit)
 

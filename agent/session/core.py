@@ -28,7 +28,7 @@ from agent.llm import LLM
 from agent.agents import IterativeRun
 from agent.loop import Run, Totals
 from agent.modelchain import Budget
-from agent.planning.review import PlanReviewer, QueueReviewer
+from agent.planning.review import QueueReviewer
 from agent.profiles import load_profiles
 from agent.secrets import contains_secret, redact, register
 from agent.session.record import SessionData, SessionStore, SessionWriter
@@ -81,7 +81,7 @@ class AgentSession:
         self.state: dict[str, Any] = {}  # named values restored from the session file
         self.resumed = data is not None
         self.workflow = config.workflow  # auto | direct | structured (agent/planning)
-        self.plan_reviewer: PlanReviewer = QueueReviewer()  # answers plan reviews and failed steps
+        self.plan_reviewer: Any = QueueReviewer()  # a PlanReviewer; front ends answer a QueueReviewer by its methods
         self.plan_running = False
         self.plan_next = False  # the next run plans whatever the workflow (the app's `/plan TASK`)
         self.inbox: list[str] = []  # messages sent while a plan runs (see `send`)

@@ -28,6 +28,7 @@ from agent.workspaces.github import ClonedGitHubWorkspace, GitHubWorkspace
 
 if TYPE_CHECKING:
     from agent.events import Published
+    from agent.session.core import AgentSession
 
 
 @dataclass
@@ -53,7 +54,7 @@ class OpenedGitHub:
 
         return ToolRegistry(default_tools() + [cls() for cls in GITHUB_TOOLS])
 
-    def attach(self, session: Any) -> None:
+    def attach(self, session: AgentSession) -> None:
         self.workspace.attach(session.record_state, resumed=session.resumed)
         self.client.notify = session.emit  # rate-limit waits become `retrying` events
 

@@ -12,7 +12,7 @@ import asyncio
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agent.events import ErrorEvent, TriggerEvent
 from agent.oct.client import RoomClient
@@ -23,6 +23,9 @@ from agent.oct.triggers import Trigger
 from agent.oct.watcher import TriggerWatcher
 from agent.oct.windowing import DocumentView, view_document
 from agent.workspaces.room import RoomWorkspace
+
+if TYPE_CHECKING:
+    from agent.session.core import AgentSession
 
 log = logging.getLogger(__name__)
 
@@ -53,7 +56,7 @@ class _Job:
 
 
 class RoomAgent:
-    def __init__(self, client: RoomClient, workspace: RoomWorkspace, session: Any,
+    def __init__(self, client: RoomClient, workspace: RoomWorkspace, session: AgentSession,
                  emit: Callable[[Any], None], name: str) -> None:
         assert client.docs is not None
         self.client, self.workspace, self.session, self.emit = client, workspace, session, emit

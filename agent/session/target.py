@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from argparse import Namespace
 
     from agent.session.ports import SessionOptions
+    from agent.session.core import AgentSession
     from agent.session.github import OpenedGitHub
     from agent.oct.client import RoomClient
     from agent.oct.login import LoginPrompt
@@ -111,7 +112,7 @@ class Target:
         """A fresh tool registry for a session on this target (None: the default tools)."""
         return self.github.registry() if self.github is not None else None
 
-    def attach(self, session: Any) -> None:
+    def attach(self, session: AgentSession) -> None:
         """Bind a session (a new one after /clear or /resume too) to what the target keeps:
         GitHub state recorded in the session and rate-limit waits in its events; a room's
         triggers answered by it (run `target.agent.run()` in a task the front end owns)."""
@@ -126,7 +127,7 @@ class Target:
             assert isinstance(self.workspace, RoomWorkspace)  # a room target's workspace is the room
             self.agent = RoomAgent(self.room, self.workspace, session, session.emit, self.room_name)
         else:
-            self.agent.session.record, self.agent.emit = session, session.emit
+            self.agent.session, self.agent.emit = session, session.emit
 
     async def close(self) -> None:
         """Leave the room and release the workspace (safe after the session closed it)."""

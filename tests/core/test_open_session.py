@@ -95,3 +95,27 @@ async def test_the_router_uses_the_profiles_small_model(make_harness: Any, isola
     complete = await h.run("tidy up the parser module")
     assert complete.success
     assert [r["model"] for r in h.llm.requests] == ["tiny-router", h.llm.model.split("/", 1)[1]]
+
+
+async def test_a_room_target_rebinds_its_trigger_answerer_to_the_next_session(
+        fake_llm: FakeLLM, tmp_path: Path) -> None:
+    """After /clear or /resume the room's triggers go to the new session, not the closed one."""
+    from types import SimpleNamespace
+
+    from agent.approval import QueueApprover
+    from agent.session.open import open_session
+    from agent.session.ports import SessionPorts
+    from agent.session.record import SessionStore
+    from agent.session.target import Target
+    from agent.workspaces.local import LocalWorkspace
+
+    (tmp_path / "ws").mkdir()
+    answerer = SimpleNamespace(session=None, emit=None)  # stands in for the RoomAgent made at the first attach
+    target = Target(LocalWorkspace(tmp_path / "ws"), room=SimpleNamespace(), agent=answerer)  # type: ignore[arg-type]
+    store = SessionStore(tmp_path / "sessions")
+    events: list[Any] = []
+    session = open_session(target, config_for(fake_llm), SessionPorts(QueueApprover(), events.append), store=store)
+    try:
+        assert answerer.session is session and answerer.emit == session.emit
+    finally:
+        await session.close()
