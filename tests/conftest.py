@@ -119,12 +119,15 @@ class Harness:
 def open_harness(llm: FakeLLM, root: Path, files: dict[str, str] | None, config: Any, approver: Any,
                  resume: str | None = None) -> Harness:
     """A Harness whose AgentSession runs with config on root, made with these files in it."""
-    from agent.session.core import AgentSession
+    from agent.session.open import open_session
+    from agent.session.ports import SessionPorts
+    from agent.session.target import Target
     from agent.workspaces.local import LocalWorkspace
 
     write_files(root, files or {})
     harness = Harness(llm, root, None, approver)
-    harness.session = AgentSession.open(config, LocalWorkspace(root), approver, harness.events.append, resume=resume)
+    harness.session = open_session(Target(LocalWorkspace(root)), config, SessionPorts(approver, harness.events.append),
+                                   resume=resume)
     return harness
 
 

@@ -182,7 +182,7 @@ async def switch_session(app: CoderApp, resume: str | None) -> None:
     app.query_one(Timeline).clear()
     app.query_one("#status", StatusBar).set_usage(0, 0, None)
     app.query_one("#status", StatusBar).set_allowances([])  # a new gate: nothing is allowed in the new session
-    app.session_opened(session)  # the new session answers a room's next triggers (AgentSession.for_target)
+    app.session_opened(session)  # the new session answers a room's next triggers (open_session binds it)
     if resume is None:
         _say(app, f"New conversation (session {session.session_id}).", "dim")
 

@@ -4,7 +4,7 @@ commands without a session (knowledge: map/explore/tasks; commands: undo/session
 profiles/mcp). What several of them share: common (usage errors, config from flags), printing
 (the JSONL and readable printers) and stdin (answers typed on stdin).
 
-They sit on the core's public seam (`agent.session.target.open_target`, `agent.session.core.AgentSession`,
-`agent.consumer.EventHandler`); the core never imports them and they never import each other
+They sit on the core's public seam (`agent.session.target.open_target`, `agent.session.open.open_session`
+with `SessionPorts` and `SessionOptions`, `agent.consumer.EventHandler`); the core never imports them and they never import each other
 (import-linter contracts in pyproject.toml, checked in CI).
 """

@@ -91,7 +91,9 @@ async def make_gh_session(fake_llm: FakeLLM, gh_server: FakeGitHub, monkeypatch:
     from agent.approval import ScriptedApprover
     from agent.config import Config
     from agent.session.github import GitHubRequest, open_github
-    from agent.session.core import AgentSession
+    from agent.session.open import open_session
+    from agent.session.ports import SessionPorts
+    from agent.session.target import Target
 
     monkeypatch.setenv("GITHUB_TOKEN", TOKEN)
     monkeypatch.setenv("CODER_TUI_GITHUB_API_URL", gh_server.url)
@@ -106,9 +108,8 @@ async def make_gh_session(fake_llm: FakeLLM, gh_server: FakeGitHub, monkeypatch:
         opened = await open_github(request, config, progress=progress, settings={"write_interval": 0.0})
         approver = ScriptedApprover(decisions or [])
         harness = GitHubHarness(fake_llm, gh_server, opened, None, approver)
-        harness.session = AgentSession.open(config, opened.workspace, approver, harness.events.append,
-                                            resume=resume, registry=opened.registry())
-        opened.attach(harness.session)
+        target = Target(opened.workspace, github=opened)
+        harness.session = open_session(target, config, SessionPorts(approver, harness.events.append), resume=resume)
         created.append(harness)
         return harness
 
