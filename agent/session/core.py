@@ -102,7 +102,10 @@ class AgentSession:
     def open(cls, config: Config, workspace: Workspace, approver: Approver, sink: Sink, *,
              resume: str | None = None, store: SessionStore | None = None,
              registry: ToolRegistry | None = None, meta: dict[str, Any] | None = None) -> AgentSession:
-        """A new session, or (resume = id, prefix or `last`) the continuation of a recorded one."""
+        """A new session, or (resume = id, prefix or `last`) the continuation of a recorded one.
+
+        Unfinished: front ends and drivers open sessions with `agent.session.open.open_session`,
+        which adds the sandbox policy, the plan reviewer and the approver's and target's binding."""
         store = store or SessionStore()
         # A bad profile (name or file) fails here, before a session file is written.
         load_profiles(workspace.root, trusted=config.workspace_trusted).get(config.profile)
