@@ -57,6 +57,7 @@ UNTRUSTED: dict[str, str] = {
     "github_api_url": "it would change where your GitHub token is sent",
     "sandbox": "it would change how shell commands are confined",
     "sandbox_network": "it would give shell commands network access",
+    "shell_env": "it would pass your environment variables to shell commands",
     "trusted_folders": "only your own config can trust folders",
     "mcp_servers": "MCP servers are programs the file would start on your machine",
 }
@@ -119,6 +120,7 @@ class Settings(BaseModel):
     keymap: dict[str, str] = Field(default_factory=dict)  # the app's binding id -> keys, e.g. {"app.quit" = "ctrl+x"}
     sandbox: Sandbox = "auto"  # shell commands in bubblewrap: auto (when it works), bwrap, off
     sandbox_network: bool = False  # shell commands in the sandbox may use the network
+    shell_env: list[str] = Field(default_factory=list)  # more variables shell commands get (NAME or PREFIX*)
     trusted_folders: list[str] = Field(default_factory=list)  # folders whose .coder-tui.toml may use every setting
     # agent profiles, long sessions, budgets, fallbacks and MCP (agent/profiles, agent/session/setup.py)
     profile: str | None = None
