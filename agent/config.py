@@ -93,6 +93,7 @@ class McpServerSettings(BaseModel):
     headers: dict[str, str] = Field(default_factory=dict)
     enabled: bool = True
     timeout: float = Field(default=30.0, gt=0)  # seconds to start and list tools
+    read_only_tools: list[str] = Field(default_factory=list)  # tools that run without asking ("*": all)
 
     @model_validator(mode="after")
     def _one_transport(self) -> McpServerSettings:
