@@ -20,7 +20,7 @@ from agent.secrets import redact
 from agent.tools.base import Proposal, Tool, ToolArgs, ToolContext, ToolError
 from agent.tools.registry import ArgumentError, ToolRegistry
 from agent.tools.textutil import number, to_lines
-from agent.workspaces.base import WorkspaceError
+from agent.workspaces.base import WorkspaceError, refuse_git_path
 
 OUTPUT_CAP = 30_000
 CheckpointHook = Callable[[str], Awaitable[Any]]  # label -> CheckpointInfo
@@ -138,6 +138,8 @@ class Executor:
 
     async def _edit(self, tool: Tool, args: ToolArgs, call_id: str, proposal: Proposal) -> str:
         changes = [c for c in proposal.changes if c.old != c.new]
+        for change in changes:  # every workspace kind: a client-applied edit, a room, GitHub
+            refuse_git_path(change.path)
         if not changes:
             return "No change: the file(s) already have this content."
         notes: list[str] = []
