@@ -60,6 +60,7 @@ UNTRUSTED: dict[str, str] = {
     "shell_env": "it would pass your environment variables to shell commands",
     "trusted_folders": "only your own config can trust folders",
     "mcp_servers": "MCP servers are programs the file would start on your machine",
+    "room": "only your own config decides what room participants may make the agent do",
 }
 MODE_RANK = {"plan": 0, "ask": 1, "allow": 2}
 SECRET_VARS = ("CODER_TUI_API_KEY", "GITHUB_TOKEN", "GH_TOKEN")
@@ -102,6 +103,18 @@ class McpServerSettings(BaseModel):
         return self
 
 
+class RoomSettings(BaseModel):
+    """`[room]`: what participants of a room may make the agent do (the operator's own prompts
+    are not limited). Off by default: the network (web_fetch and other network tools), the
+    operator's MCP servers, and scheduled tasks run on the operator's machine and accounts."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    allow_network: bool = False
+    allow_mcp: bool = False
+    allow_tasks: bool = False
+
+
 class Settings(BaseModel):
     """Every setting, declared once with its default and bounds. A config file may set any of them
     (`given()` is what it set); `Config` is the merged result that a session runs with."""
@@ -132,6 +145,7 @@ class Settings(BaseModel):
     max_tokens: int | None = Field(default=None, ge=1)  # per run
     tool_calling: Literal["auto", "native", "text"] = "auto"  # text: the ReAct protocol
     mcp_servers: dict[str, McpServerSettings] = Field(default_factory=dict)
+    room: RoomSettings = Field(default_factory=RoomSettings)  # what room participants may use
     map_tokens: int = Field(default=1024, ge=0, le=64_000)  # the prompt's map section; 0 leaves it out
     workflow: Workflow = "direct"  # auto (plan when needed), direct (one loop), structured (always plan)
 

@@ -55,6 +55,7 @@ class Executor:
         self.step_label = ""
         self._waited = 0.0  # seconds the current call spent waiting for the user's decision
         self.permits: Callable[[Tool], bool] = lambda tool: True  # the agent profile's tool scope
+        self.limit: Callable[[Tool], str | None] = lambda tool: None  # why a tool may not run now (a room peer's request)
 
     def new_turn(self, label: str) -> None:
         """A new model turn: the next change takes a fresh checkpoint first."""
@@ -77,6 +78,8 @@ class Executor:
         shown = args.model_dump(mode="json")
         self.ctx.emit(ToolCallEvent(call_id=call.id, tool=tool.name, args=shown))
         started, self._waited = time.perf_counter(), 0.0
+        if (why := self.limit(tool)) is not None:
+            return self._finish(call, tool, started, error=why)
         try:
             output = await self._run(tool, args, call.id)
         except (ToolError, WorkspaceError, Denied) as exc:
