@@ -134,7 +134,8 @@ class Executor:
         proposal = await tool.prepare(args, self.ctx)
         if tool.kind == "edit":
             return await self._edit(tool, args, call_id, proposal)
-        if self.gate.needs_approval(tool.name):
+        network = tool.kind == "exec" and getattr(args, "network", False) is True
+        if self.gate.needs_approval(tool.name, network):
             await self._ask(tool, args, call_id, proposal)
         await self._checkpoint_once(tool, args)
         return await tool.run(args, self.ctx)

@@ -6,8 +6,8 @@ read-only; hidden behind empty private folders: `$HOME` (a private, writable one
 the folder holding the project and its neighbours (other projects), coder-tui's config, data
 and cache folders, `/run/user/UID` (the user's sockets) and `/tmp` (private). Their own process
 namespace and /proc (so neither our environment nor any other process is visible), no network
-unless the user allowed it for that command (the command asked for it and the user approved it,
-or allowed the tool for the session in ask mode) or `sandbox_network = true`. Every command, in
+unless the user allowed it for that command (the command asked for it and the user approved it;
+allowing the tool for the session does not include the network) or `sandbox_network = true`. Every command, in
 the sandbox or not, gets only the environment variables of an allow-list (`ENV_NAMES`, plus
 `shell_env` in the user's config). `auto` uses bubblewrap when a probe run works and says once,
 per session, when it cannot, and what is then not protected; `bwrap` refuses to run a command
@@ -249,5 +249,6 @@ def wrap(ctx: ToolContext, argv: list[str], network: bool) -> tuple[list[str], b
 def network_note(requested: bool, granted: bool) -> str:
     if requested and not granted:
         return ("note: this command ran without network access: the user did not allow it for this "
-                "command (allow mode never grants it; `sandbox_network = true` in config.toml does)\n")
+                "command (allow mode and allowing a tool for the session never grant it; "
+                "`sandbox_network = true` in config.toml does)\n")
     return ""

@@ -57,6 +57,21 @@ async def test_network_only_when_allowed_for_that_command(make_harness: Any, fak
 
 
 @needs_bwrap
+async def test_allowing_the_tool_for_the_session_does_not_grant_the_network(make_harness: Any,
+                                                                           fake_llm: FakeLLM) -> None:
+    h = make_harness(mode="ask", decisions=[Decision("allow_all"), Decision("deny"), Decision("allow_once")])
+    sandbox.configure(h.session)
+    fetch = CONNECT.format(port=urlsplit(fake_llm.url).port)
+    first = await _shell(h, "echo first")  # allowed for the session
+    asked = await _shell(h, fetch, network=True)  # asks again, because it wants the network: denied
+    plain = await _shell(h, "echo third")  # runs without asking
+    once = await _shell(h, fetch, network=True)  # asks again; allowed once: the network for it
+    assert "first" in first[0] and "denied" in asked[0] and "third" in plain[0] and "connected" in once[0]
+    approvals = [e for e in h.events if e.type == "approval_required"]
+    assert len(approvals) == 3 and all("asks for network access" in a.summary for a in approvals[1:])
+
+
+@needs_bwrap
 async def test_allow_mode_never_grants_network_unless_configured(make_harness: Any, fake_llm: FakeLLM) -> None:
     h = make_harness(mode="allow")
     policy = sandbox.configure(h.session)
@@ -132,6 +147,7 @@ def test_headless_approval_shows_and_grants_the_network(tmp_path: Path, isolated
         result = [m for m in llm.requests[-1]["messages"] if m["role"] == "tool"][-1]["content"]
     assert done.returncode == 0, done.stderr
     assert "asks for network access" in done.stderr and "connected" in result
+    assert "[a] always for bash_exec (never the network: commands that need it ask)" in done.stderr
 
 
 @needs_bwrap
