@@ -108,10 +108,10 @@ def bwrap_args(root: Path, network: bool) -> list[str]:
     root = Path(os.path.realpath(root))
     root_text = str(root)
     hidden = hidden_folders(root)
-    args = [_bwrap_path() or "bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
-    for folder in (f for f in hidden if not f.is_relative_to(root)):
+    args = [_bwrap_path() or "bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
+    for folder in (f for f in hidden if not f.is_relative_to(root)):  # after /tmp: a home under it still exists
         args += ["--tmpfs", str(folder)]
-    args += ["--tmpfs", "/tmp", "--bind", root_text, root_text]
+    args += ["--bind", root_text, root_text]
     for folder in (f for f in hidden if f.is_relative_to(root) and f != root):
         args += ["--tmpfs", str(folder)]
     for git_folder in _git_folders(root):
@@ -135,7 +135,8 @@ def hidden_folders(root: Path) -> list[Path]:
     for folder in sorted({Path(os.path.realpath(c)) for c in candidates}, key=lambda p: len(p.parts)):
         if str(folder) in SYSTEM_DIRS or root.is_relative_to(folder) and folder != home and folder != top.parent:
             continue
-        if folder == root or any(folder.is_relative_to(c) and not folder.is_relative_to(root) for c in chosen):
+        nested = any(folder.is_relative_to(c) and not folder.is_relative_to(root) for c in chosen)
+        if folder == root or nested and folder != home:  # $HOME is always there, empty and writable
             continue
         if folder.is_dir():
             chosen.append(folder)

@@ -113,6 +113,7 @@ async def test_auto_says_once_when_bubblewrap_is_missing(make_harness: Any, tmp_
         assert "one" in out[0] and "two" in out[1]
         warnings = [e.message for e in h.events if e.type == "warning"]
         assert len(warnings) == 1 and "without a sandbox" in warnings[0] and "apt-get install bubblewrap" in warnings[0]
+        assert "~/.ssh" in warnings[0] and ".git hooks" in warnings[0]  # what is then not protected
         h.session.config.sandbox = "bwrap"
         sandbox.configure(h.session)
         out = await _shell(h, "/bin/echo three")

@@ -153,3 +153,19 @@ def test_our_process_is_not_dumpable_so_a_command_cannot_read_our_memory(outside
     prefix = ["setpriv", "--bounding-set=-all", "--inh-caps=-all"] if os.geteuid() == 0 else []
     done = subprocess.run([*prefix, "cat", f"/proc/{os.getpid()}/environ"], capture_output=True, timeout=30)
     assert done.returncode != 0 and SECRET.encode() not in done.stdout, done.stdout[:200]
+
+
+@needs_bwrap
+async def test_a_home_beside_the_workspace_is_still_a_private_writable_home(make_harness: Any, tmp_path: Path,
+                                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    home = tmp_path / "home"  # hidden twice: under /tmp and beside the project; it must still exist
+    (home / ".ssh").mkdir(parents=True)
+    (home / ".ssh" / "id_rsa").write_text(SECRET)
+    monkeypatch.setenv("HOME", str(home))
+    h = make_harness(mode="allow")
+    sandbox.configure(h.session)
+    h.script(Reply(tool_calls=[call("bash_exec", command="cd ~ && touch made && ls -A ~ && cat ~/.ssh/id_rsa")]),
+             Reply(text="done"))
+    await h.run()
+    out = h.last_tool_message()
+    assert "made" in out and SECRET not in out and "No such file" in out and not (home / "made").exists(), out
