@@ -146,7 +146,9 @@ class ApprovalGate:
         decision = await self.approver.decide(request)
         if decision.decision == "allow_all":
             self.allowed_tools.add(request.tool)
-        if decision.allows and request.args.get("network") is True:
+        if decision.decision == "allow_once" and request.args.get("network") is True:
+            # only "allow once" grants the network the command asked for; "allow for the session"
+            # says "without network" and means it, for this command too
             self._network_once.append((request.tool, str(request.args.get("command") or "")))
         return decision
 

@@ -62,13 +62,15 @@ async def test_allowing_the_tool_for_the_session_does_not_grant_the_network(make
     h = make_harness(mode="ask", decisions=[Decision("allow_all"), Decision("deny"), Decision("allow_once")])
     sandbox.configure(h.session)
     fetch = CONNECT.format(port=urlsplit(fake_llm.url).port)
+    session_allowed = await _shell(h, fetch, network=True)  # "for this session, without network": runs without it
+    assert "ran without network access" in session_allowed[0] and "connected" not in session_allowed[0]
     first = await _shell(h, "echo first")  # allowed for the session
     asked = await _shell(h, fetch, network=True)  # asks again, because it wants the network: denied
     plain = await _shell(h, "echo third")  # runs without asking
     once = await _shell(h, fetch, network=True)  # asks again; allowed once: the network for it
     assert "first" in first[0] and "denied" in asked[0] and "third" in plain[0] and "connected" in once[0]
     approvals = [e for e in h.events if e.type == "approval_required"]
-    assert len(approvals) == 3 and all("asks for network access" in a.summary for a in approvals[1:])
+    assert len(approvals) == 3 and all("asks for network access" in a.summary for a in approvals)
 
 
 @needs_bwrap

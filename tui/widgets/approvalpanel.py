@@ -146,7 +146,7 @@ class ApprovalPanel(Vertical, can_focus=True):
             if request.timeout is not None:
                 facts.append(("Timeout", f"{request.timeout} s"))
             if request.args.get("network") is True:  # the sandbox gives it only when allowed here
-                facts.append(("Network", "asked for: allowing grants it for this command"))
+                facts.append(("Network", 'asked for: "Allow once" grants it for this command only'))
             # The command once (the summary repeats it): highlighted, with where and how long.
             return [
                 Static(Content("$ ").stylize("$text-muted") + highlight(command, language="bash"),
