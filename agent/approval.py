@@ -131,8 +131,10 @@ class ApprovalGate:
         self.allowed_tools: set[str] = set()
         self._network_once: list[tuple[str, str]] = []  # (tool, command) approved with network asked
 
-    def needs_approval(self, tool: str) -> bool:
-        return self.mode == "ask" and tool not in self.allowed_tools
+    def needs_approval(self, tool: str, network: bool = False) -> bool:
+        """Ask mode asks unless the tool is allowed for the session; a command that asks for the
+        network is asked for every time (allowing a tool for the session never grants the network)."""
+        return self.mode == "ask" and (tool not in self.allowed_tools or network)
 
     def revoke(self, tool: str | None = None) -> list[str]:
         """Ask again before `tool` (every tool when None) runs; returns the tools revoked."""
@@ -144,18 +146,20 @@ class ApprovalGate:
         decision = await self.approver.decide(request)
         if decision.decision == "allow_all":
             self.allowed_tools.add(request.tool)
-        if decision.allows and request.args.get("network") is True:
+        if decision.decision == "allow_once" and request.args.get("network") is True:
+            # only "allow once" grants the network the command asked for; "allow for the session"
+            # says "without network" and means it, for this command too
             self._network_once.append((request.tool, str(request.args.get("command") or "")))
         return decision
 
     def network_allowed(self, tool: str, command: str) -> bool:
         """Whether the user let this command that asked for the network have it: approved when
-        asked (used once), or the tool allowed for the session in ask mode. Allow mode never asks,
-        so it never grants the network (config's `sandbox_network` does)."""
+        asked, used once. Allowing the tool for the session does not grant it, and allow mode never
+        asks, so it never grants the network (config's `sandbox_network` does)."""
         if (tool, command) in self._network_once:
             self._network_once.remove((tool, command))
             return True
-        return self.mode == "ask" and tool in self.allowed_tools
+        return False
 
 
 def narrow_changes(changes: list[FileChange], decision: Decision) -> tuple[list[FileChange], list[str]]:

@@ -57,8 +57,10 @@ UNTRUSTED: dict[str, str] = {
     "github_api_url": "it would change where your GitHub token is sent",
     "sandbox": "it would change how shell commands are confined",
     "sandbox_network": "it would give shell commands network access",
+    "shell_env": "it would pass your environment variables to shell commands",
     "trusted_folders": "only your own config can trust folders",
     "mcp_servers": "MCP servers are programs the file would start on your machine",
+    "room": "only your own config decides what room participants may make the agent do",
 }
 MODE_RANK = {"plan": 0, "ask": 1, "allow": 2}
 SECRET_VARS = ("CODER_TUI_API_KEY", "GITHUB_TOKEN", "GH_TOKEN")
@@ -92,12 +94,25 @@ class McpServerSettings(BaseModel):
     headers: dict[str, str] = Field(default_factory=dict)
     enabled: bool = True
     timeout: float = Field(default=30.0, gt=0)  # seconds to start and list tools
+    read_only_tools: list[str] = Field(default_factory=list)  # tools that run without asking ("*": all)
 
     @model_validator(mode="after")
     def _one_transport(self) -> McpServerSettings:
         if bool(self.command) == bool(self.url):
             raise ValueError("give either `command` (a local server) or `url` (a remote one)")
         return self
+
+
+class RoomSettings(BaseModel):
+    """`[room]`: what participants of a room may make the agent do (the operator's own prompts
+    are not limited). Off by default: the network (web_fetch and other network tools), the
+    operator's MCP servers, and scheduled tasks run on the operator's machine and accounts."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    allow_network: bool = False
+    allow_mcp: bool = False
+    allow_tasks: bool = False
 
 
 class Settings(BaseModel):
@@ -119,6 +134,7 @@ class Settings(BaseModel):
     keymap: dict[str, str] = Field(default_factory=dict)  # the app's binding id -> keys, e.g. {"app.quit" = "ctrl+x"}
     sandbox: Sandbox = "auto"  # shell commands in bubblewrap: auto (when it works), bwrap, off
     sandbox_network: bool = False  # shell commands in the sandbox may use the network
+    shell_env: list[str] = Field(default_factory=list)  # more variables shell commands get (NAME or PREFIX*)
     trusted_folders: list[str] = Field(default_factory=list)  # folders whose .coder-tui.toml may use every setting
     # agent profiles, long sessions, budgets, fallbacks and MCP (agent/profiles, agent/session/setup.py)
     profile: str | None = None
@@ -129,6 +145,7 @@ class Settings(BaseModel):
     max_tokens: int | None = Field(default=None, ge=1)  # per run
     tool_calling: Literal["auto", "native", "text"] = "auto"  # text: the ReAct protocol
     mcp_servers: dict[str, McpServerSettings] = Field(default_factory=dict)
+    room: RoomSettings = Field(default_factory=RoomSettings)  # what room participants may use
     map_tokens: int = Field(default=1024, ge=0, le=64_000)  # the prompt's map section; 0 leaves it out
     workflow: Workflow = "direct"  # auto (plan when needed), direct (one loop), structured (always plan)
 

@@ -20,7 +20,7 @@ from agent.secrets import redact
 from agent.tools.base import Proposal, Tool, ToolArgs, ToolContext, ToolError
 from agent.tools.registry import ArgumentError, ToolRegistry
 from agent.tools.textutil import number, to_lines
-from agent.workspaces.base import WorkspaceError
+from agent.workspaces.base import WorkspaceError, refuse_git_path
 
 OUTPUT_CAP = 30_000
 CheckpointHook = Callable[[str], Awaitable[Any]]  # label -> CheckpointInfo
@@ -55,6 +55,7 @@ class Executor:
         self.step_label = ""
         self._waited = 0.0  # seconds the current call spent waiting for the user's decision
         self.permits: Callable[[Tool], bool] = lambda tool: True  # the agent profile's tool scope
+        self.limit: Callable[[Tool], str | None] = lambda tool: None  # why a tool may not run now (a room peer's request)
 
     def new_turn(self, label: str) -> None:
         """A new model turn: the next change takes a fresh checkpoint first."""
@@ -77,6 +78,8 @@ class Executor:
         shown = args.model_dump(mode="json")
         self.ctx.emit(ToolCallEvent(call_id=call.id, tool=tool.name, args=shown))
         started, self._waited = time.perf_counter(), 0.0
+        if (why := self.limit(tool)) is not None:
+            return self._finish(call, tool, started, error=why)
         try:
             output = await self._run(tool, args, call.id)
         except (ToolError, WorkspaceError, Denied) as exc:
@@ -131,13 +134,16 @@ class Executor:
         proposal = await tool.prepare(args, self.ctx)
         if tool.kind == "edit":
             return await self._edit(tool, args, call_id, proposal)
-        if self.gate.needs_approval(tool.name):
+        network = tool.kind == "exec" and getattr(args, "network", False) is True
+        if self.gate.needs_approval(tool.name, network):
             await self._ask(tool, args, call_id, proposal)
         await self._checkpoint_once(tool, args)
         return await tool.run(args, self.ctx)
 
     async def _edit(self, tool: Tool, args: ToolArgs, call_id: str, proposal: Proposal) -> str:
         changes = [c for c in proposal.changes if c.old != c.new]
+        for change in changes:  # every workspace kind: a client-applied edit, a room, GitHub
+            refuse_git_path(change.path)
         if not changes:
             return "No change: the file(s) already have this content."
         notes: list[str] = []

@@ -5,7 +5,7 @@ filter drivers (clean, smudge, process) and external diff or textconv commands a
 and `git status` alone reaches several of them. Every git process the product starts on a
 repository it did not create itself goes through here:
 
-- `-c` overrides switch off fsmonitor, hooks and the pager, and blank every filter driver the
+- `-c` overrides switch off fsmonitor, hooks, the pager, editors, signature checks, and blank every filter driver the
   repository's config defines (an empty command is no filter; `required` is lifted so that git
   does not fail on it);
 - the environment carries the same overrides (`GIT_CONFIG_PARAMETERS`), so git's own child
@@ -27,6 +27,9 @@ NEUTRAL: dict[str, str] = {
     "core.hooksPath": os.devnull,
     "core.pager": "cat",
     "diff.external": "",
+    "core.editor": ":",
+    "sequence.editor": ":",
+    "log.showSignature": "false",
 }
 DRIVER_KEY = re.compile(r"^filter\..+\.(clean|smudge|process|required)$", re.IGNORECASE)
 NO_DIFF_PROGRAMS = ("--no-ext-diff", "--no-textconv")
@@ -67,13 +70,19 @@ def _flags(values: dict[str, str]) -> list[str]:
     return flags
 
 
+def config_flags(values: dict[str, str]) -> list[str]:
+    """`--no-pager` and a `-c KEY=VALUE` pair per override, for a git command line."""
+    return _flags(values)
+
+
 def environment(values: dict[str, str] | None = None, base: dict[str, str] | None = None) -> dict[str, str]:
     """The environment for a git process: the overrides, no pager, no prompts, no external diff."""
     env = dict(os.environ if base is None else base)
     for name in ("GIT_EXTERNAL_DIFF", "GIT_PAGER", "GIT_ASKPASS", "SSH_ASKPASS"):
         env.pop(name, None)
     env["GIT_CONFIG_PARAMETERS"] = " ".join(_quote(f"{k}={v}") for k, v in (values or NEUTRAL).items())
-    env.update(GIT_PAGER="cat", PAGER="cat", GIT_TERMINAL_PROMPT="0", GIT_OPTIONAL_LOCKS="0")
+    env.update(GIT_PAGER="cat", PAGER="cat", GIT_TERMINAL_PROMPT="0", GIT_OPTIONAL_LOCKS="0", GIT_EDITOR=":",
+               GIT_SEQUENCE_EDITOR=":")
     return env
 
 

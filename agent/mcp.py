@@ -2,8 +2,9 @@
 
 Servers start when the agent first needs its tools, all at once, each within its timeout, and stop
 when the session closes. Their tools are offered as `mcp__NAME__TOOL` with the server's own JSON
-schema; a tool the server marks read-only runs like a read, any other is asked like a network
-request. A server that fails to start or dies is reported once (an `mcp_server` event and an
+schema; a tool runs like a read only when the user's config lists it in the server's
+`read_only_tools` (a server's own `readOnlyHint` is not believed: a "read-only" tool that writes
+would run in plan mode without asking); any other is asked like a network request. A server that fails to start or dies is reported once (an `mcp_server` event and an
 error) and its tools are withdrawn; nothing of it reaches the loop as an exception.
 """
 
@@ -52,8 +53,9 @@ class McpTool(Tool):
         schema.setdefault("type", "object")
         schema.setdefault("properties", {})
         self.input_schema = schema
-        read_only = bool(spec.annotations and spec.annotations.read_only_hint)
-        self.kind = "read" if read_only else "network"  # type: ignore[misc]
+        self.claims_read_only = bool(spec.annotations and spec.annotations.read_only_hint)
+        listed = set(getattr(server.settings, "read_only_tools", None) or ())
+        self.kind = "read" if spec.name in listed or "*" in listed else "network"  # type: ignore[misc]
 
     def available(self, workspace: Any) -> bool:
         return self.server.state == "running" and self.remote_name in self.server.tool_names

@@ -40,6 +40,7 @@ class Presenter(EventHandler):
         self.approved: set[str] = set()  # call ids whose change the user saw and approved
         self.asking = ""  # the call id of the approval on screen
         self.asking_tool = ""
+        self.asking_kind = ""
         self.decided: dict[str, str] = {}  # call id -> how the user's answer reads on its finished row
         self.login_url = ""
 
@@ -80,7 +81,7 @@ class Presenter(EventHandler):
         self.timeline.trace_done(event.call_id, shown.ok)
 
     def on_approval_required(self, event: ev.ApprovalRequired) -> None:
-        self.asking, self.asking_tool = event.call_id, event.tool
+        self.asking, self.asking_tool, self.asking_kind = event.call_id, event.tool, event.kind
         self.transcript.note_row(event.call_id, "waiting for approval")
         self.status.set_state("waiting for approval", event.tool)
 
@@ -94,8 +95,9 @@ class Presenter(EventHandler):
         self.status.set_state("running", self.running_tool.get(call_id, ""))
         if event.decision == "allow_all" and self.asking_tool not in self.status.allowances:
             self.status.set_allowances([*self.status.allowances, self.asking_tool])
+            network = " A command that asks for the network still asks." if self.asking_kind == "exec" else ""
             self.transcript.notice(f"Allowed {self.asking_tool} for this session: it runs without asking until the "
-                                   "session ends. /allowances lists and revokes what is allowed.", "warning")
+                                   f"session ends.{network} /allowances lists and revokes what is allowed.", "warning")
 
     def on_file_changed(self, event: ev.FileChanged) -> None:
         call_id = next((c for c in reversed(self.running_tool)), "")

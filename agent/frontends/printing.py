@@ -91,7 +91,9 @@ class TextPrinter(EventHandler):
             self._line(f"$ {event.command}  (in {event.cwd}, timeout {event.timeout} s{network})", self.err)
         if event.url:
             self._line(f"fetch {event.url}", self.err)
-        prompt = f"Allow {event.tool}? [y] once · [a] always for {event.tool} · [n] deny (n <feedback>) · [s] stop"
+        always = f"[a] always for {event.tool}" + (" (never the network: commands that need it ask)"
+                                                    if event.kind == "exec" else "")
+        prompt = f"Allow {event.tool}? [y] once · {always} · [n] deny (n <feedback>) · [s] stop"
         self._line(self._paint(prompt, "bold", "yellow"), self.err)
 
     def on_approval_resolved(self, event: ev.ApprovalResolved) -> None:

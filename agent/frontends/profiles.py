@@ -78,6 +78,8 @@ async def _probe(config: Any, servers: dict[str, Any]) -> int:
             print(f"{name}  {state}{note}  ({where}; from {config.sources.get(f'mcp_servers.{name}', '?')})")
             for tool in (t for t in manager.tools() if t.mcp_server == name):
                 access = "read-only" if tool.kind == "read" else "asks first"
+                if tool.kind != "read" and tool.claims_read_only:
+                    access += "; the server calls it read-only: list it in read_only_tools to believe that"
                 print(f"  {tool.name}  [{access}]  {tool.description.splitlines()[0][:80] if tool.description else ''}")
     finally:
         await manager.close()

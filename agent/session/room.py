@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -46,6 +47,25 @@ Your final answer is sent back to the chat, so keep it short and plain (no Markd
 LOCAL_PROMPT = """The person running coder-tui beside you in this room asked: "{prompt}"
 {context}
 Work in the room's shared documents; answer them directly when you are done."""
+
+
+TASK_TOOLS = frozenset({"schedule_task", "cancel_task", "list_tasks"})
+
+
+def peer_refusal(tool: Any, settings: Any) -> str | None:
+    """Why a room participant's request may not use `tool` (None: it may), by the `[room]` settings."""
+    def refused(what: str, key: str) -> str:
+        return (f"{tool.name} is not available for requests from room participants: {what} runs on the "
+                f"operator's machine and accounts (the operator can allow it with `{key} = true` under "
+                "[room] in their config.toml)")
+
+    if getattr(tool, "mcp_server", None) is not None and not getattr(settings, "allow_mcp", False):
+        return refused("an MCP server's tool", "allow_mcp")
+    if tool.name in TASK_TOOLS and not getattr(settings, "allow_tasks", False):
+        return refused("a scheduled task", "allow_tasks")
+    if tool.kind == "network" and not getattr(settings, "allow_network", False):
+        return refused("network access", "allow_network")
+    return None
 
 
 @dataclass
@@ -164,11 +184,26 @@ class RoomAgent:
         self._show_presence(trigger)
         to = trigger.origin if job.direct else None
         relay = PlanChat(lambda text: self.client.send_chat(text, to=to))
-        with relay.attached(self.session):  # a plan, and its steps as they finish, in the chat
-            complete = await self.session.run(prompt)
+        with relay.attached(self.session), self._limited(trigger.source != "local"):
+            complete = await self.session.run(prompt)  # a plan, and its steps as they finish, in the chat
         if trigger.source == "chat":
             answer = complete.final_response.strip() or "(no answer)"
             self.client.send_chat(answer, to=trigger.origin if job.direct else None)
+
+    @contextmanager
+    def _limited(self, peer: bool) -> Iterator[None]:
+        """While a room participant's request runs, only the tools the room's settings grant them."""
+        executor = getattr(self.session, "executor", None)
+        if not peer or executor is None:
+            yield
+            return
+        settings = getattr(getattr(self.session, "config", None), "room", None)
+        before = executor.limit
+        executor.limit = lambda tool: peer_refusal(tool, settings)
+        try:
+            yield
+        finally:
+            executor.limit = before
 
     def _document_view(self, trigger: Trigger) -> tuple[DocumentView, int] | None:
         """The document shown with the prompt, and the prompt's 1-based line in it."""

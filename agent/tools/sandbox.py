@@ -1,11 +1,18 @@
 """Shell commands in a bubblewrap sandbox (`sandbox = "auto" | "bwrap" | "off"`).
 
-Inside: the workspace folder writable, the rest of the file system read-only, a private /tmp,
-their own process namespace and /proc (so neither our environment nor any other process is
-visible), no network unless the user allowed it for that command (the command asked for it
-and the user approved it, or allowed the tool for the session) or `sandbox_network = true`.
-`auto` uses bubblewrap when a probe run works and says once, per session, when it cannot;
-`bwrap` refuses to run a command without it; `off` runs commands as before.
+Inside: the workspace folder writable except its `.git` (read-only: a hook or `core.fsmonitor`
+written there would run outside the sandbox on the user's next `git commit`); the system
+read-only; hidden behind empty private folders: `$HOME` (a private, writable one instead),
+the folder holding the project and its neighbours (other projects), coder-tui's config, data
+and cache folders, `/run/user/UID` (the user's sockets) and `/tmp` (private). Their own process
+namespace and /proc (so neither our environment nor any other process is visible), no network
+unless the user allowed it for that command (the command asked for it and the user approved it;
+allowing the tool for the session does not include the network) or `sandbox_network = true`. Every command, in
+the sandbox or not, gets only the environment variables of an allow-list (`ENV_NAMES`, plus
+`shell_env` in the user's config). `auto` uses bubblewrap when a probe run works and says once,
+per session, when it cannot, and what is then not protected; `bwrap` refuses to run a command
+without it; `off` runs commands as before. Either way our own process is made non-dumpable
+(`protect_process`), so a same-user command cannot read our memory or environment in /proc.
 """
 
 from __future__ import annotations
@@ -24,6 +31,19 @@ from agent.events import WarningEvent
 from agent.tools.base import ToolContext, ToolError
 
 INSTALL_HINT = "install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap; Fedora: dnf install bubblewrap)"
+UNPROTECTED = ("they can read and change every file your user can (~/.ssh, other projects, coder-tui's config "
+               "and sessions, the repository's .git hooks), reach the network and your sockets; only "
+               "coder-tui's own memory and environment stay out of their reach")
+ENV_NAMES = ("PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "LANGUAGE", "LC_*", "TERM", "COLORTERM", "TZ",
+             "TMPDIR", "EDITOR", "VISUAL", "NO_COLOR", "FORCE_COLOR", "CI", "HOSTNAME", "VIRTUAL_ENV", "CONDA_PREFIX",
+             "CONDA_DEFAULT_ENV", "PYTHONPATH", "PYTHONUTF8", "PYTHONIOENCODING", "PYTHONDONTWRITEBYTECODE",
+             "JAVA_HOME", "GOPATH", "GOROOT", "GOFLAGS", "GOCACHE", "GOMODCACHE", "CARGO_HOME", "RUSTUP_HOME",
+             "RUSTUP_TOOLCHAIN", "NVM_DIR", "NODE_PATH", "PNPM_HOME", "GEM_HOME", "GEM_PATH", "PYENV_ROOT",
+             "CC", "CXX", "CFLAGS", "CXXFLAGS", "CPPFLAGS", "LDFLAGS", "PKG_CONFIG_PATH", "LD_LIBRARY_PATH",
+             "LIBRARY_PATH", "CPATH", "MANPATH", "SSL_CERT_FILE", "SSL_CERT_DIR", "REQUESTS_CA_BUNDLE",
+             "CURL_CA_BUNDLE", "NODE_EXTRA_CA_CERTS")
+SYSTEM_DIRS = {"/", "/usr", "/usr/local", "/opt", "/var", "/etc", "/nix", "/snap", "/bin", "/sbin", "/lib",
+               "/lib64", "/lib32", "/srv", "/mnt", "/media", "/tmp", "/var/tmp"}
 
 
 @dataclass
@@ -31,6 +51,7 @@ class SandboxPolicy:
     mode: str = "auto"  # auto | bwrap | off
     network: bool = False  # config: commands always get the network
     gate: Any = None  # the session's ApprovalGate: which commands the user allowed the network
+    env_names: tuple[str, ...] = ()  # config `shell_env`: more variables passed to commands (NAME or PREFIX*)
     warned: bool = field(default=False, init=False)
 
 
@@ -38,9 +59,41 @@ def configure(session: Any) -> SandboxPolicy:
     """Give a session's shell tools its sandbox settings and approval gate (front ends call this)."""
     config = session.config
     policy = SandboxPolicy(getattr(config, "sandbox", "auto"), bool(getattr(config, "sandbox_network", False)),
-                           session.gate)
+                           session.gate, tuple(getattr(config, "shell_env", None) or ()))
     session.ctx.extras["sandbox"] = policy
+    protect_process()
     return policy
+
+
+@functools.cache
+def protect_process() -> bool:
+    """prctl(PR_SET_DUMPABLE, 0): processes of the same user (a command the model runs) can no
+    longer read our /proc/PID/mem, environ or fds, sandbox or not. Linux only; once a process."""
+    import ctypes
+    import sys
+
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        return libc.prctl(4, 0, 0, 0, 0) == 0  # PR_SET_DUMPABLE = 4
+    except (OSError, AttributeError):
+        return False
+
+
+def command_env(ctx: ToolContext | None, sandboxed: bool, base: dict[str, str] | None = None) -> dict[str, str]:
+    """The environment of a shell command: only the allow-listed variables (and `shell_env`)."""
+    extra = policy_of(ctx).env_names if ctx is not None else ()
+    names = (*ENV_NAMES, *extra)
+    exact = {n for n in names if not n.endswith("*")}
+    prefixes = tuple(n[:-1] for n in names if n.endswith("*"))
+    source = os.environ if base is None else base
+    env = {k: v for k, v in source.items() if k in exact or (prefixes and k.startswith(prefixes))}
+    env.setdefault("TERM", "dumb")
+    env.update(PAGER="cat", GIT_PAGER="cat")
+    if sandboxed:
+        env["TMPDIR"] = "/tmp"
+    return env
 
 
 def policy_of(ctx: ToolContext) -> SandboxPolicy:
@@ -52,12 +105,18 @@ def policy_of(ctx: ToolContext) -> SandboxPolicy:
 
 def bwrap_args(root: Path, network: bool) -> list[str]:
     """The bubblewrap command line up to (not including) the program to run."""
+    root = Path(os.path.realpath(root))
     root_text = str(root)
-    args = [_bwrap_path() or "bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
-            "--tmpfs", "/tmp", "--bind", root_text, root_text, "--unshare-pid", "--unshare-ipc",
-            "--die-with-parent", "--chdir", root_text]
-    for folder in _clone_git_dirs(root):
-        args += ["--bind", folder, folder]
+    hidden = hidden_folders(root)
+    args = [_bwrap_path() or "bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
+    for folder in (f for f in hidden if not f.is_relative_to(root)):  # after /tmp: a home under it still exists
+        args += ["--tmpfs", str(folder)]
+    args += ["--bind", root_text, root_text]
+    for folder in (f for f in hidden if f.is_relative_to(root) and f != root):
+        args += ["--tmpfs", str(folder)]
+    for git_folder in _git_folders(root):
+        args += ["--ro-bind", git_folder, git_folder]
+    args += ["--unshare-pid", "--unshare-ipc", "--die-with-parent", "--chdir", root_text]
     if os.geteuid() == 0:
         args += ["--cap-drop", "ALL"]  # root inside could otherwise remount / read-write
     if not network:
@@ -65,11 +124,50 @@ def bwrap_args(root: Path, network: bool) -> list[str]:
     return [*args, "--"]
 
 
-def _clone_git_dirs(root: Path) -> list[str]:
-    """The git folders of a `--clone` session's worktree, which live outside it in our cache.
+def hidden_folders(root: Path) -> list[Path]:
+    """Folders replaced by empty private ones: $HOME, the project's neighbours, our own folders,
+    the user's runtime folder (sockets). Outermost first; a folder is hidden once."""
+    home = Path(os.path.realpath(os.path.expanduser("~")))
+    top = _project_top(root)
+    candidates = [home, top.parent, paths.config_dir(), paths.data_dir(), paths.cache_dir(),
+                  Path(f"/run/user/{os.getuid()}")]
+    chosen: list[Path] = []
+    for folder in sorted({Path(os.path.realpath(c)) for c in candidates}, key=lambda p: len(p.parts)):
+        if str(folder) in SYSTEM_DIRS or root.is_relative_to(folder) and folder != home and folder != top.parent:
+            continue
+        nested = any(folder.is_relative_to(c) and not folder.is_relative_to(root) for c in chosen)
+        if folder == root or nested and folder != home:  # $HOME is always there, empty and writable
+            continue
+        if folder.is_dir():
+            chosen.append(folder)
+    return chosen
 
-    git in the sandbox (a commit, an add) writes there. Only folders under coder-tui's own cache
-    are bound: a `.git` file in any other folder could name ~/.ssh as its "git dir".
+
+def _project_top(root: Path) -> Path:
+    """The folder holding the repository the workspace is in (the workspace when there is none)."""
+    for folder in (root, *root.parents):
+        if os.path.lexists(folder / ".git"):
+            return folder
+    return root
+
+
+def _git_folders(root: Path) -> list[str]:
+    """What is mounted read-only over the writable workspace: the repository's `.git` (and, for a
+    subfolder of a repository, the one above), and the git folders of a `--clone` worktree."""
+    folders: list[str] = []
+    top = _project_top(root)
+    marker = top / ".git"
+    if os.path.lexists(marker):
+        real = Path(os.path.realpath(marker))
+        if real == marker or real.is_relative_to(root):
+            folders.append(str(real))
+    return [*folders, *_clone_git_dirs(top)]
+
+
+def _clone_git_dirs(root: Path) -> list[str]:
+    """The git folders of a linked worktree (a `--clone` session's, in our cache, or one made by
+    `git worktree add` whose repository names this folder back), mounted read-only so that git
+    can read history inside. A `.git` file naming any other folder (~/.ssh) gets nothing bound.
     """
     marker = root / ".git"
     try:
@@ -85,7 +183,13 @@ def _clone_git_dirs(root: Path) -> list[str]:
     except OSError:
         pass
     cache = paths.cache_dir().resolve()
-    return sorted(str(f) for f in folders if f.is_dir() and f.is_relative_to(cache))
+    try:
+        linked = Path((gitdir / "gitdir").read_text().strip()).resolve() == marker.resolve()
+    except OSError:
+        linked = False
+    if not (gitdir.is_relative_to(cache) or linked):
+        return []
+    return sorted(str(f) for f in folders if f.is_dir())
 
 
 @functools.cache
@@ -139,12 +243,13 @@ def wrap(ctx: ToolContext, argv: list[str], network: bool) -> tuple[list[str], b
         raise ToolError(f"sandbox = \"bwrap\" but {why}; {INSTALL_HINT}, or set sandbox = \"off\"")
     if not policy.warned:
         policy.warned = True
-        ctx.emit(WarningEvent(message=f"shell commands run without a sandbox: {why}; {INSTALL_HINT}"))
+        ctx.emit(WarningEvent(message=f"shell commands run without a sandbox: {why}; {UNPROTECTED}. {INSTALL_HINT}"))
     return argv, False
 
 
 def network_note(requested: bool, granted: bool) -> str:
     if requested and not granted:
         return ("note: this command ran without network access: the user did not allow it for this "
-                "command (allow mode never grants it; `sandbox_network = true` in config.toml does)\n")
+                "command (allow mode and allowing a tool for the session never grant it; "
+                "`sandbox_network = true` in config.toml does)\n")
     return ""

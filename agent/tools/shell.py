@@ -1,10 +1,10 @@
 """Exec tools: bash_exec (one command) and persistent shells (shell_open/exec/close).
 
 Commands run in the workspace folder, in their own process group (killed as a whole on timeout
-or cancellation), with variables that look like secrets removed from their environment, and in
+or cancellation), with only allow-listed environment variables (`sandbox.command_env`), and in
 the bubblewrap sandbox when it applies (agent/tools/sandbox.py). Our own process environment, which
 a command could read through /proc/$PPID/environ, no longer shows the secrets either (see
-`secrets.hide_from_proc`, done when the config is loaded).
+`secrets.hide_from_proc`, done when the config is loaded, and `sandbox.protect_process`).
 """
 
 from __future__ import annotations
@@ -32,12 +32,10 @@ MAX_SHELLS = 5
 KILL_GRACE = 2.0
 
 
-def child_env() -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not SECRET_NAME.search(k)}
-    env.setdefault("TERM", "dumb")
-    env["PAGER"] = "cat"
-    env["GIT_PAGER"] = "cat"
-    return env
+def child_env(ctx: ToolContext | None = None, sandboxed: bool = False) -> dict[str, str]:
+    """The environment of a command: the allow-listed variables, never one named like a secret."""
+    env = sandbox.command_env(ctx, sandboxed)
+    return {k: v for k, v in env.items() if not SECRET_NAME.search(k)}
 
 
 def default_shell() -> str:
@@ -112,7 +110,7 @@ class BashExec(Tool):
         argv, sandboxed = sandbox.wrap(ctx, [default_shell(), "-c", args.command], network)
         note = sandbox.network_note(args.network, network) if sandboxed else ""
         proc = await asyncio.create_subprocess_exec(
-            *argv, cwd=str(ctx.workspace.root), env=child_env(),
+            *argv, cwd=str(ctx.workspace.root), env=child_env(ctx, sandboxed),
             stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE, start_new_session=True,
         )
@@ -188,7 +186,7 @@ class ShellManager:
         self.sessions: dict[str, ShellSession] = {}
         self._counter = 0
 
-    async def open(self, program: str, cwd: Path, wrap: Any = None) -> ShellSession:
+    async def open(self, program: str, cwd: Path, wrap: Any = None, env: dict[str, str] | None = None) -> ShellSession:
         """Start `program` in `cwd`; `wrap` turns its argv into the argv to run (the sandbox)."""
         if len(self.sessions) >= MAX_SHELLS:
             raise ToolError(f"{MAX_SHELLS} shells are open already; close one with shell_close")
@@ -196,7 +194,7 @@ class ShellManager:
         argv = wrap(argv) if wrap is not None else argv
         try:
             proc = await asyncio.create_subprocess_exec(
-                *argv, cwd=str(cwd), env=child_env(), stdin=asyncio.subprocess.PIPE,
+                *argv, cwd=str(cwd), env=child_env() if env is None else env, stdin=asyncio.subprocess.PIPE,
                 stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT, start_new_session=True,
             )
         except OSError as exc:
@@ -257,14 +255,13 @@ class ShellOpen(Tool):
             raise ToolError(f"shell program {args.command!r} was not found")
         await sandbox.ready(ctx)
         network = sandbox.wants_network(ctx, self.name, args.command or "", args.network)
-        sandboxed = False
+        sandboxed = sandbox.wrap(ctx, ["true"], network)[1]  # says once when there is no sandbox
 
         def wrap(argv: list[str]) -> list[str]:
-            nonlocal sandboxed
-            wrapped, sandboxed = sandbox.wrap(ctx, argv, network)
-            return wrapped
+            return sandbox.wrap(ctx, argv, network)[0]
 
-        session = await shells(ctx).open(program, ctx.workspace.root, wrap)  # type: ignore[arg-type]
+        session = await shells(ctx).open(program, ctx.workspace.root, wrap,  # type: ignore[arg-type]
+                                         env=child_env(ctx, sandboxed))
         note = sandbox.network_note(args.network, network) if sandboxed else ""
         return f"{note}session_id: {session.id} ({session.program}, in {ctx.workspace.root})"
 

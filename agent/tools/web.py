@@ -1,8 +1,16 @@
-"""web_fetch: read a web page as text (network: blocked in plan, asked in ask mode)."""
+"""web_fetch: read a web page as text (network: blocked in plan, asked in ask mode).
+
+The approval names one address, so that is where the page comes from: redirects are followed
+by us, one at a time, only while they stay on the approved origin (scheme, host and port; an
+http -> https upgrade of the same host is allowed). A redirect anywhere else (another host or
+port, which includes loopback, link-local and private addresses behind a public name) is not
+followed: the model is told where it pointed and may ask for that address with its own
+web_fetch call, which is approved (or blocked) on its own.
+"""
 
 from __future__ import annotations
 
-from urllib.parse import urlparse
+from urllib.parse import urljoin, urlparse
 
 from pydantic import Field
 
@@ -11,6 +19,8 @@ from agent.tools.base import Proposal, Tool, ToolArgs, ToolContext, ToolError
 MAX_BYTES = 2 * 1024 * 1024
 MAX_TEXT = 40_000
 TIMEOUT = 30.0
+MAX_REDIRECTS = 5
+REDIRECTS = (301, 302, 303, 307, 308)
 TEXTUAL_TYPES = ("text/", "application/json", "application/xml", "application/javascript",
                  "application/x-yaml", "application/toml")
 
@@ -48,11 +58,8 @@ class WebFetch(Tool):
 
         _check_url(args.url)
         try:
-            async with httpx.AsyncClient(follow_redirects=True, timeout=TIMEOUT) as client:
-                async with client.stream("GET", args.url, headers={"User-Agent": "coder-tui"}) as response:
-                    body, cut = await _read_capped(response)
-                    status, ctype = response.status_code, response.headers.get("content-type", "")
-                    final_url = str(response.url)
+            async with httpx.AsyncClient(follow_redirects=False, timeout=TIMEOUT) as client:
+                body, cut, status, ctype, final_url = await _fetch(client, args.url)
         except httpx.HTTPError as exc:
             raise ToolError(f"could not fetch {args.url}: {type(exc).__name__}: {exc}") from None
         if status >= 400:
@@ -94,6 +101,36 @@ async def _extracted(extract: object, url: str, status: int, prompt: str, text: 
     note = " (the page was over 2 MB; only the first 2 MB were read)" if cut else ""
     return (f"{url} (HTTP {status})\nextracted for: {prompt}{note}; the page has {len(text):,} characters "
             f"(fetch without `prompt` for the page itself)\n\n{answer}")
+
+
+async def _fetch(client: object, url: str) -> tuple[bytes, bool, int, str, str]:
+    """(body, cut, status, content type, final address), following same-origin redirects only."""
+    current = url
+    for _ in range(MAX_REDIRECTS + 1):
+        async with client.stream("GET", current, headers={"User-Agent": "coder-tui"}) as response:  # type: ignore[attr-defined]
+            location = response.headers.get("location")
+            if response.status_code not in REDIRECTS or not location:
+                body, cut = await _read_capped(response)
+                return body, cut, response.status_code, response.headers.get("content-type", ""), current
+        target = urljoin(current, location)
+        if not same_origin(url, target):
+            raise ToolError(f"{current} redirected to {target}, another address than the one approved ({url}); "
+                            "it was not followed. If that page is what you need, fetch it with its own "
+                            "web_fetch call (it is approved on its own).")
+        current = target
+    raise ToolError(f"{url} redirected more than {MAX_REDIRECTS} times; stopped at {current}")
+
+
+def same_origin(approved: str, target: str) -> bool:
+    """Whether a redirect stays where the user approved: same host and port, same scheme or http -> https."""
+    a, b = urlparse(approved), urlparse(target)
+    if b.scheme not in ("http", "https") or not b.hostname or a.hostname is None:
+        return False
+    default = {"http": 80, "https": 443}
+    a_port, b_port = a.port or default[a.scheme], b.port or default[b.scheme]
+    upgrade = a.scheme == "http" and b.scheme == "https" and a_port == 80 and b_port == 443
+    return a.hostname.lower() == b.hostname.lower() and (
+        (a.scheme == b.scheme and a_port == b_port) or upgrade) and b.username is None and b.password is None
 
 
 def _check_url(url: str) -> None:

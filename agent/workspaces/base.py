@@ -179,6 +179,13 @@ MAX_PATH_BYTES = 4096  # Linux PATH_MAX, and NAME_MAX per name: longer paths can
 MAX_NAME_BYTES = 255
 
 
+def refuse_git_path(path: str) -> None:
+    """Files under a `.git` folder belong to git (hooks and config run programs): never edited,
+    whatever the workspace (also `.GIT` and `.git.`, which name it on other file systems)."""
+    if any(part.rstrip(". ").lower() == ".git" for part in path.replace("\\", "/").split("/")):
+        raise WorkspaceError(f"refusing to write {path}: files under .git/ belong to git")
+
+
 def check_path_text(path: str) -> None:
     """Refuse a path no file system can hold (a NUL byte, too long), before the OS raises."""
     if "\x00" in path:

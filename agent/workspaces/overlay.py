@@ -21,6 +21,7 @@ from agent.workspaces.base import (
     Workspace,
     WorkspaceError,
     collect_hits,
+    refuse_git_path,
 )
 
 
@@ -149,6 +150,8 @@ class OverlayWorkspace(Workspace):
     # -- writing --------------------------------------------------------------------------
     async def apply(self, changes: list[FileChange]) -> None:
         """All or nothing: every base is checked before any file of the overlay changes."""
+        for change in changes:
+            refuse_git_path(change.path)  # the editor would write it to disk
         for change in changes:
             current = await self.read_text(change.path) if await self.exists(change.path) else None
             if current != change.old:

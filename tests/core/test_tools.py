@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from agent.tools import sandbox
 from tests.fakellm import Reply, call
 
 
@@ -142,9 +143,13 @@ async def test_edit_after_external_change_is_refused_until_reread(make_harness: 
 async def test_bash_exec_output_exit_code_and_no_secrets(make_harness: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("MY_API_KEY", "hidden-value")
     monkeypatch.setenv("PLAIN_VALUE", "visible")
+    monkeypatch.setenv("OTHER_VALUE", "not listed")
     h = make_harness()
-    out = await use(h, "bash_exec", command="echo out; echo err >&2; echo $PLAIN_VALUE; echo ${MY_API_KEY:-unset}; exit 3")
-    assert out == "exit code: 3\n--- stdout ---\nout\nvisible\nunset\n--- stderr ---\nerr"
+    h.session.config.shell_env = ["PLAIN_VALUE", "MY_API_KEY"]  # a secret's name is never passed
+    sandbox.configure(h.session)
+    out = await use(h, "bash_exec", command="echo out; echo err >&2; echo $PLAIN_VALUE; echo ${MY_API_KEY:-unset}; "
+                                            "echo ${OTHER_VALUE:-unset}; exit 3")
+    assert out == "exit code: 3\n--- stdout ---\nout\nvisible\nunset\nunset\n--- stderr ---\nerr"
 
 
 async def test_bash_exec_timeout_kills_the_whole_process_group(make_harness: Any) -> None:

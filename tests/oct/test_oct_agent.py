@@ -70,14 +70,17 @@ async def rig(oct_server, node_host, make_client, fake_llm):
 
     async def make(text: str = "a = 1\n", mode: str = "allow", via: str | None = None,
                    readonly: bool = False, decisions: list[Any] | None = None,
-                   files: dict[str, str] | None = None, **client_options: Any) -> Rig:
+                   files: dict[str, str] | None = None, room_settings: dict[str, bool] | None = None,
+                   mcp_servers: dict[str, Any] | None = None,
+                   **client_options: Any) -> Rig:
         room = await node_host.create(oct_server.url, files={DOC: text, **(files or {})}, readonly=readonly)
         node_host.send(cmd="open", path=DOC)
         client = make_client(via or oct_server.url, room, **client_options)
         await client.join()
         await wait_for(lambda: client.docs.read(DOC) == text)
         config = Config(model=fake_llm.model, api_base=fake_llm.url, api_key=SecretStr(TEST_KEY), mode=mode,
-                        max_steps=10, timeout=10.0, max_retries=1, retry_base_delay=0.01)  # type: ignore[arg-type]
+                        max_steps=10, timeout=10.0, max_retries=1, retry_base_delay=0.01,  # type: ignore[arg-type]
+                        room=room_settings or {}, mcp_servers=mcp_servers or {})
         workspace = RoomWorkspace(client)
         events: list[Any] = []
         session = AgentSession.open(config, workspace, ScriptedApprover(decisions or []), events.append)

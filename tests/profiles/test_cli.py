@@ -62,12 +62,15 @@ def test_mcp_command_lists_servers_state_and_tools(tmp_path: Path, isolated_home
     config = isolated_home / "config" / "coder-tui" / "config.toml"
     config.parent.mkdir(parents=True)
     config.write_text(f'[mcp_servers.everything]\ncommand = "node"\nargs = ["{EVERYTHING}", "stdio"]\n'
+                      'read_only_tools = ["echo"]\n'
                       '[mcp_servers.broken]\ncommand = "no-such-server-xyz"\n'
                       '[mcp_servers.off]\nurl = "http://127.0.0.1:9/mcp"\nenabled = false\n')
     (tmp_path / ".coder-tui.toml").write_text('[mcp_servers.repo]\ncommand = "touch"\nargs = ["pwned"]\n')
     done = run(isolated_home, "mcp", "--workspace", str(tmp_path), cwd=tmp_path)
     assert done.returncode == 1, done.stderr
     assert "everything  running" in done.stdout and "mcp__everything__echo  [read-only]" in done.stdout
+    assert "mcp__everything__get-sum  [asks first; the server calls it read-only: list it in read_only_tools" \
+        in done.stdout  # the server's own hint is shown, not believed
     assert "broken  failed: cannot start it" in done.stdout and "off  disabled" in done.stdout
     assert "MCP server repo ignored (the folder is not trusted)" in done.stderr
     assert not (tmp_path / "pwned").exists()

@@ -30,7 +30,8 @@ async def wait_for(condition: Any, seconds: float = 30.0) -> None:
 
 
 async def test_an_mcp_tool_is_called_and_its_result_reaches_the_model(make_session: Any) -> None:
-    h = make_session(mode="ask", mcp_servers={"everything": everything()})
+    h = make_session(mode="ask", mcp_servers={"everything": everything(
+        read_only_tools=["echo", "get-sum", "get-tiny-image"])})
     h.script(Reply(tool_calls=[call("mcp__everything__echo", message="hello from the model")]),
              Reply(tool_calls=[call("mcp__everything__get-sum", a=2, b=40)]),
              Reply(tool_calls=[call("mcp__everything__get-tiny-image")]),
@@ -45,7 +46,7 @@ async def test_an_mcp_tool_is_called_and_its_result_reaches_the_model(make_sessi
     assert results[0] == "Echo: hello from the model"
     assert "42" in results[1]
     assert "[image (image/png, about" in results[2] and "not shown" in results[2]
-    assert not h.approver.requests  # the server marks these read-only
+    assert not h.approver.requests  # the user's config marks these read-only
     running = [e for e in h.of("mcp_server") if e.state == "running"]
     assert running[0].server == "everything" and "mcp__everything__echo" in running[0].tools
 
@@ -54,7 +55,7 @@ async def test_filesystem_server_reads_freely_and_asks_before_writing(make_sessi
     shared = tmp_path / "shared"
     shared.mkdir()
     (shared / "notes.txt").write_text("remember the milk\n")
-    server = {"command": "node", "args": [str(FILESYSTEM), str(shared)]}
+    server = {"command": "node", "args": [str(FILESYSTEM), str(shared)], "read_only_tools": ["read_text_file"]}
     h = make_session(mode="ask", mcp_servers={"fs": server}, decisions=[Decision("deny", feedback="no writes")])
     h.script(Reply(tool_calls=[call("mcp__fs__read_text_file", path=str(shared / "notes.txt"))]),
              Reply(tool_calls=[call("mcp__fs__write_file", path=str(shared / "new.txt"), content="x")]),
@@ -155,7 +156,7 @@ async def test_a_remote_server_over_streamable_http(make_session: Any, http_ever
 
 
 async def test_plan_mode_offers_only_the_read_only_mcp_tools(make_session: Any) -> None:
-    h = make_session(mode="plan", mcp_servers={"everything": everything()})
+    h = make_session(mode="plan", mcp_servers={"everything": everything(read_only_tools=["echo", "get-sum"])})
     h.script(Reply(text="plan"))
     await h.run()
     offered = requested_tools(h.llm.requests[0])

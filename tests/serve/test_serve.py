@@ -185,3 +185,18 @@ def test_ask_mode_plan_review_is_answered_over_http(make_serve):
         idle = client.post(f"/api/sessions/{session_id}/plan", json={"decision": "approve"})
         unknown = client.post("/api/sessions/nope/plan", json={"decision": "approve"})
     assert idle.status_code == 409 and unknown.status_code == 404
+
+
+def test_apply_client_never_sends_an_edit_under_git(make_serve):
+    """A hostile model reply asks the editor to write a git hook and config (issue 20)."""
+    serve = make_serve(files={"app.py": "x = 1\n"})
+    hostile = [".git/hooks/pre-commit", ".git/config", "sub/.git/hooks/post-checkout", ".GIT/hooks/pre-commit",
+               ".git./hooks/pre-commit", "./.git/info/attributes", "a\\.git\\hooks\\pre-push"]
+    serve.llm.script(*(Reply(tool_calls=[call("write_file", file_path=p, content="#!/bin/sh\ntouch /tmp/pwned\n")])
+                       for p in hostile),
+                     Reply(tool_calls=[call("write_file", file_path="ok.txt", content="fine\n")]), Reply(text="done"))
+    _, events = serve.chat("set up hooks", apply="client")
+    diffs = [e["file"] for e in events if e.get("type") == "diff"]
+    assert diffs == ["ok.txt"]
+    results = [m["content"] for m in serve.llm.requests[-1]["messages"] if m["role"] == "tool"]
+    assert sum("files under .git/ belong to git" in r for r in results) == len(hostile)

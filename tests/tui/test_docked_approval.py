@@ -88,7 +88,7 @@ async def test_a_shell_approval_names_the_command_once_and_its_result_shows_exit
         await submit(pilot, "run it")
         panel = await approval(pilot)
         assert panel_text(panel).count("echo line") == 1  # once: not again as a summary above it
-        assert "Allow bash_exec for this session (a)" in panel_text(panel)
+        assert "Allow bash_exec for session, no network (a)" in panel_text(panel)  # as wide as fits
         await pilot.press("y")
         await answered(pilot)
         row = await wait_for(pilot, lambda: next((r for r in app.query(ToolRow) if r.ok is not None), None),

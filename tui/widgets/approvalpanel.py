@@ -48,10 +48,18 @@ OTHER_CHOICES = (("Deny (n)", "deny", "warning"), ("Stop (esc)", "stop", "error"
 ALLOW_ONCE_WIDTH = len(ALLOW_CHOICES[0][0]) + 3  # label, padding, gap
 
 
-def allow_all_label(tool: str, width: int = 1000) -> str:
-    """The "allow for the session" choice, as long as fits in `width` cells (padding included)."""
-    for label in (f"Allow {tool} for this session (a)", f"Allow {tool} for session (a)",
-                  "Allow for this session (a)"):
+def allow_all_label(tool: str, width: int = 1000, kind: str | None = None) -> str:
+    """The "allow for the session" choice, as long as fits in `width` cells (padding included).
+
+    For commands it says that it does not grant the network: a later command that asks for the
+    network is asked for again (agent.approval.ApprovalGate)."""
+    if kind == "exec":
+        labels: tuple[str, ...] = (f"Allow {tool} for this session, without network (a)",
+                                   f"Allow {tool} for session, no network (a)", "Allow for session, no network (a)",
+                                   "Session, no network (a)")
+    else:
+        labels = (f"Allow {tool} for this session (a)", f"Allow {tool} for session (a)", "Allow for this session (a)")
+    for label in labels:
         if len(label) + 3 <= width:
             return label
     return "Session (a)"
@@ -123,7 +131,7 @@ class ApprovalPanel(Vertical, can_focus=True):
 
     def _buttons(self, choices: tuple[tuple[str, str, str], ...]) -> ComposeResult:
         for label, action, variant in choices:
-            button = Button(Content(label or allow_all_label(self.request.tool)), variant=variant, compact=True,
+            button = Button(Content(label or allow_all_label(self.request.tool, kind=self.request.kind)), variant=variant, compact=True,
                             id=f"approval-{action.replace('_', '-')}")
             button.can_focus = False  # keys drive the panel; the buttons are for the mouse
             yield button
@@ -138,7 +146,7 @@ class ApprovalPanel(Vertical, can_focus=True):
             if request.timeout is not None:
                 facts.append(("Timeout", f"{request.timeout} s"))
             if request.args.get("network") is True:  # the sandbox gives it only when allowed here
-                facts.append(("Network", "asked for: allowing grants it for this command"))
+                facts.append(("Network", 'asked for: "Allow once" grants it for this command only'))
             # The command once (the summary repeats it): highlighted, with where and how long.
             return [
                 Static(Content("$ ").stylize("$text-muted") + highlight(command, language="bash"),
@@ -191,7 +199,7 @@ class ApprovalPanel(Vertical, can_focus=True):
     def _fit_choices(self) -> None:
         """The session choice names the tool when the row has room for it."""
         width = self.content_region.width or self.app.size.width
-        label = allow_all_label(self.request.tool, width - ALLOW_ONCE_WIDTH)
+        label = allow_all_label(self.request.tool, width - ALLOW_ONCE_WIDTH, self.request.kind)
         self.query_one("#approval-allow-all", Button).label = Content(label)
 
     def on_diff_view_cursor_moved(self, message: DiffView.CursorMoved) -> None:

@@ -41,7 +41,8 @@ class AcpApprover:
         self.events = events
 
     async def decide(self, request: ApprovalRequest) -> Decision:
-        names = {"allow_once": "Allow", "allow_always": f"Always allow {request.tool}", "reject": "Reject"}
+        always = f"Always allow {request.tool}" + (" (not the network)" if request.kind == "exec" else "")
+        names = {"allow_once": "Allow", "allow_always": always, "reject": "Reject"}
         options = [PermissionOption(option_id=key, name=names[key], kind=kind)  # type: ignore[arg-type]
                    for key, (kind, _) in APPROVAL_OPTIONS.items()]
         call = ToolCallUpdate(
