@@ -10,6 +10,8 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
+from agent.textsafe import visible
+
 
 class UsageError(Exception):
     """Bad flags or configuration: exit code 2 with a one-line message."""
@@ -50,7 +52,7 @@ def run_command(run: Callable[[Any], Awaitable[int]], options: Any, name: str = 
     try:
         return asyncio.run(run(options))
     except UsageError as exc:
-        print(f"{name}: error: {exc}", file=sys.stderr)
+        print(f"{name}: error: {visible(str(exc))}", file=sys.stderr)
         return 2
 
 
