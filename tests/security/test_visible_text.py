@@ -103,3 +103,16 @@ def test_run_json_lines_escape_what_json_leaves_raw(fake_llm: FakeLLM, ws: Path,
     assert not ACTIVE.search(done.stdout)
     events = [json.loads(item) for item in done.stdout.splitlines()]  # one event a line, however split
     assert "".join(e["text"] for e in events if e["type"] == "text_delta") == text
+
+
+def test_acp_titles_show_the_whole_command() -> None:
+    from agent.frontends.acp.events import plan_entries
+    from agent.frontends.acp.tools import tool_title
+    from agent.events import TodoItem
+
+    title = tool_title("bash_exec", {"command": HIDDEN_COMMAND})
+    assert title == "Run `rm -rf src; : \\x1b[2K\\r$ ls -la`"  # not cut at the CR, nothing raw
+    assert tool_title("bash_exec", {"command": "ls\nrm -rf src"}) == "Run `ls …`"  # more lines are said to follow
+    assert not ACTIVE.search(tool_title("write_file", {"file_path": "invoice\u202egpj.exe"}))
+    entries = plan_entries([], [TodoItem(id="1", content="step \x1b[2Jone\u202e", status="pending")])
+    assert not ACTIVE.search(entries[0].content)
