@@ -128,7 +128,8 @@ class FailedStepScreen(ModalScreen[Any]):
 
     def compose(self) -> ComposeResult:
         with Vertical():
-            yield Static(f"Step “{one_line(self.title_text)}” failed twice:\n{visible(self.error[-600:])}", markup=False)
+            yield Static(f"Step “{one_line(self.title_text)}” failed twice:\n{visible(self.error[-600:])}",
+                         markup=False)
             with Horizontal():
                 yield Button("Stop (s)", id="stop")
                 yield Button("Skip (k)", id="skip")

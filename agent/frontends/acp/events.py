@@ -135,8 +135,8 @@ class AcpEvents(EventHandler):
 
 def plan_entries(steps: list[ev.PlanStepInfo], todos: list[ev.TodoItem]) -> list[PlanEntry]:
     """The structured plan's steps, then the todo list (a step's own checklist, or the only plan)."""
-    entries = [plan_entry(shown_line(s.title) + STEP_MARK.get(s.status, ""), priority="high", status=STEP_STATUS[s.status])
-               for s in steps]
+    entries = [plan_entry(shown_line(s.title) + STEP_MARK.get(s.status, ""), priority="high",
+                          status=STEP_STATUS[s.status]) for s in steps]
     entries += [plan_entry(shown_line(t.content) + (" (cancelled)" if t.status == "cancelled" else ""),
                            status=TODO_STATUS[t.status]) for t in todos]
     return entries
