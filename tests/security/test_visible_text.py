@@ -116,3 +116,20 @@ def test_acp_titles_show_the_whole_command() -> None:
     assert not ACTIVE.search(tool_title("write_file", {"file_path": "invoice\u202egpj.exe"}))
     entries = plan_entries([], [TodoItem(id="1", content="step \x1b[2Jone\u202e", status="pending")])
     assert not ACTIVE.search(entries[0].content)
+
+
+def test_listings_show_a_hostile_repositorys_profile_and_a_hostile_prompt(tmp_path: Path, isolated_home: Path) -> None:
+    folder = tmp_path / "ws" / ".coder-tui" / "profiles"
+    folder.mkdir(parents=True)
+    (folder / "evil.toml").write_text('description = "fine\\u001b[2J\\u001b]0;owned\\u0007 \\u202eexe.txt"\n')
+    done = run_cli(isolated_home, "profiles", "--workspace", str(tmp_path / "ws"))
+    assert done.returncode == 0, done.stderr
+    assert not ACTIVE.search(done.stdout + done.stderr) and "fine\\x1b[2J\\x1b]0;owned\\x07 ⟨U+202E⟩exe" in done.stdout
+    from agent.session.record import SessionStore
+
+    writer = SessionStore().create({"workspace": "/ws\u202e"})
+    writer.message({"role": "user", "content": "issue text \x1b[2J\x9b1A here"})
+    writer.close()
+    done = run_cli(isolated_home, "sessions")
+    assert done.returncode == 0 and "issue text \\x1b[2J\\x9b1A here" in done.stdout
+    assert not ACTIVE.search(done.stdout)
