@@ -92,3 +92,23 @@ def test_a_resumed_sessions_history_shows_the_characters() -> None:
     console.file.close()
     assert_inert(shown)
     assert "rm -rf src; : \\x1b[2K\\r$ ls -la" in shown and "peer\\x1b]0;x\\x07" in shown
+
+
+async def test_a_resumed_sessions_timeline_shows_the_characters(make_app: Any, workspace: Path) -> None:
+    from agent.events import RunStarted
+    from agent.session.record import SessionStore
+    from agent.workspaces.local import LocalWorkspace
+
+    label = LocalWorkspace(str(workspace)).label
+    writer = SessionStore().create({"workspace": label, "workspace_kind": "local", "root": str(workspace),
+                                    "mode": "ask"})
+    writer.message({"role": "user", "content": "tidy \x1b[2J\u202e"})
+    writer.event(RunStarted(prompt="tidy \x1b[2J\u202e", model="m", mode="ask", workspace=label, run_id="r1",
+                            session_id=writer.session_id))
+    writer.close()
+    app = make_app("--resume", writer.session_id)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await ready(pilot)
+        await pilot.pause()
+        assert_inert(on_screen(app) + widget_texts(app))
+        assert "▸ tidy \\x1b[2J⟨U+202E⟩" in widget_texts(app)
