@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import re
 from collections.abc import Callable
 from contextlib import AsyncExitStack
@@ -129,8 +130,9 @@ class McpServer:
         from mcp import StdioServerParameters
         from mcp.client.stdio import stdio_client
 
-        self._log.parent.mkdir(parents=True, exist_ok=True)
-        errlog = stack.enter_context(open(self._log, "w", encoding="utf-8"))  # noqa: SIM115
+        paths.private_dir(self._log.parent)  # 0700 up to the cache folder; the log 0600 (it may hold secrets)
+        fd = paths.open_private(self._log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
+        errlog = stack.enter_context(os.fdopen(fd, "w", encoding="utf-8"))
         params = StdioServerParameters(command=self.settings.command, args=self.settings.args,
                                        env=self.settings.env or None)
         return stdio_client(params, errlog=errlog)

@@ -12,6 +12,7 @@ from typing import Any
 
 from agent import events as ev
 from agent.consumer import EventHandler
+from agent.textsafe import shown_copy
 from tui.toolresult import decision_notes, shown_result
 from tui.widgets.statusbar import StatusBar
 from tui.widgets.timeline import Timeline
@@ -43,6 +44,11 @@ class Presenter(EventHandler):
         self.asking_kind = ""
         self.decided: dict[str, str] = {}  # call id -> how the user's answer reads on its finished row
         self.login_url = ""
+
+    def handle(self, event: ev.Event) -> None:
+        """Each event shown with its control and bidi characters made visible (agent/textsafe.py):
+        an escape sequence in a command, a diff or the model's text must not act on the screen."""
+        super().handle(shown_copy(event))
 
     # -- a run ----------------------------------------------------------------------------
     def on_run_started(self, event: ev.RunStarted) -> None:

@@ -15,6 +15,7 @@ from typing import Any
 
 from agent import events as ev
 from agent.consumer import EventHandler
+from agent.textsafe import shown_copy
 from agent.attachments import typed_part
 from tui.presenter import QUIET_TOOLS, Presenter
 from tui.toolresult import decision_notes, shorten, shown_result
@@ -194,6 +195,10 @@ class _TimelineReplay(EventHandler):
 
     def __init__(self, presenter: Presenter, recorded: Recorded) -> None:
         self.presenter, self.timeline, self.recorded = presenter, presenter.timeline, recorded
+
+    def handle(self, event: ev.Event) -> None:
+        """A recorded event is as untrusted as a live one: shown with its control characters visible."""
+        super().handle(shown_copy(event))
 
     def on_run_started(self, event: ev.RunStarted) -> None:
         self.timeline.start_run(event.prompt)

@@ -8,6 +8,7 @@ from typing import Any
 
 from agent.checkpoints import CheckpointError, Checkpoints
 from agent.session.record import SessionStore
+from agent.textsafe import line
 
 
 def _when(stamp: float) -> str:
@@ -31,13 +32,13 @@ def undo(options: Any) -> int:
                 print(f"no checkpoints for {workspace.root}")
             for item in items:
                 note = "  (restore point)" if item.restore_point else ""
-                print(f"{item.id}  {_when(item.created)}  {item.label}{note}")
+                print(f"{item.id}  {_when(item.created)}  {line(item.label)}{note}")
             return 0
         restored, saved = checkpoints.restore_sync(options.checkpoint)
     except CheckpointError as exc:
         print(f"coder-tui undo: {exc}", file=sys.stderr)
         return 1
-    print(f"restored checkpoint {restored.id} ({restored.label})")
+    print(f"restored checkpoint {restored.id} ({line(restored.label)})")
     print(f"the state before was saved as {saved.id}: `coder-tui undo {saved.id}` goes back to it")
     return 0
 
@@ -50,5 +51,5 @@ def list_sessions(options: Any) -> int:
     for s in sessions:
         prompt = " ".join(s.first_prompt.split())
         prompt = prompt if len(prompt) <= 60 else prompt[:59] + "…"
-        print(f"{s.id}  {_when(s.created)}  {s.workspace}  {prompt}")
+        print(f"{s.id}  {_when(s.created)}  {line(s.workspace)}  {line(prompt)}")  # a prompt may be an issue's text
     return 0

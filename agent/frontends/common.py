@@ -18,6 +18,8 @@ if TYPE_CHECKING:
 
 Options = TypeVar("Options")  # what the command line gave the front end (SessionOptions or a namespace)
 
+from agent.textsafe import visible
+
 
 class UsageError(Exception):
     """Bad flags or configuration: exit code 2 with a one-line message."""
@@ -58,7 +60,7 @@ def run_command(run: Callable[[Options], Coroutine[Any, Any, int]], options: Opt
     try:
         return asyncio.run(run(options))
     except UsageError as exc:
-        print(f"{name}: error: {exc}", file=sys.stderr)
+        print(f"{name}: error: {visible(str(exc))}", file=sys.stderr)
         return 2
 
 

@@ -186,11 +186,16 @@ async def run_tasks(options: Any) -> int:
 def main(run: Callable[[Any], Any], options: Any) -> int:
     from agent.config import ConfigError
 
+    from agent.knowledge.store import take_notices
+
     try:
         return asyncio.run(run(options))
     except (UsageError, ConfigError) as exc:
         print(f"coder-tui: error: {exc}", file=sys.stderr)
         return 2
+    finally:
+        for note in take_notices():  # a damaged map store was set aside
+            print(f"coder-tui: warning: {note}", file=sys.stderr)
 
 
 async def run_explore(options: Any) -> int:

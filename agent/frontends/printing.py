@@ -8,6 +8,7 @@ from typing import Any, TextIO
 from agent import events as ev
 from agent.consumer import EventHandler
 from agent.secrets import redact
+from agent.textsafe import json_line, shown_copy, visible
 
 ICONS = {"pending": "○", "in_progress": "◐", "completed": "●", "cancelled": "⊘"}
 STEP_ICONS = {"pending": "○", "in_progress": "◐", "done": "✓", "failed": "✗", "skipped": "⊘"}
@@ -24,8 +25,8 @@ class JsonPrinter(EventHandler):
         self.out = out
 
     def unhandled(self, event: ev.Event) -> None:
-        """Every event is printed, whatever its class."""
-        self.out.write(redact(event.model_dump_json()) + "\n")
+        """Every event is printed, whatever its class (bidi, C1 and U+2028/9 as \\u escapes)."""
+        self.out.write(json_line(redact(event.model_dump_json())) + "\n")
         self.out.flush()
 
     def notice(self, text: str) -> None:
@@ -45,6 +46,10 @@ class TextPrinter(EventHandler):
                    "yellow": "\033[33m", "bold": "\033[1m", "off": "\033[0m"} if color else {}
         self._mid_line = False
 
+    def handle(self, event: ev.Event) -> None:
+        """Each event shown with its control and bidi characters made visible (agent/textsafe.py)."""
+        super().handle(shown_copy(event))
+
     def _paint(self, text: str, *styles: str) -> str:
         if not self._c:
             return text
@@ -59,7 +64,7 @@ class TextPrinter(EventHandler):
         stream.flush()
 
     def notice(self, text: str) -> None:
-        self._line(self._paint(text, "yellow"), self.err)
+        self._line(self._paint(visible(text), "yellow"), self.err)
 
     def on_run_started(self, event: ev.RunStarted) -> None:
         self._line(self._paint(f"coder-tui · {event.model} · {event.mode.upper()} · {event.workspace}", "dim"),

@@ -9,6 +9,7 @@ from typing import Any
 
 from agent.config import WORKSPACE_FILE, ConfigError, load_config, read_settings
 from agent.profiles import DEFAULT_PROFILE, ProfileError, load_profiles
+from agent.textsafe import line
 
 
 def list_profiles(options: Any) -> int:
@@ -28,8 +29,8 @@ def list_profiles(options: Any) -> int:
             details.append(f"mode: {profile.mode}")
         if profile.model:
             details.append(f"model: {profile.model}")
-        print(f"{mark} {name:<{width}}  {profile.description}")
-        print(f"  {'':<{width}}  {' · '.join(details)}  ({profile.source})")
+        print(line(f"{mark} {name:<{width}}  {profile.description}"))  # a workspace's profile: its text, shown
+        print(line(f"  {'':<{width}}  {' · '.join(details)}  ({profile.source})"))
     for note in found.ignored:
         print(f"note: {note}", file=sys.stderr)
     return 0
@@ -75,12 +76,13 @@ async def _probe(config: Any, servers: dict[str, Any]) -> int:
             server = next((s for s in manager.servers if s.name == name), None)
             state = "disabled" if server is None else server.state
             note = f": {server.message}" if server is not None and server.message else ""
-            print(f"{name}  {state}{note}  ({where}; from {config.sources.get(f'mcp_servers.{name}', '?')})")
+            print(line(f"{name}  {state}{note}  ({where}; from {config.sources.get(f'mcp_servers.{name}', '?')})"))
             for tool in (t for t in manager.tools() if t.mcp_server == name):
                 access = "read-only" if tool.kind == "read" else "asks first"
                 if tool.kind != "read" and tool.claims_read_only:
                     access += "; the server calls it read-only: list it in read_only_tools to believe that"
-                print(f"  {tool.name}  [{access}]  {tool.description.splitlines()[0][:80] if tool.description else ''}")
+                summary = tool.description.splitlines()[0][:80] if tool.description else ""
+                print(line(f"  {tool.name}  [{access}]  {summary}"))  # the server's words, shown
     finally:
         await manager.close()
     return 0 if all(s.state == "running" for s in manager.servers) else 1

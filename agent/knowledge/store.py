@@ -5,6 +5,11 @@ summaries are keyed by that hash, so an unchanged file is never summarised twice
 one is summarised again. Every summary and every explored folder is its own committed
 transaction: a crash mid-build loses at most the file in progress. Folders are 0700 and files
 0600; several processes (the app, `explore`, `map`) may share one store.
+
+A damaged store (not SQLite, a malformed image, tables of another shape, rows that do not decode)
+is set aside as `map.sqlite3.damaged-TIMESTAMP` and a fresh one started: the map is rebuilt, and
+`take_notices()` says once what happened. Secrets in summaries (a key a file held, a `ghp_`
+token) are masked before they are written: the map is fed back to the model.
 """
 
 from __future__ import annotations
@@ -14,6 +19,8 @@ import json
 import os
 import re
 import sqlite3
+import threading
+import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,6 +28,7 @@ from typing import Any
 
 from agent import paths
 from agent.knowledge.symbols import Symbol
+from agent.secrets import redact
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS files (
@@ -33,13 +41,31 @@ CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 """
 
 
+COLUMNS = {"files": ["path", "sha", "size", "mtime_ns", "language", "parsed", "defs", "refs", "error"],
+           "summaries": ["sha", "path", "data", "model", "cost"], "dirs": ["path", "explored_at"],
+           "meta": ["key", "value"]}
+_notices: list[str] = []
+_notices_lock = threading.Lock()
+
+
 class StoreError(Exception):
     """The store cannot be opened or written; the message names the file."""
 
 
+class _Damaged(Exception):
+    """The store's content is not what we wrote (the message says how)."""
+
+
+def take_notices() -> list[str]:
+    """What was set aside since the last call (each said once)."""
+    with _notices_lock:
+        taken, _notices[:] = list(_notices), []
+    return taken
+
+
 def private_dir(path: Path) -> Path:
-    """Create path (and parents) readable by the user only."""
-    path.mkdir(parents=True, exist_ok=True, mode=0o700)
+    """Create path (and parents) readable by the user only (the data folder above it too)."""
+    paths.private_dir(path)
     os.chmod(path, 0o700)
     return path
 
@@ -86,21 +112,54 @@ class MapStore:
         self.path = knowledge_dir(key) / "map.sqlite3"
         self.db = open_private_db(self.path)
         try:
-            self.db.executescript(SCHEMA)
-        except sqlite3.Error as exc:
-            raise StoreError(f"{self.path} is not a usable map store ({exc}); delete it to start over") from None
+            _check(self.db)
+        except (_Damaged, sqlite3.DatabaseError) as exc:
+            self._set_aside(str(exc))
 
     def close(self) -> None:
         self.db.close()
 
+    def _set_aside(self, why: str) -> None:
+        """Move the damaged store out of the way (kept for a post-mortem) and start a fresh one."""
+        self.db.close()
+        aside = self.path.with_name(f"{self.path.name}.damaged-{time.strftime('%Y%m%d-%H%M%S')}")
+        try:
+            for suffix in ("-wal", "-shm", "-journal"):
+                extra = self.path.with_name(self.path.name + suffix)
+                if extra.exists():
+                    extra.replace(aside.with_name(aside.name + suffix))
+            self.path.replace(aside)
+        except OSError as exc:
+            raise StoreError(f"{self.path} is damaged ({why}) and cannot be set aside: {exc}") from None
+        with _notices_lock:
+            _notices.append(f"the codebase map store {self.path} was damaged ({why}); it was set aside as "
+                            f"{aside.name} and the map is built afresh")
+        self.db = open_private_db(self.path)
+        try:
+            _check(self.db)
+        except (_Damaged, sqlite3.DatabaseError) as exc:
+            raise StoreError(f"cannot start a fresh map store at {self.path}: {exc}") from None
+
+    def _decoded(self, read: Any) -> Any:
+        """`read()`, or nothing after setting the store aside when its rows do not decode."""
+        try:
+            return read()
+        except (sqlite3.DatabaseError, ValueError, KeyError, TypeError, IndexError, AttributeError) as exc:
+            self._set_aside(f"{type(exc).__name__}: {exc}"[:200])
+            return read()
+
     # -- files ----------------------------------------------------------------------------------
     def files(self) -> dict[str, FileRecord]:
-        rows = self.db.execute("SELECT path, sha, size, mtime_ns, language, parsed, defs, refs, error FROM files")
-        return {row[0]: _record(row) for row in rows}
+        def read() -> dict[str, FileRecord]:
+            rows = self.db.execute("SELECT path, sha, size, mtime_ns, language, parsed, defs, refs, error FROM files")
+            return {row[0]: _record(row) for row in rows}
+
+        return self._decoded(read)
 
     def put_files(self, records: Iterable[FileRecord]) -> None:
         rows = [(r.path, r.sha, r.size, r.mtime_ns, r.language, int(r.parsed),
-                 json.dumps([s.to_json() for s in r.defs]), json.dumps(sorted(r.refs)), r.error)
+                 redact(json.dumps([s.to_json() for s in r.defs])), redact(json.dumps(sorted(r.refs))),
+                 redact(r.error) if r.error else r.error)
                 for r in records]
         with self._transaction():
             self.db.executemany("INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
@@ -114,7 +173,15 @@ class MapStore:
     # -- summaries ------------------------------------------------------------------------------
     def summaries(self) -> dict[str, dict[str, Any]]:
         """Summary data by content hash."""
-        return {sha: json.loads(data) for sha, data in self.db.execute("SELECT sha, data FROM summaries")}
+        def read() -> dict[str, dict[str, Any]]:
+            # masked on the way out too: a store written before masking may still hold a key
+            rows = self.db.execute("SELECT sha, data FROM summaries")
+            found = {sha: json.loads(redact(data)) for sha, data in rows}
+            if not all(isinstance(value, dict) for value in found.values()):
+                raise ValueError("a summary is not a JSON object")
+            return found
+
+        return self._decoded(read)
 
     def summarised_shas(self) -> set[str]:
         return {row[0] for row in self.db.execute("SELECT sha FROM summaries")}
@@ -122,7 +189,7 @@ class MapStore:
     def put_summary(self, sha: str, path: str, data: dict[str, Any], model: str, cost: float | None) -> None:
         with self._transaction():
             self.db.execute("INSERT OR REPLACE INTO summaries VALUES (?, ?, ?, ?, ?)",
-                            (sha, path, json.dumps(data), model, cost))
+                            (sha, path, redact(json.dumps(data)), model, cost))
 
     # -- exploration ----------------------------------------------------------------------------
     def explored_dirs(self) -> set[str]:
@@ -163,6 +230,18 @@ class _Transaction:
                 self.db.execute("ROLLBACK")
                 raise StoreError(f"cannot write {self.path}: {error}") from None
         self.db.execute("ROLLBACK")
+
+
+def _check(db: sqlite3.Connection) -> None:
+    """Raises when the store is not one we wrote: its image, or its tables' columns."""
+    db.executescript(SCHEMA)
+    result = db.execute("PRAGMA quick_check").fetchall()
+    if result != [("ok",)]:
+        raise _Damaged(f"quick_check: {'; '.join(str(r[0]) for r in result[:3])}")
+    for table, columns in COLUMNS.items():
+        found = [row[1] for row in db.execute(f"PRAGMA table_info({table})")]
+        if found != columns:
+            raise _Damaged(f"table {table} has columns {found}, not {columns}")
 
 
 def _record(row: tuple[Any, ...]) -> FileRecord:

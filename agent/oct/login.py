@@ -54,7 +54,7 @@ class TokenStore:
         return self._load().get(key)
 
     def _write(self, data: dict[str, str]) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        paths.private_dir(self.path.parent)  # tokens: 0700 folder, 0600 file
         tmp = self.path.with_suffix(".tmp")
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         with os.fdopen(fd, "w", encoding="utf-8") as handle:

@@ -22,7 +22,8 @@ from agent.session.setup import AgentSetup
 from agent.approval import ApprovalGate, Approver, Decision, QueueApprover
 from agent.checkpoints import CheckpointError, CheckpointInfo, Checkpoints
 from agent.config import Config
-from agent.events import Complete, DecisionKind, ErrorEvent, Mode, RunStarted, TextDelta, TodoItem, parse_event
+from agent.events import (Complete, DecisionKind, ErrorEvent, Mode, RunStarted, TextDelta, TodoItem, WarningEvent,
+                          parse_event)
 from agent.executor import Executor
 from agent.llm import LLM
 from agent.agents import IterativeRun
@@ -338,8 +339,11 @@ class AgentSession:
             text += f"\n## Project instructions ({AGENTS_FILE})\n{agents}\n"
         text += self.agent.prompt_section()
         from agent.knowledge.prompt import map_section
+        from agent.knowledge.store import take_notices
 
         section = await map_section(self.workspace, self.messages, self.config.map_tokens)
+        for note in take_notices():  # a damaged map store was set aside: said once, never a traceback
+            self.emit(WarningEvent(message=note))
         return f"{text}\n{section}" if section else text
 
     async def _agents_md(self) -> str:

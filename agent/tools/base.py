@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from agent.diffing import FileChange
+from agent.textsafe import path_problem
 
 if TYPE_CHECKING:
     from agent.events import TodoItem
@@ -101,6 +102,10 @@ class EditTool(Tool):
 
     async def prepare(self, args: Any, ctx: ToolContext) -> Proposal:
         changes = await self.plan(args, ctx)
+        for change in changes:
+            problem = path_problem(change.path) if change.old is None else None
+            if problem is not None:  # a right-to-left override makes `gpj.exe` read as `exe.jpg`
+                raise ToolError(problem)
         if getattr(args, "reason", ""):  # the model's own words beat the tool's description of the edit
             for change in changes:
                 change.reason = args.reason

@@ -67,7 +67,7 @@ def test_a_stream_false_client_that_disconnects_stops_its_run_too(make_serve):
     body = json.dumps({"messages": [{"role": "user", "content": "go"}], "stream": False}).encode()
     host, port = serve.url.removeprefix("http://").split(":")
     with socket.create_connection((host, int(port))) as raw:
-        raw.sendall(b"POST /api/chat HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+        raw.sendall(f"POST /api/chat HTTP/1.1\r\nHost: {host}:{port}\r\nContent-Type: application/json\r\n".encode()
                     + f"Authorization: Bearer {TOKEN}\r\nContent-Length: {len(body)}\r\n\r\n".encode() + body)
         serve.wait_for(lambda: serve.sessions() and serve.sessions()[0]["running"], "the run to start")
         serve.wait_for(lambda: len(serve.llm.requests) == 1, "the model request")

@@ -17,6 +17,9 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Static, TextArea
 
+from agent.textsafe import line as one_line
+from agent.textsafe import visible
+
 if TYPE_CHECKING:
     from agent.session.core import AgentSession
 
@@ -25,7 +28,8 @@ SPLIT_RE = re.compile(r"\s+[—-]\s+")  # typed as " - " too: an em dash is hard
 
 
 def steps_text(plan: Any) -> str:
-    return "\n".join(s.title + (f"{SEPARATOR}{s.description}" if s.description else "") for s in plan.steps)
+    return "\n".join(one_line(s.title) + (f"{SEPARATOR}{one_line(s.description)}" if s.description else "")
+                     for s in plan.steps)
 
 
 def parse_steps(text: str) -> list[dict[str, str]]:
@@ -64,7 +68,7 @@ class PlanReviewScreen(ModalScreen[Any]):
 
     def compose(self) -> ComposeResult:
         with Vertical():
-            yield Static(f"Plan: {self.plan.refined_goal}", classes="goal", markup=False)
+            yield Static(f"Plan: {visible(self.plan.refined_goal)}", classes="goal", markup=False)
             yield Static("One step a line, title — description (or title - description): reword, delete, reorder "
                          "or add lines.",
                          classes="hint")
@@ -124,7 +128,8 @@ class FailedStepScreen(ModalScreen[Any]):
 
     def compose(self) -> ComposeResult:
         with Vertical():
-            yield Static(f"Step “{self.title_text}” failed twice:\n{self.error[-600:]}", markup=False)
+            yield Static(f"Step “{one_line(self.title_text)}” failed twice:\n{visible(self.error[-600:])}",
+                         markup=False)
             with Horizontal():
                 yield Button("Stop (s)", id="stop")
                 yield Button("Skip (k)", id="skip")

@@ -12,6 +12,7 @@ from textual.screen import ModalScreen
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
+from agent.textsafe import line
 
 class SessionsScreen(ModalScreen[str | None]):
     DEFAULT_CSS = """
@@ -41,7 +42,7 @@ class SessionsScreen(ModalScreen[str | None]):
         for summary in mine[:200]:
             prompt = " ".join(summary.first_prompt.split()) or "(no prompt yet)"
             when = time.strftime("%Y-%m-%d %H:%M", time.localtime(summary.created))
-            label = Text(f"{when}  ", style="dim") + Text(prompt[:80]) + Text(f"  {summary.id}", style="dim")
+            label = Text(f"{when}  ", style="dim") + Text(line(prompt[:80])) + Text(f"  {summary.id}", style="dim")
             options.add_option(Option(label, id=summary.id))
         if not mine:
             options.add_option(Option("No recorded sessions for this workspace yet.", disabled=True))

@@ -27,6 +27,7 @@ from textual.widgets.text_area import LanguageDoesNotExist
 from agent.approval import ApprovalRequest, Decision
 from agent.diffing import FileChange, apply_hunks
 from agent.events import DecisionKind
+from agent.textsafe import line, visible
 from tui.widgets.diffmodel import DiffFile, from_change
 from tui.widgets.diffview import SPLIT_MIN_WIDTH, DiffView
 
@@ -113,7 +114,7 @@ class ApprovalPanel(Vertical, can_focus=True):
 
     def compose(self) -> ComposeResult:
         request = self.request
-        self.border_title = f"{KIND_TITLES[request.kind]} · {request.tool}"
+        self.border_title = f"{KIND_TITLES[request.kind]} · {line(request.tool)}"
         if request.kind == "edit":
             # The diff's own file headers name the files: said once, not again above them.
             files = [from_change(change) for change in request.changes]
@@ -139,10 +140,11 @@ class ApprovalPanel(Vertical, can_focus=True):
     def _request_details(self) -> list[Static]:
         request = self.request
         if request.kind == "exec":
-            command = request.command or str(request.args.get("command", ""))
-            facts = [("Folder", request.cwd or ".")]
+            # Shown, not acted on: `rm -rf src; : \x1b[2K\r$ ls` must not read as `$ ls`.
+            command = visible(request.command or str(request.args.get("command", "")))
+            facts = [("Folder", line(request.cwd or "."))]
             if session := request.args.get("session_id"):
-                facts.append(("Shell", str(session)))
+                facts.append(("Shell", line(str(session))))
             if request.timeout is not None:
                 facts.append(("Timeout", f"{request.timeout} s"))
             if request.args.get("network") is True:  # the sandbox gives it only when allowed here
@@ -154,15 +156,15 @@ class ApprovalPanel(Vertical, can_focus=True):
                 Static(Content.assemble(*[part for label, value in facts for part in (
                     (f"{label} ", "$text-muted"), (value, "bold"), ("   ", ""))]), classes="approval-fact"),
             ]
-        url = request.url or str(request.args.get("url", ""))
+        url = line(request.url or str(request.args.get("url", "")))
         details = []
         if url:
             details.append(Static(Content.assemble(("URL      ", "$text-muted"), (url, "bold underline $text-primary")),
                                   id="approval-url", classes="approval-fact"))
         elif request.summary:  # e.g. a GitHub comment or pull request: the summary is the content
-            details.append(Static(request.summary, id="approval-summary", markup=False))
+            details.append(Static(visible(request.summary), id="approval-summary", markup=False))
         if prompt := request.args.get("prompt"):
-            details.append(Static(Content.assemble(("Prompt   ", "$text-muted"), str(prompt)),
+            details.append(Static(Content.assemble(("Prompt   ", "$text-muted"), visible(str(prompt))),
                                   id="approval-prompt", classes="approval-fact"))
         return details
 

@@ -21,6 +21,7 @@ from pygments.token import _TokenType
 from pygments.util import ClassNotFound
 
 from agent.diffing import FileChange, split_lines
+from agent.textsafe import line as shown_line
 
 LineTag = Literal["context", "added", "removed"]
 NO_NEWLINE = "\\ No newline at end of file"
@@ -283,8 +284,9 @@ def layout_rows(files: list[DiffFile], split: bool) -> tuple[list[Row], dict[tup
 
 
 def display_text(text: str) -> str:
-    """What a code line shows: tabs expanded, a CRLF's CR dropped, control characters visible."""
-    return text.removesuffix("\r").expandtabs(TAB_SIZE).translate(_CONTROL)
+    """What a code line shows: tabs expanded, a CRLF's CR dropped, control characters visible
+    (C0 as their Unicode pictures, C1 and bidi characters as agent/textsafe.py shows them)."""
+    return shown_line(text.removesuffix("\r").expandtabs(TAB_SIZE).translate(_CONTROL))
 
 
 def number_width(files: list[DiffFile]) -> int:

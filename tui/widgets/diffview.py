@@ -364,7 +364,7 @@ class DiffView(ScrollView, can_focus=True):
         hunk = self._files[fi].hunks[hi]
         current = (fi, hi) == self._cursor
         on = Style(bgcolor=header.bgcolor)
-        label = f" {hunk.header}{hunk.section}  hunk {hi + 1}/{len(self._files[fi].hunks)} "
+        label = f" {hunk.header}{display_text(hunk.section)}  hunk {hi + 1}/{len(self._files[fi].hunks)} "
         segments = [Segment("▌" if current else " ", self._style("cursor")), Segment(label, header)]
         if self.readonly:
             return segments
@@ -383,7 +383,7 @@ class DiffView(ScrollView, can_focus=True):
         mark = "new file" if file.created else "deleted" if file.deleted else ""
         segments = [
             Segment(" ▍" if self._cursor and self._cursor[0] == fi else "  ", self._fg("cursor") + on),
-            Segment(f"{file.path}  ", style),
+            Segment(f"{display_text(file.path)}  ", style),
             Segment(f"+{file.added}", self._fg("added-sign") + on),
             Segment(" ", style),
             Segment(f"-{file.removed}", self._fg("removed-sign") + on),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from typing import Any
 
@@ -13,6 +14,8 @@ from rich.style import Style
 from rich.table import Table
 from rich.text import Text
 from rich.theme import Theme
+
+from agent.textsafe import is_clean, line, visible
 
 StyleOf = Callable[[str], Style]
 DIFF_LINES = 40  # lines of a diff shown for an earlier turn
@@ -56,7 +59,18 @@ def markdown_theme(style_of: StyleOf) -> Theme:
     return Theme(styles, inherit=True)
 
 
+def shown_block(block: Any) -> Any:
+    """The block with control and bidi characters made visible (a resumed session's text is as
+    untrusted as a live one's)."""
+    texts = {"text": block.text, "who": block.who, "key": block.key, "note": block.note, "preview": block.preview}
+    if all(is_clean(value) for value in texts.values()):
+        return block
+    return dataclasses.replace(block, text=visible(block.text), who=line(block.who), key=line(block.key),
+                               note=visible(block.note), preview=visible(block.preview))
+
+
 def render_block(block: Any, style_of: StyleOf, dark: bool) -> RenderableType:
+    block = shown_block(block)
     kind = block.kind
     if kind == "user":
         body = Text(block.who or "you", style="bold") + Text("\n") + Text(block.text)

@@ -24,6 +24,7 @@ from acp.schema import (AgentCapabilities, ClientCapabilities, Implementation, I
                         SetSessionModeResponse)
 
 from agent import __version__
+from agent.frontends.acp.gate import gated
 from agent.frontends.acp.prompt import recorded_sessions
 from agent.frontends.acp.session import AcpSession, add_client_mcp_servers, mode_state
 
@@ -152,9 +153,11 @@ async def serve(options: Any) -> None:
     warming.add_done_callback(lambda task: task.cancelled() or task.exception())
     agent: Any = AcpAgent(options)  # the SDK's Agent protocol lists methods we do not offer
     reader, writer = await _protocol_streams()
+    checked, feeding = gated(reader, writer)  # a line that is not one JSON-RPC object is answered here
     try:
-        await run_agent(agent, writer, reader)
+        await run_agent(agent, writer, checked)
     finally:
+        feeding.cancel()
         await agent.close()
 
 

@@ -15,6 +15,7 @@ from agent.consumer import EventHandler
 from agent.diffing import FileChange
 from agent.frontends.acp.tools import absolute, tool_kind, tool_locations, tool_title
 from agent.frontends.acp.updates import UpdateStream
+from agent.textsafe import line as shown_line
 
 OUTPUT_SHOWN = 8_000  # characters of a tool's output shown in the editor (the model reads it all)
 TODO_STATUS: dict[str, PlanEntryStatus] = {"pending": "pending", "in_progress": "in_progress",
@@ -134,9 +135,9 @@ class AcpEvents(EventHandler):
 
 def plan_entries(steps: list[ev.PlanStepInfo], todos: list[ev.TodoItem]) -> list[PlanEntry]:
     """The structured plan's steps, then the todo list (a step's own checklist, or the only plan)."""
-    entries = [plan_entry(s.title + STEP_MARK.get(s.status, ""), priority="high", status=STEP_STATUS[s.status])
-               for s in steps]
-    entries += [plan_entry(t.content + (" (cancelled)" if t.status == "cancelled" else ""),
+    entries = [plan_entry(shown_line(s.title) + STEP_MARK.get(s.status, ""), priority="high",
+                          status=STEP_STATUS[s.status]) for s in steps]
+    entries += [plan_entry(shown_line(t.content) + (" (cancelled)" if t.status == "cancelled" else ""),
                            status=TODO_STATUS[t.status]) for t in todos]
     return entries
 

@@ -19,6 +19,7 @@ from agent.frontends.acp.events import AcpEvents, diff_content
 from agent.frontends.acp.tools import tool_kind, tool_locations, tool_title
 from agent.frontends.acp.updates import UpdateStream
 from agent.planning.review import PlanDecision, ReviewKind
+from agent.textsafe import line as shown_line
 
 APPROVAL_OPTIONS: dict[str, tuple[str, DecisionKind]] = {  # option id -> (kind, our decision)
     "allow_once": ("allow_once", "allow_once"),
@@ -95,6 +96,10 @@ class AcpPlanReviewer(AcpApprover):
 
 
 def _review_title(kind: ReviewKind, waiting: Any) -> str:
+    return shown_line(_plain_review_title(kind, waiting))
+
+
+def _plain_review_title(kind: ReviewKind, waiting: Any) -> str:
     if waiting is None:
         return "Run the plan?" if kind == "review" else "A step failed"
     if kind == "review":

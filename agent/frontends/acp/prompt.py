@@ -25,6 +25,7 @@ from agent.attachments import file_block, note_block, with_files
 from agent.events import PlanStepInfo, TodoItem
 from agent.frontends.acp.events import OUTPUT_SHOWN, plan_entries
 from agent.frontends.acp.tools import tool_kind, tool_locations, tool_title
+from agent.textsafe import line as shown_line
 from agent.workspaces.base import Workspace, WorkspaceError
 
 
@@ -161,5 +162,5 @@ def recorded_sessions(cwd: str | None, start: int) -> tuple[list[SessionInfo], b
 
 
 def _title(prompt: str) -> str | None:
-    line = typed_part(prompt).strip().split("\n", 1)[0]
-    return (line if len(line) <= 80 else line[:79] + "…") or None
+    first = shown_line(typed_part(prompt).strip().split("\n", 1)[0])
+    return (first if len(first) <= 80 else first[:79] + "…") or None

@@ -7,6 +7,8 @@ from typing import Any
 
 from acp.schema import ToolCallLocation, ToolKind
 
+from agent.textsafe import line as shown_line
+
 # Tools whose ACP kind is not what their approval kind says (read / edit / exec / network).
 KINDS: dict[str, ToolKind] = {
     "search_code": "search", "get_codebase_map": "search",
@@ -28,12 +30,18 @@ def tool_kind(tool: str, approval_kind: str | None) -> ToolKind:
 
 
 def _short(text: str, limit: int = 80) -> str:
-    line = text.strip().splitlines()[0] if text.strip() else ""
-    return line if len(line) <= limit else line[: limit - 1] + "…"
+    first, *more = text.strip().split("\n")  # not splitlines(): a CR or U+2028 would hide the rest
+    first = shown_line(first) + (" …" if more else "")
+    return first if len(first) <= limit else first[: limit - 1] + "…"
 
 
 def tool_title(tool: str, args: dict[str, Any]) -> str:
-    """A short line saying what the call does, as an editor shows it in the thread."""
+    """A short line saying what the call does, as an editor shows it in the thread (control and
+    bidi characters of the command or path shown, not sent: agent/textsafe.py)."""
+    return shown_line(_title(tool, args))
+
+
+def _title(tool: str, args: dict[str, Any]) -> str:
     path = args.get("file_path") or args.get("path")
     if tool in ("read_file", "get_line_range"):
         return f"Read {path}" + _range(args)

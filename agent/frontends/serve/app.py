@@ -24,10 +24,12 @@ from aiohttp.typedefs import Middleware
 
 from agent import __version__
 from agent.approval import Decision
+from agent.frontends.serve.guard import guard
 from agent.frontends.serve.request import ApprovalAnswer, BadRequest, ChatRequest, parse
 from agent.frontends.serve.sessions import Busy, Live, NotFound, Sessions, Unavailable
 from agent.planning.review import PlanDecision
 from agent.secrets import redact
+from agent.textsafe import json_line
 
 MAX_BODY = 8 * 1024 * 1024
 SESSION_HEADER = "X-Session-Id"
@@ -37,9 +39,9 @@ BODY_LIMIT = web.AppKey("body_limit", int)
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 
-def build_app(sessions: Sessions, token: str, max_body: int = MAX_BODY) -> web.Application:
+def build_app(sessions: Sessions, token: str, max_body: int = MAX_BODY, check_host: bool = True) -> web.Application:
     """The application; run it with `handler_cancellation=True` so a disconnect stops its run."""
-    app = web.Application(middlewares=[_errors, _auth(token)], client_max_size=max_body)
+    app = web.Application(middlewares=[_errors, guard(check_host), _auth(token)], client_max_size=max_body)
     app[SESSIONS] = sessions
     app[BODY_LIMIT] = max_body
     app.router.add_post("/api/chat", _chat)
@@ -114,7 +116,8 @@ async def _chat(request: web.Request) -> web.StreamResponse:
 
 
 def frame(data: dict[str, Any]) -> bytes:
-    return b"data: " + json.dumps(data, ensure_ascii=False).encode() + b"\n\n"
+    # U+2028/9, C1 and bidi characters as \u escapes: the same data, inert in a terminal or a JS reader
+    return b"data: " + json_line(json.dumps(data, ensure_ascii=False)).encode() + b"\n\n"
 
 
 async def _stream(request: web.Request, sessions: Sessions, live: Live, chat: ChatRequest) -> web.StreamResponse:

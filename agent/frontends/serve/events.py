@@ -15,6 +15,7 @@ from typing import Any
 
 from agent import events as ev
 from agent.consumer import EventHandler
+from agent.textsafe import visible
 
 Data = dict[str, Any]
 
@@ -88,7 +89,7 @@ def diff_data(event: ev.FileChanged) -> Data:
 
 def approval_data(event: ev.ApprovalRequired) -> Data:
     data: Data = {"type": "approval_required", "id": event.approval_id, "tool": event.tool,
-                  "kind": event.kind, "summary": event.summary}
+                  "kind": event.kind, "summary": visible(event.summary)}  # a client's title: shown, not acted on
     if event.kind == "edit":
         data["reason"] = str(event.args.get("reason") or "")
     if event.files:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import ipaddress
 import os
 import secrets
 import signal
@@ -17,19 +16,11 @@ from aiohttp import web
 from agent.config import Config
 from agent.frontends.common import UsageError, build_config, run_command
 from agent.frontends.serve.app import MAX_BODY, build_app
+from agent.frontends.serve.guard import is_loopback
 from agent.frontends.serve.sessions import Sessions
 from agent.session.target import Target, TargetError, TargetSpec, open_target
 
 TOKEN_VARIABLE = "CODER_TUI_SERVE_TOKEN"
-
-
-def is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
 
 
 def choose_token(options: Any, environ: dict[str, str]) -> tuple[str, str]:
@@ -50,6 +41,7 @@ class Opener:
     def __init__(self, spec: TargetSpec, config: Config, first: Target) -> None:
         self.spec, self.config = spec, config
         self.first: Target | None = first
+        self.label = first.label  # whose recorded sessions this server may resume
 
     async def __call__(self) -> Target:
         if self.first is not None:
@@ -78,9 +70,12 @@ class Server:
         return f"http://{host}:{self.port}"
 
 
-async def listen(sessions: Sessions, token: str, host: str, port: int, max_body: int = MAX_BODY) -> Server:
-    """Serve on host:port (0: any free port) until `runner.cleanup()`."""
-    runner = web.AppRunner(build_app(sessions, token, max_body), handler_cancellation=True, access_log=None)
+async def listen(sessions: Sessions, token: str, host: str, port: int, max_body: int = MAX_BODY,
+                 check_host: bool = True) -> Server:
+    """Serve on host:port (0: any free port) until `runner.cleanup()`; `check_host`: answer only
+    requests to a loopback Host (agent/frontends/serve/guard.py)."""
+    app = build_app(sessions, token, max_body, check_host=check_host)
+    runner = web.AppRunner(app, handler_cancellation=True, access_log=None)
     await runner.setup()
     try:
         await web.TCPSite(runner, host, port).start()
@@ -114,7 +109,10 @@ async def serve(options: Any) -> int:
     opener = Opener(spec, config, first)
     sessions = Sessions(config, opener)
     try:
-        server = await listen(sessions, token, options.host, options.port, options.max_body)
+        # A token the user gave may be used through a proxy under another name; a generated one
+        # serves loopback only, so any other Host is a web page's DNS rebinding.
+        server = await listen(sessions, token, options.host, options.port, options.max_body,
+                              check_host=source == "generated")
     except UsageError:
         await opener.close()
         raise

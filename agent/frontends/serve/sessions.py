@@ -103,7 +103,10 @@ class Sessions:
                 live.session.messages.append(message)
                 live.session.writer.message(message)
             return live
-        found = self.live.get(session_id) or self.live.get(self._recorded(session_id))
+        found = self.live.get(session_id)
+        if found is None:
+            session_id = self._recorded(session_id)
+            found = self.live.get(session_id)
         live = found if found is not None else await self._create(chat, session_id)
         if live.running:
             raise Busy(f"session {session_id} is answering another request; wait for its done event")
@@ -116,11 +119,15 @@ class Sessions:
         return live
 
     def _recorded(self, session_id: str) -> str:
-        """The full id of the recorded session an id (or a unique prefix of one) names."""
-        try:
-            return self.store.resolve(session_id).stem
-        except SessionError as exc:
-            raise NotFound(str(exc)) from None
+        """The full id of the recorded session of this server's own folder (or repository) that an
+        id, or a prefix unique among that folder's sessions, names. Sessions of other folders are
+        not this server's to resume: a client that guesses their ids learns nothing."""
+        mine = [s for s in self.store.list() if s.workspace == self.opener.label]
+        matches = [s for s in mine if s.id == session_id] or [s for s in mine if s.id.startswith(session_id)]
+        if len(matches) != 1:
+            why = "is ambiguous; give more characters" if matches else f"is not a session of {self.opener.label}"
+            raise NotFound(f"session id {session_id!r} {why}")
+        return matches[0].id
 
     async def _create(self, chat: ChatRequest, resume: str | None) -> Live:
         await self._make_room()
