@@ -12,14 +12,15 @@ from typing import TYPE_CHECKING, Any
 
 from agent.agents import RUNS, IterativeRun
 from agent.compaction import Compactor, summary_request
-from agent.events import Compacted, ErrorEvent
+from agent.events import Compacted, WarningEvent
 from agent.llm import LLM
-from agent.mcp import McpManager, allowed_servers
+from agent.mcp import McpManager
 from agent.modelchain import Budget, ModelChain
-from agent.profiles import Profile, ProfileSet, load_profiles
+from agent.profiles import Profile, ProfileSet
 from agent.profiles import toolset
 from agent.tools.base import Tool
 from agent.tools.gitread import GitReadOnly
+from agent.workspace_input.load import workspace_input
 
 if TYPE_CHECKING:
     from agent.session.core import AgentSession
@@ -32,13 +33,14 @@ class AgentSetup:
         self.session = session
         config = session.config
         root = session.workspace.root
-        self.profiles: ProfileSet = load_profiles(root, trusted=config.workspace_trusted)
+        self.input = workspace_input(root, config)  # profiles, MCP servers, what was left out
+        self.profiles: ProfileSet = self.input.profiles
         self.profile: Profile = self.profiles.get(config.profile)
         for cls in EXTRA_TOOLS:
             if session.registry.get(cls.name) is None:
                 session.registry.register(cls())
         self.extras = {cls.name for cls in EXTRA_TOOLS}
-        self.mcp = McpManager(self._mcp_servers(), session.emit)
+        self.mcp = McpManager(self.input.mcp_servers, session.emit)
         self._registered: set[str] = set()
         self._chain: ModelChain | None = None
         self._chain_base: LLM | None = None
@@ -49,11 +51,6 @@ class AgentSetup:
         if self.profile.mode and config.sources.get("mode") not in ("command line", "environment"):
             session.mode = self.profile.mode
         self.report_ignored()
-
-    def _mcp_servers(self) -> dict[str, Any]:
-        servers, notes = allowed_servers(self.session.config)
-        self.profiles.ignored.extend(notes)
-        return servers
 
     # -- profile --------------------------------------------------------------------------
     def use_profile(self, name: str) -> Profile:
@@ -162,8 +159,9 @@ class AgentSetup:
         return await self.compactor(window).compact(self.session.messages, self.schemas(), manual=True)
 
     def report_ignored(self) -> None:
-        for note in self.profiles.ignored:
-            self.session.emit(ErrorEvent(message=note, recoverable=True))
+        """What the workspace supplied and the session does not use, said once as warnings."""
+        for line in self.input.notices():
+            self.session.emit(WarningEvent(message=line))
 
 
 OLLAMA = ("ollama", "ollama_chat")
