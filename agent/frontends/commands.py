@@ -68,7 +68,7 @@ def trust(options: Any) -> int:
             for folder, state in rows:
                 print(f"{folder}  {state}")
             if not rows:
-                print("no folder is trusted (`coder-tui trust DIR` trusts one)")
+                print("no folder remembered (`coder-tui trust DIR` trusts one)")
             return 0
         folder = Path(options.folder).expanduser()
         if options.revoke:
@@ -83,6 +83,9 @@ def trust(options: Any) -> int:
         where = store.remember(folder, True)
     except ConfigError as exc:
         print(f"coder-tui trust: error: {exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:  # the folder cannot be opened to read its identity
+        print(f"coder-tui trust: error: cannot open {options.folder}: {exc.strerror}", file=sys.stderr)
         return 2
     print(f"trusted {os.path.realpath(folder)} (remembered in {where}); "
           "`coder-tui trust --revoke DIR` forgets it")

@@ -24,13 +24,12 @@ from agent import paths
 from agent.config import first_problem
 from agent.events import Mode
 from agent.workspace_input import files as workspace_files
-from agent.workspace_input.policy import EXECUTING, PROFILE, Context, Ignored, screen
+from agent.workspace_input.policy import PROFILE, Context, Ignored, screen
 
 DEFAULT_PROFILE = "coder"
 WORKSPACE_DIR = ".coder-tui/profiles"
 AgentType = Literal["iterative", "stream", "react"]
 KINDS = ("read", "edit", "exec", "network", "mcp")
-__all__ = ["EXECUTING"]  # selectors that run programs: the policy's, here for older imports
 
 
 class ProfileError(Exception):
