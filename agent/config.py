@@ -3,18 +3,16 @@
 Loading is cheap (no litellm). Errors name the file, key, flag or variable to fix.
 
 A workspace's `.coder-tui.toml` comes with the repository, so it is untrusted: until the user
-trusts the folder (`--trust`, or the app's prompt; remembered in the user config as
-`trusted_folders`), it may not raise the mode, change where keys or prompts are sent (api_base,
-api_key, a model of another provider, the GitHub API) or weaken the shell sandbox. Such settings
-are left out and listed in `Config.ignored` so that front ends can say so. A new setting that
-runs programs (MCP servers, profiles) joins `UNTRUSTED` and is covered by the same rule.
+trusts the folder (`coder-tui trust DIR`, `--trust`, or the app's prompt; remembered in the user
+config with the folder's identity, agent/workspace_input/trust.py), what it may set is decided by
+agent/workspace_input/policy.py, the one rule for every file a workspace supplies. Settings left
+out are listed in `Config.ignored` so that front ends can say so.
 """
 
 from __future__ import annotations
 
 import os
 import tomllib
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
@@ -22,6 +20,8 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, m
 
 from agent import paths, secrets
 from agent.events import Mode
+from agent.workspace_input import files as workspace_files
+from agent.workspace_input.policy import CONFIG, Context, Ignored, screen
 
 WORKSPACE_FILE = ".coder-tui.toml"
 
@@ -49,33 +49,7 @@ DEFAULT_MODELS: list[tuple[str, str]] = [
 KEYLESS_PROVIDERS = {"ollama", "ollama_chat", "lm_studio", "hosted_vllm", "llamafile"}
 Sandbox = Literal["auto", "bwrap", "off"]
 Workflow = Literal["auto", "direct", "structured"]
-# Settings an untrusted workspace file may not make, and why (shown to the user).
-UNTRUSTED: dict[str, str] = {
-    "api_base": "it would change where your API key and code are sent",
-    "api_key": "it would send your prompts and code to an account the file chooses",
-    "github_token": "tokens belong in your own config",
-    "github_api_url": "it would change where your GitHub token is sent",
-    "sandbox": "it would change how shell commands are confined",
-    "sandbox_network": "it would give shell commands network access",
-    "shell_env": "it would pass your environment variables to shell commands",
-    "trusted_folders": "only your own config can trust folders",
-    "mcp_servers": "MCP servers are programs the file would start on your machine",
-    "room": "only your own config decides what room participants may make the agent do",
-}
-MODE_RANK = {"plan": 0, "ask": 1, "allow": 2}
 SECRET_VARS = ("CODER_TUI_API_KEY", "GITHUB_TOKEN", "GH_TOKEN")
-
-
-@dataclass(frozen=True)
-class Ignored:
-    """A workspace setting left out because the folder is not trusted."""
-
-    setting: str  # e.g. mode = 'allow'
-    why: str
-    file: str
-
-    def __str__(self) -> str:
-        return f"{self.setting} in {self.file}: {self.why}"
 
 
 class ConfigError(Exception):
@@ -115,6 +89,15 @@ class RoomSettings(BaseModel):
     allow_tasks: bool = False
 
 
+class FolderTrust(BaseModel):
+    """`[folder_trust."PATH"]`: the user's answer for one folder, bound to its identity."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    trusted: bool
+    identity: str  # device:inode[:generation] (agent/workspace_input/trust.py)
+
+
 class Settings(BaseModel):
     """Every setting, declared once with its default and bounds. A config file may set any of them
     (`given()` is what it set); `Config` is the merged result that a session runs with."""
@@ -135,7 +118,8 @@ class Settings(BaseModel):
     sandbox: Sandbox = "auto"  # shell commands in bubblewrap: auto (when it works), bwrap, off
     sandbox_network: bool = False  # shell commands in the sandbox may use the network
     shell_env: list[str] = Field(default_factory=list)  # more variables shell commands get (NAME or PREFIX*)
-    trusted_folders: list[str] = Field(default_factory=list)  # folders whose .coder-tui.toml may use every setting
+    trusted_folders: list[str] = Field(default_factory=list)  # older form of folder_trust: paths only
+    folder_trust: dict[str, FolderTrust] = Field(default_factory=dict)  # `coder-tui trust`, the app's prompt
     # agent profiles, long sessions, budgets, fallbacks and MCP (agent/profiles, agent/session/setup.py)
     profile: str | None = None
     small_model: str | None = None  # file summaries, page extraction, compaction (default: `model`)
@@ -189,10 +173,10 @@ def provider_of(model: str) -> str:
     return ""
 
 
-def read_settings(path: Path) -> Settings:
-    """Parse and validate one TOML config file (missing file: empty settings)."""
+def read_settings(path: Path, text: str | None = None) -> Settings:
+    """Parse and validate one TOML config file (missing file: empty settings; text: its contents)."""
     try:
-        raw = path.read_bytes()
+        raw = path.read_bytes() if text is None else text.encode("utf-8")
     except FileNotFoundError:
         return Settings()
     except OSError as exc:
@@ -246,11 +230,18 @@ def load_config(
     trusted = False
     if workspace is not None:
         ws_file = workspace / WORKSPACE_FILE
-        ws = read_settings(ws_file).given()
-        trusted = trust or is_trusted(workspace, user.get("trusted_folders", []))
-        if ws and not trusted:
-            ws, ignored = _untrusted(ws, user, environ, ws_file)
-        layers.append((str(ws_file), ws))
+        ws, ignored = _workspace_settings(workspace, ws_file)
+        trusted = trust
+        if not trust:
+            from agent.workspace_input.trust import decision
+
+            answer = decision(workspace, user)
+            trusted = answer.trusted is True
+            if answer.note and ws:
+                ignored.append(Ignored("the trust you gave this folder", answer.note, str(workspace), False))
+        kept, refused = screen(CONFIG, ws, str(ws_file), Context(base_mode=user.get("mode", "ask")), trusted)
+        ignored.extend(refused)
+        layers.append((str(ws_file), kept))
     layers.append(("environment", _env_settings(environ)))
     layers.append(("command line", {k: v for k, v in (flags or {}).items() if v is not None}))
     config = Config(workspace_trusted=workspace is not None and trusted)
@@ -271,41 +262,13 @@ def load_config(
     return config
 
 
-def is_trusted(folder: Path, trusted: list[str]) -> bool:
-    real = os.path.realpath(folder)
-    return any(os.path.realpath(item) == real for item in trusted)
-
-
-def _untrusted(ws: dict[str, Any], user: dict[str, Any], environ: dict[str, str],
-               ws_file: Path) -> tuple[dict[str, Any], list[Ignored]]:
-    """The workspace settings an untrusted file may make, and what was left out with why."""
-    kept, ignored = {}, []
-    base_mode = user.get("mode", "ask")
-    base_model = user.get("model") or next((m for var, m in DEFAULT_MODELS if environ.get(var)), None)
-    for key, value in ws.items():
-        why = UNTRUSTED.get(key)
-        if key == "mode" and MODE_RANK[value] > MODE_RANK[base_mode]:
-            why = f"it would raise the mode above {base_mode}"
-        elif key in ("model", "small_model", "fallback_models") and base_model and any(
-                provider_of(name) != provider_of(base_model) for name in _names(value)):
-            why = f"it would send your code to another provider than {provider_of(base_model) or base_model}"
-        elif key in ("model", "small_model", "fallback_models") and not base_model and _generic_key(user, environ):
-            why = "your own API key names no model, so the file would choose the provider it is sent to"
-        if why is None:
-            kept[key] = value
-            continue
-        shown = "(hidden)" if isinstance(value, SecretStr) else repr(value)
-        ignored.append(Ignored(f"{key} = {shown}", why, str(ws_file)))
-    return kept, ignored
-
-
-def _generic_key(user: dict[str, Any], environ: dict[str, str]) -> bool:
-    """A key of the user's that is not tied to one provider (config `api_key`, CODER_TUI_API_KEY)."""
-    return bool(user.get("api_key") or environ.get("CODER_TUI_API_KEY"))
-
-
-def _names(value: str | list[str]) -> list[str]:
-    return [value] if isinstance(value, str) else list(value)
+def _workspace_settings(workspace: Path, ws_file: Path) -> tuple[dict[str, Any], list[Ignored]]:
+    """The workspace file's settings, read inside the workspace (a link out or a FIFO is refused)."""
+    try:
+        text = workspace_files.read_inside(workspace, WORKSPACE_FILE, cap=1 << 20)
+    except workspace_files.OutsideWorkspace as exc:
+        return {}, [Ignored("the whole file", str(exc), str(ws_file), False)]
+    return ({} if text is None else read_settings(ws_file, text).given()), []
 
 
 def _register_secrets(config: Config, environ: dict[str, str]) -> None:
@@ -319,12 +282,12 @@ def _register_secrets(config: Config, environ: dict[str, str]) -> None:
 
 
 def trust_folder(folder: Path) -> Path:
-    """Remember that `folder`'s own .coder-tui.toml may use every setting."""
-    current = read_settings(paths.user_config_file()).trusted_folders or []
-    real = os.path.realpath(folder)
-    if is_trusted(folder, current):
-        return paths.user_config_file()
-    return save_user_settings({"trusted_folders": [*current, real]})
+    """Remember that `folder`'s own files may use every setting (see agent/workspace_input/trust.py)."""
+    from agent.workspace_input.trust import remember
+
+    return remember(folder, True)
+
+
 def _merge_servers(config: Config, source: str, servers: dict[str, Any]) -> None:
     for name, server in servers.items():
         config.mcp_servers[name] = McpServerSettings.model_validate(server)

@@ -70,24 +70,39 @@ async def load_config(app: BootHost, root: Path | None) -> Config | None:
 
 
 async def _trusted_config(app: BootHost, root: Path | None, flags: dict[str, Any]) -> Config:
-    """The config, after asking whether to trust the folder when its own file wanted more."""
+    """The config, after asking whether to trust the folder when its own files wanted more than an
+    untrusted folder may have. The answer, either way, is remembered (agent/workspace_input/trust.py);
+    what stays left out the session says as warnings."""
     from agent.config import load_config as load
-    from agent.config import trust_folder
+    from agent.workspace_input import trust
 
     if root is not None and getattr(app.options, "trust", False):
-        await asyncio.to_thread(trust_folder, root)
+        await asyncio.to_thread(trust.remember, root, True)
     config = await asyncio.to_thread(load, root, flags)
-    if not config.ignored or root is None:  # only a workspace's own file is ever ignored
+    if root is None or config.workspace_trusted:
         return config
+    wanted = await asyncio.to_thread(_wanted, root, config)
+    if not wanted or (await asyncio.to_thread(trust.decision, root)).trusted is False:
+        return config  # nothing to ask, or asked before and declined
     from tui.screens.trust import TrustScreen
 
-    if await app.push_screen_wait(TrustScreen(root, config.ignored)):
-        await asyncio.to_thread(trust_folder, root)
-        app.notice(f"trusted {root}: its .coder-tui.toml applies in full", "success")
-        return await asyncio.to_thread(load, root, flags)
-    for item in config.ignored:
-        app.notice(f"ignored {item} (the folder is not trusted)", "warning")
-    return config
+    answer = bool(await app.push_screen_wait(TrustScreen(root, wanted)))
+    await asyncio.to_thread(trust.remember, root, answer)
+    if not answer:
+        return config
+    app.notice(f"trusted {root}: its own files apply in full", "success")
+    return await asyncio.to_thread(load, root, flags)
+
+
+def _wanted(root: Path, config: Config) -> list[Any]:
+    """What the folder's own files ask for that only trust gives (its config file's and profiles')."""
+    from agent.profiles import ProfileError, workspace_profiles
+
+    try:
+        profiles = workspace_profiles(root, False, config.mode)[1]
+    except ProfileError:  # the session says what is wrong with the file when it opens
+        profiles = []
+    return [item for item in [*config.ignored, *profiles] if item.trust_would_help]
 
 
 async def _reload(app: BootHost, root: Path | None, result: SetupResult) -> Config:

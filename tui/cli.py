@@ -31,6 +31,7 @@ COMMANDS_HELP = """commands:
   coder-tui room ROOM_ID       join a live OCT room and answer @agent prompts (`coder-tui room --help`)
   coder-tui profiles           list agent profiles (built in, user, workspace); pick one with --profile
   coder-tui mcp                start the configured MCP servers and list their state and tools
+  coder-tui trust [DIR]        trust a folder's own files (`--list`, `--revoke DIR`; `coder-tui trust --help`)
   coder-tui serve [DIR]        serve the agent over HTTP + SSE for editors (`coder-tui serve --help`)
   coder-tui acp                serve an editor (Zed, Toad, ...) over the Agent Client Protocol on stdio
 {knowledge}
@@ -58,10 +59,15 @@ def _model_options(parser: argparse.ArgumentParser) -> None:
                              "auto: plan only new tasks that need several steps (see README)")
 
 
-def _workspace_options(parser: argparse.ArgumentParser) -> None:
+ACP_TRUST_GONE = ("--trust is gone from `coder-tui acp`: it trusted every folder the editor opened, for good. "
+                  "Trust a folder yourself with `coder-tui trust DIR` (see `coder-tui trust --help`)")
+
+
+def _workspace_options(parser: argparse.ArgumentParser, trust: bool = True) -> None:
     parser.add_argument("--trust", action="store_true",
-                        help="trust this folder's .coder-tui.toml (remembered in your config.toml): without it, "
-                             "the file may not raise the mode, change where keys are sent or loosen the sandbox")
+                        help="trust this folder (remembered, as `coder-tui trust DIR` does): without it, the "
+                             "folder's own files may not pick a model, endpoint, key, command or approval"
+                        if trust else argparse.SUPPRESS)
     parser.add_argument("--sandbox", choices=SANDBOXES,
                         help="run shell commands in bubblewrap: auto (when it works, default), bwrap (required), off")
 
@@ -193,7 +199,28 @@ def acp_parser() -> argparse.ArgumentParser:
     parser.add_argument("--workflow", choices=WORKFLOWS, help="direct (default), structured or auto (see README)")
     _profile_option(parser)
     max_steps_option(parser, "per prompt")
-    _workspace_options(parser)
+    _workspace_options(parser, trust=False)
+    return parser
+
+
+def trust_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="coder-tui trust", formatter_class=argparse.RawDescriptionHelpFormatter, description=(
+            "Trust a folder, list the folders you answered for, or forget an answer.\n\n"
+            "A folder's own files (.coder-tui.toml, .coder-tui/profiles/, the prompt files they name) come\n"
+            "with the repository. Until you trust the folder they give the model text (prompts,\n"
+            "descriptions) and harmless limits, never a model, an endpoint, a key, an MCP server, a command,\n"
+            "the sandbox or an approval; what they asked for is named each time. Trust is remembered in\n"
+            "your config.toml with the folder's identity (device, inode and its generation): a different\n"
+            "folder later put at the same path (a fresh clone of another repository) is not trusted."),
+        epilog="examples:\n  coder-tui trust              trust the current folder\n"
+               "  coder-tui trust ~/src/app     trust ~/src/app\n  coder-tui trust --list\n"
+               "  coder-tui trust --revoke ~/src/app\n\n"
+               "Editors (`coder-tui acp`) use the same answers: trust a folder here before opening it there.")
+    parser.add_argument("folder", nargs="?", default=".", metavar="DIR", help="the folder (default: .)")
+    action = parser.add_mutually_exclusive_group()
+    action.add_argument("--list", action="store_true", help="list the folders you answered for and the answer")
+    action.add_argument("--revoke", action="store_true", help="forget the answer for DIR (it is asked again)")
     return parser
 
 
@@ -243,6 +270,9 @@ def _cmd_room(argv: list[str]) -> int:
 
 def _cmd_acp(argv: list[str]) -> int:
     options = acp_parser().parse_args(argv)
+    if options.trust:
+        print(f"coder-tui acp: error: {ACP_TRUST_GONE}", file=sys.stderr)
+        return 2
     from agent.frontends.acp import main as acp_main
 
     return acp_main(options)
@@ -261,6 +291,13 @@ def _cmd_mcp(argv: list[str]) -> int:
     from agent.frontends.profiles import list_mcp
 
     return list_mcp(options)
+
+
+def _cmd_trust(argv: list[str]) -> int:
+    options = trust_parser().parse_args(argv)
+    from agent.frontends.commands import trust
+
+    return trust(options)
 
 
 def _cmd_serve(argv: list[str]) -> int:
@@ -311,7 +348,7 @@ def _launch_problem(options: argparse.Namespace) -> str | None:
 
 COMMANDS: dict[str, Callable[[list[str]], int]] = {
     "run": _cmd_run, "undo": _cmd_undo, "sessions": _cmd_sessions, "room": _cmd_room,
-    "profiles": _cmd_profiles, "mcp": _cmd_mcp, "serve": _cmd_serve, "acp": _cmd_acp,
+    "profiles": _cmd_profiles, "mcp": _cmd_mcp, "serve": _cmd_serve, "acp": _cmd_acp, "trust": _cmd_trust,
     "map": knowledge_cli.cmd_map, "explore": knowledge_cli.cmd_explore, "tasks": knowledge_cli.cmd_tasks,
 }
 

@@ -53,3 +53,41 @@ def list_sessions(options: Any) -> int:
         prompt = prompt if len(prompt) <= 60 else prompt[:59] + "…"
         print(f"{s.id}  {_when(s.created)}  {line(s.workspace)}  {line(prompt)}")  # a prompt may be an issue's text
     return 0
+
+
+def trust(options: Any) -> int:
+    """`coder-tui trust [DIR]`, `--list`, `--revoke DIR`: the user's answers per folder."""
+    import os
+    from pathlib import Path
+
+    from agent.config import ConfigError
+    from agent.workspace_input import trust as store
+
+    try:
+        if options.list:
+            rows = store.listing()
+            for folder, state in rows:
+                print(f"{folder}  {state}")
+            if not rows:
+                print("no folder remembered (`coder-tui trust DIR` trusts one)")
+            return 0
+        folder = Path(options.folder).expanduser()
+        if options.revoke:
+            if not store.revoke(folder):
+                print(f"coder-tui trust: nothing remembered for {os.path.realpath(folder)}", file=sys.stderr)
+                return 1
+            print(f"forgot {os.path.realpath(folder)}: its own files are untrusted again")
+            return 0
+        if not folder.is_dir():
+            print(f"coder-tui trust: error: {options.folder!r} is not a folder", file=sys.stderr)
+            return 2
+        where = store.remember(folder, True)
+    except ConfigError as exc:
+        print(f"coder-tui trust: error: {exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:  # the folder cannot be opened to read its identity
+        print(f"coder-tui trust: error: cannot open {options.folder}: {exc.strerror}", file=sys.stderr)
+        return 2
+    print(f"trusted {os.path.realpath(folder)} (remembered in {where}); "
+          "`coder-tui trust --revoke DIR` forgets it")
+    return 0

@@ -16,7 +16,7 @@ import os
 import sys
 from typing import TYPE_CHECKING, Any
 
-from agent.events import ErrorEvent, WarningEvent
+from agent.events import ErrorEvent
 from agent.frontends.common import UsageError, build_config, handle_ctrl_c, open_or_usage, run_command
 from agent.frontends.printing import JsonPrinter, TextPrinter
 from agent.frontends.stdin import StdinApprover
@@ -58,8 +58,6 @@ async def run_headless(options: SessionOptions) -> int:
     except ProfileError as exc:
         raise UsageError(str(exc)) from None
     prompt = await _prompt_for(session, target.prompt)
-    for why in config.ignored:
-        session.emit(WarningEvent(message=f"ignored {why} (the folder is not trusted; run with --trust to use it)"))
     loop = asyncio.get_running_loop()
     approver.start(loop)
     _install_interrupt(loop, session, printer)

@@ -10,13 +10,14 @@ from typing import Any
 from agent.config import WORKSPACE_FILE, ConfigError, load_config, read_settings
 from agent.profiles import DEFAULT_PROFILE, ProfileError, load_profiles
 from agent.textsafe import line
+from agent.workspace_input.policy import NOT_TRUSTED, notices
 
 
 def list_profiles(options: Any) -> int:
     root = Path(options.workspace).resolve()
     try:
         config = load_config(root)
-        found = load_profiles(root, trusted=config.workspace_trusted)
+        found = load_profiles(root, trusted=config.workspace_trusted, base_mode=config.mode)
     except (ConfigError, ProfileError) as exc:
         print(f"coder-tui profiles: error: {exc}", file=sys.stderr)
         return 2
@@ -31,7 +32,7 @@ def list_profiles(options: Any) -> int:
             details.append(f"model: {profile.model}")
         print(line(f"{mark} {name:<{width}}  {profile.description}"))  # a workspace's profile: its text, shown
         print(line(f"  {'':<{width}}  {' · '.join(details)}  ({profile.source})"))
-    for note in found.ignored:
+    for note in notices([*config.ignored, *found.ignored]):
         print(f"note: {note}", file=sys.stderr)
     return 0
 
@@ -57,11 +58,10 @@ def list_mcp(options: Any) -> int:
 
 def _untrusted_servers(root: Path, config: Any) -> list[str]:
     """The servers an untrusted folder's own file names: loading the config left them out."""
-    if config.workspace_trusted or not any(item.setting.startswith("mcp_servers ") for item in config.ignored):
+    if config.workspace_trusted or not any(item.setting.startswith("mcp_servers") for item in config.ignored):
         return []
     ws_file = root / WORKSPACE_FILE
-    return [f"{ws_file}: MCP server {name} ignored (the folder is not trusted); "
-            "`coder-tui --trust` in the folder trusts it"
+    return [f"{ws_file}: MCP server {name} ignored ({NOT_TRUSTED})"
             for name in read_settings(ws_file).mcp_servers or {}]
 
 

@@ -2,13 +2,16 @@
 
 Profiles are TOML files: built in (this package), in the user config folder (`profiles/*.toml`)
 and in the workspace (`.coder-tui/profiles/*.toml`); a later folder's profile replaces an earlier
-one of the same name. Workspace files come with the repository, so they are untrusted config:
-unless the folder is trusted, what a workspace profile says about running commands (exec tools,
-`*`) or raising the mode to `allow` is ignored, and `ProfileSet.ignored` says what was.
+one of the same name. Workspace files come with the repository, so they are untrusted: they are
+read inside the workspace, and unless the folder is trusted the rule of
+agent/workspace_input/policy.py (`PROFILE`) leaves out what would pick a model, run commands or
+raise the mode; `ProfileSet.ignored` says what was. A workspace profile's `system_prompt_file` is
+read inside the workspace whatever the trust (agent/workspace_input/files.py).
 """
 
 from __future__ import annotations
 
+import posixpath
 import tomllib
 from dataclasses import dataclass, field
 from importlib import resources
@@ -20,13 +23,13 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError,
 from agent import paths
 from agent.config import first_problem
 from agent.events import Mode
+from agent.workspace_input import files as workspace_files
+from agent.workspace_input.policy import PROFILE, Context, Ignored, screen
 
 DEFAULT_PROFILE = "coder"
 WORKSPACE_DIR = ".coder-tui/profiles"
 AgentType = Literal["iterative", "stream", "react"]
 KINDS = ("read", "edit", "exec", "network", "mcp")
-# Selectors that let a profile run programs on the machine (exec tools, or everything).
-EXECUTING = {"exec", "*", "bash_exec", "shell_*", "shell_open", "shell_exec"}
 
 
 class ProfileError(Exception):
@@ -70,7 +73,7 @@ class Profile(BaseModel):
 @dataclass
 class ProfileSet:
     profiles: dict[str, Profile] = field(default_factory=dict)
-    ignored: list[str] = field(default_factory=list)  # what untrusted workspace profiles asked for
+    ignored: list[Ignored] = field(default_factory=list)  # what workspace profiles asked for and did not get
 
     def get(self, name: str | None) -> Profile:
         name = name or DEFAULT_PROFILE
@@ -85,8 +88,9 @@ def user_dir() -> Path:
     return paths.config_dir() / "profiles"
 
 
-def read_profile(path: Path, text: str | None = None) -> Profile:
-    """One profile file, validated; errors name the file and the field."""
+def read_profile(path: Path, text: str | None = None, workspace: Path | None = None) -> Profile:
+    """One profile file, validated; errors name the file and the field. `workspace`: the profile
+    came with that workspace, so the prompt file it names is read inside it."""
     try:
         raw = text if text is not None else path.read_text("utf-8")
         data = tomllib.loads(raw)
@@ -103,14 +107,28 @@ def read_profile(path: Path, text: str | None = None) -> Profile:
     if profile.system_prompt_file:
         if profile.system_prompt:
             raise ProfileError(f"{path}: give `system_prompt` or `system_prompt_file`, not both")
-        prompt_path = path.parent / profile.system_prompt_file
+        profile.system_prompt = _prompt_file(path, profile.system_prompt_file, workspace)
+    profile._source = str(path)
+    return profile
+
+
+def _prompt_file(path: Path, name: str, workspace: Path | None) -> str:
+    if workspace is None:  # the user's own profile: its file may be anywhere the user put it
+        prompt_path = path.parent / name
         try:
-            profile.system_prompt = prompt_path.read_text("utf-8")
+            return prompt_path.read_text("utf-8")
         except OSError as exc:
             raise ProfileError(f"{path}: field `system_prompt_file`: cannot read {prompt_path}: "
                                f"{exc.strerror}") from None
-    profile._source = str(path)
-    return profile
+    folder = path.parent.relative_to(workspace).as_posix()
+    inside = name if name.startswith(("/", "~")) else posixpath.normpath(posixpath.join(folder, name))
+    try:
+        found = workspace_files.read_inside(workspace, inside)
+    except workspace_files.OutsideWorkspace as exc:
+        raise workspace_files.OutsideWorkspace(f"system_prompt_file = {name!r}: {exc}") from None
+    if found is None:
+        raise ProfileError(f"{path}: field `system_prompt_file`: there is no file {inside} in the workspace")
+    return found
 
 
 def _builtin() -> list[Profile]:
@@ -130,29 +148,44 @@ def _folder(folder: Path) -> list[Profile]:
     return [read_profile(path) for path in sorted(folder.glob("*.toml"))]
 
 
-def restrict_untrusted(profile: Profile) -> tuple[Profile, list[str]]:
-    """A workspace profile without what only a trusted folder may ask for, and what was dropped."""
-    notes: list[str] = []
-    tools = [t for t in profile.tools if t not in EXECUTING]
-    if len(tools) != len(profile.tools):
-        dropped = ", ".join(t for t in profile.tools if t in EXECUTING)
-        notes.append(f"{profile.source}: tools {dropped} ignored (the folder is not trusted)")
-    mode = profile.mode
-    if mode == "allow":
-        notes.append(f"{profile.source}: mode = \"allow\" ignored (the folder is not trusted)")
-        mode = None
-    return profile.model_copy(update={"tools": tools, "mode": mode}), notes
+def workspace_profiles(workspace: Path, trusted: bool, base_mode: str = "ask") -> tuple[list[Profile], list[Ignored]]:
+    """The workspace's own profiles, each file and the prompt file it names read inside the
+    workspace, and (untrusted) screened by the policy; with what was left out and why."""
+    found: list[Profile] = []
+    ignored: list[Ignored] = []
+    try:
+        names = workspace_files.listing(workspace, WORKSPACE_DIR, ".toml")
+    except workspace_files.OutsideWorkspace as exc:
+        return [], [Ignored("the profiles folder", str(exc), str(workspace / WORKSPACE_DIR), False)]
+    for rel in names:
+        path = workspace / rel
+        try:
+            text = workspace_files.read_inside(workspace, rel)
+            profile = read_profile(path, text, workspace) if text is not None else None
+        except workspace_files.OutsideWorkspace as exc:
+            ignored.append(Ignored("the whole profile", str(exc), str(path), False))
+            continue
+        if profile is None:
+            continue
+        given = profile.model_dump(include=profile.model_fields_set)
+        kept, refused = screen(PROFILE, given, str(path), Context(base_mode=base_mode), trusted)
+        ignored.extend(refused)
+        if refused:
+            updates = {key: kept.get(key, Profile.model_fields[key].get_default(call_default_factory=True))
+                       for key in given}
+            profile = profile.model_copy(update=updates)
+        found.append(profile)
+    return found, ignored
 
 
-def load_profiles(workspace: Path | None = None, trusted: bool = False) -> ProfileSet:
-    """Built-in, user and workspace profiles (later ones replace earlier ones of the same name)."""
+def load_profiles(workspace: Path | None = None, trusted: bool = False, base_mode: str = "ask") -> ProfileSet:
+    """Built-in, user and workspace profiles (later ones replace earlier ones of the same name).
+    `base_mode`: the mode the user chose, above which an untrusted profile may not go."""
     result = ProfileSet()
     for profile in [*_builtin(), *_folder(user_dir())]:
         result.profiles[profile.name] = profile
     if workspace is not None:
-        for profile in _folder(workspace / WORKSPACE_DIR):
-            if not trusted:
-                profile, notes = restrict_untrusted(profile)
-                result.ignored.extend(notes)
+        profiles, result.ignored = workspace_profiles(workspace, trusted, base_mode)
+        for profile in profiles:
             result.profiles[profile.name] = profile
     return result

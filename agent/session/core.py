@@ -40,7 +40,6 @@ from agent.tools.shell import ShellManager
 from agent.workspaces.base import Workspace, WorkspaceError
 
 AGENTS_FILE = "AGENTS.md"
-AGENTS_CAP = 20_000
 Sink = Callable[[Any], None]
 
 
@@ -80,6 +79,7 @@ class AgentSession:
         self._task: asyncio.Task[Any] | None = None
         self._stop_requested = False
         self.state: dict[str, Any] = {}  # named values restored from the session file
+        self._said: set[str] = set()  # notes on the workspace's instructions, said once a session
         self.resumed = data is not None
         self.workflow = config.workflow  # auto | direct | structured (agent/planning)
         self.plan_reviewer: Any = QueueReviewer()  # a PlanReviewer; front ends answer a QueueReviewer by its methods
@@ -347,13 +347,14 @@ class AgentSession:
         return f"{text}\n{section}" if section else text
 
     async def _agents_md(self) -> str:
-        try:
-            if not await self.workspace.exists(AGENTS_FILE):
-                return ""
-            text = await self.workspace.read_text(AGENTS_FILE)
-        except WorkspaceError:
-            return ""
-        return text if len(text) <= AGENTS_CAP else text[:AGENTS_CAP] + "\n[AGENTS.md cut at 20,000 characters]"
+        from agent.workspace_input.load import instructions
+
+        text, notes = await instructions(self.workspace)
+        for note in notes:
+            if note not in self._said:  # once per session, not once per request
+                self._said.add(note)
+                self.emit(WarningEvent(message=note))
+        return text
 
     async def close(self, keep_workspace: bool = False) -> None:
         """End the session; `keep_workspace` leaves the workspace open for a next session."""

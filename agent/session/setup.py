@@ -17,17 +17,18 @@ from agent.agents import RUNS, IterativeRun
 from agent.approval import ApprovalGate
 from agent.config import Config
 from agent.compaction import Compactor, summary_request
-from agent.events import Compacted, ErrorEvent
+from agent.events import Compacted, WarningEvent
 from agent.llm import LLM
 from agent.loop import Totals
-from agent.mcp import McpManager, allowed_servers
+from agent.mcp import McpManager
 from agent.modelchain import Budget, ModelChain
-from agent.profiles import Profile, ProfileSet, load_profiles
+from agent.profiles import Profile, ProfileSet
 from agent.profiles import toolset
 from agent.tools.base import Tool
 from agent.tools.gitread import GitReadOnly
 from agent.tools.registry import ToolRegistry
 from agent.workspaces.base import Workspace
+from agent.workspace_input.load import workspace_input
 
 EXTRA_TOOLS = (GitReadOnly,)  # offered only to profiles that name them
 
@@ -39,13 +40,14 @@ class AgentSetup:
         self.config, self.workspace, self.registry, self.gate = config, workspace, registry, gate
         self.messages, self.totals, self.llm, self.emit = messages, totals, llm, emit
         self.record_compaction = record_compaction
-        self.profiles: ProfileSet = load_profiles(workspace.root, trusted=config.workspace_trusted)
+        self.input = workspace_input(workspace.root, config)  # profiles, MCP servers, what was left out
+        self.profiles: ProfileSet = self.input.profiles
         self.profile: Profile = self.profiles.get(config.profile)
         for cls in EXTRA_TOOLS:
             if registry.get(cls.name) is None:
                 registry.register(cls())
         self.extras = {cls.name for cls in EXTRA_TOOLS}
-        self.mcp = McpManager(self._mcp_servers(), emit)
+        self.mcp = McpManager(self.input.mcp_servers, emit)
         self._registered: set[str] = set()
         self._chain: ModelChain | None = None
         self._chain_base: LLM | None = None
@@ -54,11 +56,6 @@ class AgentSetup:
         if self.profile.mode and config.sources.get("mode") not in ("command line", "environment"):
             gate.mode = self.profile.mode
         self.report_ignored()
-
-    def _mcp_servers(self) -> dict[str, Any]:
-        servers, notes = allowed_servers(self.config)
-        self.profiles.ignored.extend(notes)
-        return servers
 
     # -- profile --------------------------------------------------------------------------
     def use_profile(self, name: str) -> Profile:
@@ -173,8 +170,9 @@ class AgentSetup:
         return await self.compactor(window).compact(self.messages, self.schemas(), manual=True)
 
     def report_ignored(self) -> None:
-        for note in self.profiles.ignored:
-            self.emit(ErrorEvent(message=note, recoverable=True))
+        """What the workspace supplied and the session does not use, said once as warnings."""
+        for line in self.input.notices():
+            self.emit(WarningEvent(message=line))
 
 
 OLLAMA = ("ollama", "ollama_chat")

@@ -48,11 +48,14 @@ def test_profiles_command_lists_and_validates(tmp_path: Path, isolated_home: Pat
     folder = tmp_path / ".coder-tui" / "profiles"
     folder.mkdir(parents=True)
     (folder / "tests.toml").write_text('description = "writes tests"\ntools = ["read", "edit", "exec"]\n')
-    (tmp_path / ".coder-tui.toml").write_text('profile = "tests"\n')
+    user = isolated_home / "config" / "coder-tui" / "config.toml"
+    user.parent.mkdir(parents=True)
+    user.write_text('profile = "tests"\n')  # a folder's own file may not choose the profile (its tools, its mode)
+    (tmp_path / ".coder-tui.toml").write_text('profile = "reviewer"\n')
     done = run(isolated_home, "profiles", "--workspace", str(tmp_path))
     assert done.returncode == 0, done.stderr
     assert "* tests" in done.stdout and "  reviewer" in done.stdout and "stream · tools: none" in done.stdout
-    assert "tools exec ignored (the folder is not trusted)" in done.stderr
+    assert "ignored tools = ['exec'] in " in done.stderr and "profile = 'reviewer'" in done.stderr
     (folder / "broken.toml").write_text("max_steps = -1\n")
     done = run(isolated_home, "profiles", "--workspace", str(tmp_path))
     assert done.returncode == 2 and f"{folder / 'broken.toml'}: field `max_steps`" in done.stderr
@@ -72,5 +75,5 @@ def test_mcp_command_lists_servers_state_and_tools(tmp_path: Path, isolated_home
     assert "mcp__everything__get-sum  [asks first; the server calls it read-only: list it in read_only_tools" \
         in done.stdout  # the server's own hint is shown, not believed
     assert "broken  failed: cannot start it" in done.stdout and "off  disabled" in done.stdout
-    assert "MCP server repo ignored (the folder is not trusted)" in done.stderr
+    assert "MCP server repo ignored (the folder is not trusted; `coder-tui trust DIR` trusts it)" in done.stderr
     assert not (tmp_path / "pwned").exists()

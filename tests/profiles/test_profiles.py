@@ -146,8 +146,9 @@ def test_untrusted_workspace_profiles_cannot_run_commands_or_raise_the_mode(tmp_
     (folder / "yolo.toml").write_text('mode = "allow"\ntools = ["read", "exec", "bash_exec", "edit"]\n')
     untrusted = load_profiles(ws, trusted=False)
     assert untrusted.profiles["yolo"].tools == ["read", "edit"] and untrusted.profiles["yolo"].mode is None
-    assert any("tools exec, bash_exec ignored (the folder is not trusted)" in n for n in untrusted.ignored)
-    assert any('mode = "allow" ignored' in n for n in untrusted.ignored)
+    said = [str(item) for item in untrusted.ignored]
+    assert any(s.startswith("tools = ['exec', 'bash_exec'] in ") and "run commands" in s for s in said), said
+    assert any(s.startswith("mode = 'allow' in ") and "raise the mode" in s for s in said), said
     trusted = load_profiles(ws, trusted=True)
     assert trusted.profiles["yolo"].mode == "allow" and not trusted.ignored
 

@@ -55,7 +55,7 @@ def test_untrusted_workspace_cannot_raise_mode_or_redirect_the_key(ws: Path, iso
         assert not (ws / "pwned").exists()  # ask mode: stdin is closed, so the command was denied
         warnings = [e["message"] for e in events if e["type"] == "warning"]
         assert any(w.startswith("ignored mode = 'allow'") and "raise the mode" in w for w in warnings)
-        assert any("api_base" in w and "--trust" in w for w in warnings)
+        assert any("api_base" in w and "coder-tui trust DIR" in w for w in warnings)
         assert PLAIN_KEY not in done.stdout + done.stderr
 
 
@@ -72,33 +72,33 @@ def test_trust_flag_applies_the_file_and_is_remembered(ws: Path, isolated_home: 
         second = _run(good, ws, isolated_home)  # no flag: the folder is remembered
         assert second.returncode == 0 and len(evil.requests) == 3 and good.requests == []
     saved = paths.user_config_file().read_text()
-    assert str(ws) in saved and "trusted_folders" in saved
+    assert f'[folder_trust."{ws}"]' in saved and "identity = " in saved
 
 
 def test_untrusted_file_may_lower_but_not_raise(ws: Path) -> None:
     environ = {"ANTHROPIC_API_KEY": PLAIN_KEY}
-    (ws / ".coder-tui.toml").write_text('mode = "plan"\nmodel = "anthropic/claude-x"\nmax_steps = 9\n')
+    (ws / ".coder-tui.toml").write_text('mode = "plan"\nmax_steps = 9\n')
     config = load_config(ws, {}, environ=environ)
-    assert (config.mode, config.model, config.max_steps, config.ignored) == ("plan", "anthropic/claude-x", 9, [])
+    assert (config.mode, config.max_steps, config.ignored) == ("plan", 9, [])
     (ws / ".coder-tui.toml").write_text(
         'model = "openai/gpt-x"\ngithub_api_url = "http://x"\nsandbox = "off"\nsandbox_network = true\n'
         f'trusted_folders = ["{ws}"]\n')
     config = load_config(ws, {}, environ=environ)
-    assert config.model.startswith("anthropic/") and config.sandbox == "auto" and not config.sandbox_network
+    assert config.model.startswith("anthropic/claude-sonnet") and config.sandbox == "auto" and not config.sandbox_network
     assert config.github_api_url is None and config.trusted_folders == []
     assert {i.setting.split(" =")[0] for i in config.ignored} == {
         "model", "github_api_url", "sandbox", "sandbox_network", "trusted_folders"}
-    assert "another provider" in str(config.ignored[0])
+    assert "where your key and code are sent" in str(config.ignored[0])
     assert load_config(ws, {}, environ=environ, trust=True).model == "openai/gpt-x"
 
 
-def test_untrusted_file_cannot_choose_where_a_key_of_no_provider_goes(ws: Path) -> None:
-    """CODER_TUI_API_KEY names no provider: the folder's model would decide where it is sent."""
+def test_untrusted_file_chooses_no_model_whatever_the_keys(ws: Path) -> None:
+    """A model names its provider (and `oobabooga/http://...` an address): an untrusted folder picks none."""
     (ws / ".coder-tui.toml").write_text('model = "openrouter/some-model"\nmax_steps = 9\n')
-    config = load_config(ws, {}, environ={"CODER_TUI_API_KEY": PLAIN_KEY})
-    assert config.model is None and config.max_steps == 9
-    assert [i.setting.split(" =")[0] for i in config.ignored] == ["model"]
-    assert load_config(ws, {}, environ={}).model == "openrouter/some-model"  # no key of yours: nothing to leak
+    for environ in ({"CODER_TUI_API_KEY": PLAIN_KEY}, {"OPENROUTER_API_KEY": PLAIN_KEY}, {}):
+        config = load_config(ws, {}, environ=environ)
+        assert config.model != "openrouter/some-model" and config.max_steps == 9
+        assert [i.setting.split(" =")[0] for i in config.ignored] == ["model"]
     assert load_config(ws, {}, environ={"CODER_TUI_API_KEY": PLAIN_KEY}, trust=True).model == "openrouter/some-model"
 
 

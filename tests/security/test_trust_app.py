@@ -40,18 +40,31 @@ async def _trust_prompt(workspace: Path, key: str) -> Any:
         notices = [n.message for n in app.query("Notice")]  # before a prompt moves them into the history
         app.send_prompt("hello")
         await wait_for(pilot, lambda: app.query_one("#status").state == "idle"
-                       and app.bridge.session.totals.prompt_tokens, what="the answer")
+                       and app.bridge.session.totals.prompt_tokens, what="the answer", timeout=60)
         return app.mode, notices
 
 
-async def test_not_now_leaves_the_settings_out_and_says_so(workspace: Path, isolated_home: Path) -> None:
+async def test_dont_trust_leaves_the_settings_out_says_so_and_is_remembered(workspace: Path,
+                                                                             isolated_home: Path) -> None:
+    """The README's promise: either answer is remembered, so a declined folder is not asked about again."""
+    from tui.app import CoderApp
+    from tui.screens.trust import TrustScreen
+
     with FakeLLM() as good, FakeLLM() as evil:
         _setup(workspace, good, evil)
-        good.script(Reply(text="from the configured server"))
+        good.script(Reply(text="from the configured server"), Reply(text="again"))
         mode, notices = await _trust_prompt(workspace, "n")
         assert mode == "ask" and evil.requests == [] and len(good.requests) == 1
         assert any("ignored mode = 'allow'" in n and "not trusted" in n for n in notices)
-        assert "trusted_folders" not in paths.user_config_file().read_text()
+        saved = paths.user_config_file().read_text()
+        assert f'[folder_trust."{workspace}"]' in saved and "trusted = false" in saved
+        app = CoderApp(app_options(workspace), animate=False)
+        async with app.run_test(size=APP_SIZE) as pilot:
+            await ready(pilot)
+            assert not any(isinstance(screen, TrustScreen) for screen in app.screen_stack)
+            notices = [n.message for n in app.query("Notice")]
+            assert any("ignored mode = 'allow'" in n and "coder-tui trust DIR" in n for n in notices), notices
+            assert app.mode == "ask"
 
 
 async def test_trust_applies_the_file_and_is_remembered(workspace: Path, isolated_home: Path) -> None:
@@ -61,4 +74,4 @@ async def test_trust_applies_the_file_and_is_remembered(workspace: Path, isolate
         mode, notices = await _trust_prompt(workspace, "t")
         assert mode == "allow" and good.requests == [] and len(evil.requests) == 1
         assert any(n.startswith("trusted ") for n in notices)
-        assert str(workspace) in paths.user_config_file().read_text()
+        assert f'[folder_trust."{workspace}"]' in paths.user_config_file().read_text()

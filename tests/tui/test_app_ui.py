@@ -155,7 +155,11 @@ async def test_ctrl_q_during_a_run_asks_first(make_app: Any, fake_llm: Any) -> N
 
 
 async def test_keymap_from_config_remaps_a_binding(make_app: Any, fake_llm: Any, workspace: Path) -> None:
-    (workspace / ".coder-tui.toml").write_text('[keymap]\n"app.cycle_mode" = "f5"\n"no.such" = "f6"\n')
+    from agent import paths
+
+    # the user's own config (a folder's untrusted file may not rebind keys: approvals have keys too)
+    paths.user_config_file().parent.mkdir(parents=True, exist_ok=True)
+    paths.user_config_file().write_text('[keymap]\n"app.cycle_mode" = "f5"\n"no.such" = "f6"\n')
     app = make_app()
     async with app.run_test(size=APP_SIZE) as pilot:
         await ready(pilot)

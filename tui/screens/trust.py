@@ -1,7 +1,9 @@
-"""Trust a folder? Asked when its own .coder-tui.toml wants settings an untrusted file may not make.
+"""Trust a folder? Asked when its own files (.coder-tui.toml, profiles) want settings an untrusted
+folder may not have.
 
-The answer is remembered in the user config (`trusted_folders`); "Not now" opens the folder with
-those settings left out, and the transcript says which.
+Either answer is remembered in the user config (`folder_trust`, with the folder's identity), so the
+question comes once per folder; "Don't trust" opens the folder with those settings left out, and
+the transcript says which each time. `coder-tui trust DIR` / `--revoke DIR` change the answer.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ class TrustScreen(ModalScreen[bool]):
     AUTO_FOCUS = "#no"  # the safe answer is the default
     BINDINGS = [
         Binding("t", "answer(True)", "Trust", id="trust.yes"),
-        Binding("n,escape", "answer(False)", "Not now", id="trust.no"),
+        Binding("n,escape", "answer(False)", "Don't trust", id="trust.no"),
     ]
 
     def __init__(self, folder: Path, ignored: list[Any]) -> None:
@@ -32,15 +34,16 @@ class TrustScreen(ModalScreen[bool]):
         with Vertical(id="trust-frame"):
             yield Static("Trust this folder?", id="trust-title")
             yield Static(
-                f"{self.folder}/.coder-tui.toml came with the folder and asks for settings that only "
-                "a folder you trust may use:", classes="trust-text", markup=False)
+                f"{self.folder} came with files (.coder-tui.toml, .coder-tui/profiles/) that ask for "
+                "settings only a folder you trust may use:", classes="trust-text", markup=False)
             for line in self.ignored:
                 yield Static(f"• {line.setting}: {line.why}", classes="trust-item", markup=False)
             yield Static("Trust it only if you know who wrote it. Without trust these settings are left "
-                         "out and everything else in the file applies.", id="trust-note", classes="trust-text",
-                         markup=False)
+                         "out and everything else applies. Your answer is remembered for this folder; "
+                         "`coder-tui trust DIR` or `coder-tui trust --revoke DIR` changes it.",
+                         id="trust-note", classes="trust-text", markup=False)
             with Horizontal(id="trust-actions"):
-                yield Button("Not now (n)", id="no")
+                yield Button("Don't trust (n)", id="no")
                 yield Button("Trust this folder (t)", id="yes", variant="warning")
 
     def action_answer(self, value: bool) -> None:

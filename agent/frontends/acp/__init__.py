@@ -74,9 +74,8 @@ class AcpAgent:
 
         root = _folder(cwd)
         config = _config(self.options, root)
-        notes = [f"ignored {why} (the folder is not trusted; start `coder-tui acp --trust` to use it)"
-                 for why in config.ignored]
-        notes += add_client_mcp_servers(config, mcp_servers)
+        # what the folder's own files asked for and did not get: the session says it (WarningEvent)
+        notes = add_client_mcp_servers(config, mcp_servers)
         try:
             session = await AcpSession.open(self.conn, config, root, self.client_fs, resume, notes)
         except (SessionError, ProfileError) as exc:
@@ -125,15 +124,13 @@ def _folder(cwd: str) -> Path:
 
 def _config(options: Any, root: Path) -> Any:
     """The configuration for a session on root (flags > environment > root's file > user's)."""
-    from agent.config import ConfigError, load_config, trust_folder
+    from agent.config import ConfigError, load_config
 
     flags = {"model": options.model, "api_base": options.api_base, "api_key": options.api_key,
              "mode": options.mode, "max_steps": options.max_steps, "sandbox": options.sandbox,
              "profile": options.profile, "workflow": options.workflow}
-    try:
-        if options.trust:
-            trust_folder(root)
-        config = load_config(root, flags, trust=options.trust)
+    try:  # trust is the user's, per folder (`coder-tui trust DIR`), never the editor's
+        config = load_config(root, flags)
         config.require_model()
     except ConfigError as exc:
         raise RequestError.invalid_params({"message": str(exc)}) from None

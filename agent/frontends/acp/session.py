@@ -94,6 +94,9 @@ class AcpSession:
         return str(self.session.session_id)
 
     def _sink(self, event: Any) -> None:
+        if self.session is None and isinstance(event, WarningEvent):
+            self.notes.append(event.message)  # said while the session opens: at the first prompt
+            return
         self.events.handle(event)
 
     def _approval_kind(self, name: str) -> str | None:

@@ -1,0 +1,114 @@
+"""Which folders the user trusts, remembered with each folder's identity, in the user's config.toml.
+
+    [folder_trust."/home/me/project"]
+    trusted = true                      # false: asked and declined; the app does not ask again
+    identity = "2049:5441609:22844599"  # device, inode and inode generation of the folder
+
+A path alone is not a folder: `rm -rf project && git clone <other> project` puts a different
+repository at the same path, and ext4 hands the new folder the inode number the old one had.
+The inode generation (FS_IOC_GETVERSION) changes whenever an inode is reused, so device, inode and
+generation together name one folder for as long as it exists; a git pull or a branch switch keeps
+it. (A git root commit would not do: a hostile fork shares it.) On a file system without
+generations the identity is device and inode. A folder whose identity no longer matches is not
+trusted, and the notice says why. Entries of the older `trusted_folders` list (paths only) are
+still honoured until revoked; `coder-tui trust DIR` records the identity.
+"""
+
+from __future__ import annotations
+
+import errno
+import fcntl
+import os
+import struct
+from dataclasses import dataclass
+from pathlib import Path
+
+from agent.config import FolderTrust, read_settings, save_user_settings
+from agent import paths
+
+_GETVERSION = 0x80087601  # FS_IOC_GETVERSION: _IOR('v', 1, long)
+
+
+def identity(folder: Path) -> str:
+    """device:inode[:generation] of the folder (its real path)."""
+    fd = os.open(os.path.realpath(folder), os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        info = os.fstat(fd)
+        try:
+            generation = struct.unpack("l", fcntl.ioctl(fd, _GETVERSION, b"\0" * 8))[0]
+        except OSError as exc:
+            if exc.errno not in (errno.ENOTTY, errno.EINVAL, errno.EOPNOTSUPP, errno.ENOSYS):
+                raise
+            return f"{info.st_dev}:{info.st_ino}"
+        return f"{info.st_dev}:{info.st_ino}:{generation & 0xFFFFFFFF}"
+    finally:
+        os.close(fd)
+
+
+@dataclass(frozen=True)
+class Decision:
+    """What the user said about a folder: trusted True/False, or None (never asked, or it changed)."""
+
+    trusted: bool | None
+    note: str = ""  # why a remembered answer does not apply
+
+
+def decision(folder: Path, user: dict | None = None) -> Decision:
+    """The remembered answer for `folder` (user: the user config's settings, read when None)."""
+    settings = read_settings(paths.user_config_file()).given() if user is None else user
+    real = os.path.realpath(folder)
+    entry = settings.get("folder_trust", {}).get(real)
+    if entry is not None:
+        entry = FolderTrust.model_validate(entry)
+        try:
+            now = identity(folder)
+        except OSError:
+            return Decision(None)
+        if now != entry.identity:
+            return Decision(None, f"{real} is not the folder you answered for (it was replaced since: "
+                                  "identity changed); `coder-tui trust DIR` trusts it again")
+        return Decision(entry.trusted)
+    legacy = settings.get("trusted_folders", [])
+    if any(os.path.realpath(item) == real for item in legacy):
+        return Decision(True)
+    return Decision(None)
+
+
+def remember(folder: Path, trusted: bool) -> Path:
+    """Record the user's answer for `folder` with its identity (the user config file's path)."""
+    real = os.path.realpath(folder)
+    current = read_settings(paths.user_config_file())
+    table = {path: entry.model_dump() for path, entry in current.folder_trust.items()}
+    table[real] = {"trusted": trusted, "identity": identity(folder)}
+    legacy = [item for item in current.trusted_folders if os.path.realpath(item) != real]
+    return save_user_settings({"folder_trust": table, "trusted_folders": legacy or None})
+
+
+def revoke(folder: Path) -> bool:
+    """Forget any answer for `folder`; False when there was none."""
+    real = os.path.realpath(folder)
+    current = read_settings(paths.user_config_file())
+    table = {path: entry.model_dump() for path, entry in current.folder_trust.items()
+             if path not in (real, str(folder))}
+    legacy = [item for item in current.trusted_folders if os.path.realpath(item) != real and item != str(folder)]
+    if len(table) == len(current.folder_trust) and len(legacy) == len(current.trusted_folders):
+        return False
+    save_user_settings({"folder_trust": table or None, "trusted_folders": legacy or None})
+    return True
+
+
+def listing() -> list[tuple[str, str]]:
+    """(folder, state) for every remembered folder: trusted, declined, changed, gone, path only."""
+    current = read_settings(paths.user_config_file())
+    rows = []
+    for path, entry in sorted(current.folder_trust.items()):
+        try:
+            same = identity(Path(path)) == entry.identity
+        except OSError:
+            rows.append((path, "gone (no such folder)"))
+            continue
+        state = "trusted" if entry.trusted else "not trusted (declined)"
+        rows.append((path, state if same else f"{state}, but replaced since: not applied"))
+    rows += [(path, "trusted (path only; `coder-tui trust DIR` records its identity)")
+             for path in current.trusted_folders]
+    return rows
