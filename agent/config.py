@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, m
 from agent import paths, secrets
 from agent.events import Mode
 from agent.workspace_input import files as workspace_files
+from agent.workspace_input.identity import decision
 from agent.workspace_input.policy import CONFIG, Context, Ignored, screen
 
 WORKSPACE_FILE = ".coder-tui.toml"
@@ -217,7 +218,7 @@ def load_config(
 ) -> Config:
     """Merge the layers; later layers in `layers` override earlier ones.
 
-    `trust` trusts the workspace's own file for this load (see `trust_folder` to remember it).
+    `trust` trusts the workspace's own file for this load (agent.workspace_input.trust remembers it).
     Read from the real environment, the secrets found are registered for masking and hidden
     from /proc (see `secrets.hide_from_proc`).
     """
@@ -233,8 +234,6 @@ def load_config(
         ws, ignored = _workspace_settings(workspace, ws_file)
         trusted = trust
         if not trust:
-            from agent.workspace_input.trust import decision
-
             answer = decision(workspace, user)
             trusted = answer.trusted is True
             if answer.note and ws:
@@ -279,13 +278,6 @@ def _register_secrets(config: Config, environ: dict[str, str]) -> None:
     for var, value in environ.items():
         if var in SECRET_VARS or var in PROVIDER_KEY_VARS.values() or var.endswith("_API_KEY"):
             secrets.register(value)
-
-
-def trust_folder(folder: Path) -> Path:
-    """Remember that `folder`'s own files may use every setting (see agent/workspace_input/trust.py)."""
-    from agent.workspace_input.trust import remember
-
-    return remember(folder, True)
 
 
 def _merge_servers(config: Config, source: str, servers: dict[str, Any]) -> None:

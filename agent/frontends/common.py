@@ -26,7 +26,8 @@ class UsageError(Exception):
 
 
 def build_config(options: SessionOptions | Namespace, workspace_root: Path | None) -> Config:
-    from agent.config import ConfigError, load_config, trust_folder
+    from agent.config import ConfigError, load_config
+    from agent.workspace_input.trust import trust_folder
 
     flags = {"model": options.model, "api_base": options.api_base, "api_key": options.api_key,
              "mode": options.mode, "max_steps": options.max_steps, "sandbox": getattr(options, "sandbox", None),

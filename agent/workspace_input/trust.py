@@ -16,62 +16,20 @@ still honoured until revoked; `coder-tui trust DIR` records the identity.
 
 from __future__ import annotations
 
-import errno
-import fcntl
 import os
-import struct
-from dataclasses import dataclass
 from pathlib import Path
 
-from agent.config import FolderTrust, read_settings, save_user_settings
 from agent import paths
+from agent.config import read_settings, save_user_settings
+from agent.workspace_input.identity import Decision, identity
+from agent.workspace_input.identity import decision as _decision
 
-_GETVERSION = 0x80087601  # FS_IOC_GETVERSION: _IOR('v', 1, long)
-
-
-def identity(folder: Path) -> str:
-    """device:inode[:generation] of the folder (its real path)."""
-    fd = os.open(os.path.realpath(folder), os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-    try:
-        info = os.fstat(fd)
-        try:
-            generation = struct.unpack("l", fcntl.ioctl(fd, _GETVERSION, b"\0" * 8))[0]
-        except OSError as exc:
-            if exc.errno not in (errno.ENOTTY, errno.EINVAL, errno.EOPNOTSUPP, errno.ENOSYS):
-                raise
-            return f"{info.st_dev}:{info.st_ino}"
-        return f"{info.st_dev}:{info.st_ino}:{generation & 0xFFFFFFFF}"
-    finally:
-        os.close(fd)
+__all__ = ["Decision", "decision", "identity", "listing", "remember", "revoke", "trust_folder"]
 
 
-@dataclass(frozen=True)
-class Decision:
-    """What the user said about a folder: trusted True/False, or None (never asked, or it changed)."""
-
-    trusted: bool | None
-    note: str = ""  # why a remembered answer does not apply
-
-
-def decision(folder: Path, user: dict | None = None) -> Decision:
-    """The remembered answer for `folder` (user: the user config's settings, read when None)."""
-    settings = read_settings(paths.user_config_file()).given() if user is None else user
-    real = os.path.realpath(folder)
-    entry = settings.get("folder_trust", {}).get(real)
-    if entry is not None:
-        entry = FolderTrust.model_validate(entry)
-        try:
-            now = identity(folder)
-        except OSError:
-            return Decision(None)
-        if now != entry.identity:
-            return Decision(None, f"{real} is not the folder you answered for (it was replaced since: "
-                                  "identity changed); `coder-tui trust DIR` trusts it again")
-        return Decision(entry.trusted)
-    legacy = settings.get("trusted_folders", [])
-    if any(os.path.realpath(item) == real for item in legacy):
-        return Decision(True)
-    return Decision(None)
+def decision(folder: Path) -> Decision:
+    """The remembered answer for `folder`, from the user's config file."""
+    return _decision(folder, read_settings(paths.user_config_file()).given())
 
 
 def remember(folder: Path, trusted: bool) -> Path:
@@ -82,6 +40,11 @@ def remember(folder: Path, trusted: bool) -> Path:
     table[real] = {"trusted": trusted, "identity": identity(folder)}
     legacy = [item for item in current.trusted_folders if os.path.realpath(item) != real]
     return save_user_settings({"folder_trust": table, "trusted_folders": legacy or None})
+
+
+def trust_folder(folder: Path) -> Path:
+    """Remember that `folder`'s own files may use every setting (the user config file's path)."""
+    return remember(folder, True)
 
 
 def revoke(folder: Path) -> bool:
