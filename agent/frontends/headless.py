@@ -20,6 +20,7 @@ from agent.events import ErrorEvent, WarningEvent
 from agent.frontends.common import UsageError, build_config, handle_ctrl_c, open_or_usage, run_command
 from agent.frontends.printing import JsonPrinter, TextPrinter
 from agent.frontends.stdin import StdinApprover
+from agent.session.notes import resume_notes
 
 UNANSWERED = 3  # exit code: an approval was denied because stdin closed before an answer came
 
@@ -58,6 +59,8 @@ async def run_headless(options: Any) -> int:
     sandbox.configure(session)
     for why in config.ignored:
         session.emit(WarningEvent(message=f"ignored {why} (the folder is not trusted; run with --trust to use it)"))
+    for note in resume_notes(session):
+        session.emit(WarningEvent(message=note))
     loop = asyncio.get_running_loop()
     approver.start(loop)
     _install_interrupt(loop, session, printer)

@@ -25,10 +25,15 @@ from typing import Any
 
 from agent import paths
 from agent.secrets import redact
+from agent.session.lock import SessionLock, SessionLocked
 
 
 class SessionError(Exception):
     pass
+
+
+class SessionInUse(SessionError):
+    """Another live process writes the session (its message names the holder)."""
 
 
 @dataclass
@@ -39,6 +44,7 @@ class SessionSummary:
     first_prompt: str
     path: Path
     root: str | None = None  # the folder on disk, for local workspaces
+    conversation: bool = True  # a prompt was recorded (an empty session is never listed)
 
 
 @dataclass
@@ -90,25 +96,60 @@ _SYNCER = _Syncer()
 
 
 class SessionWriter:
-    def __init__(self, path: Path, session_id: str) -> None:
+    """Appends a session's lines to its file, as its only writer (agent/session/lock.py).
+
+    A new session (`pending=True`) has no file until its first prompt: its lines wait in memory
+    and are written, file and lock created, with the first `run_started` event or message. A
+    session closed before that (an app launched and quit, `/clear` twice) leaves nothing behind.
+    """
+
+    def __init__(self, path: Path, session_id: str, *, pending: bool = False) -> None:
         self.path = path
         self.session_id = session_id
-        _drop_partial_tail(path)
-        # kept open for the session; 0600: the conversation quotes the user's files
-        self._handle = os.fdopen(paths.open_private(path), "a", encoding="utf-8")
-        self._fd = self._handle.fileno()
+        self.lock: SessionLock | None = None
+        self._handle: Any = None
+        self._fd = -1
+        self._pending: list[str] | None = [] if pending else None
         self._state = threading.Condition()  # guards the counts below
         self._written = self._synced = 0  # lines written, lines known to be on disk
         self._failure: OSError | None = None
         self._fd_lock = threading.Lock()  # an fsync never meets a closed (or reused) descriptor
+        if not pending:
+            self._open()
+
+    @property
+    def recorded(self) -> bool:
+        """The session has a file (its first prompt came)."""
+        return self._pending is None
+
+    def _open(self) -> None:
+        try:
+            self.lock = SessionLock.acquire(self.path)
+        except SessionLocked as exc:
+            raise SessionInUse(str(exc)) from None
+        try:
+            _drop_partial_tail(self.path)
+            # kept open for the session; 0600: the conversation quotes the user's files
+            self._handle = os.fdopen(paths.open_private(self.path), "a", encoding="utf-8")
+        except BaseException:
+            self.lock.release()
+            raise
+        self._fd = self._handle.fileno()
 
     def _write(self, kind: str, data: Any) -> None:
         line = json.dumps({"t": round(time.time(), 3), "kind": kind, "data": data}, ensure_ascii=False)
-        self._append(redact(line))
+        starts = kind == "message" or (kind == "event" and data.get("type") == "run_started")
+        self._append(redact(line), starts=starts)
 
-    def _append(self, line: str) -> None:
+    def _append(self, line: str, starts: bool = False) -> None:
         if self._failure is not None:
             raise self._failure
+        if self._pending is not None:
+            self._pending.append(line)
+            if not starts:
+                return
+            self._open()
+            line, self._pending = "\n".join(self._pending), None
         self._handle.write(line + "\n")
         self._handle.flush()
         with self._state:
@@ -161,7 +202,8 @@ class SessionWriter:
         if dumped is None:
             self._write("event", event.model_dump(mode="json"))
         else:
-            self._append(f'{{"t": {round(time.time(), 3)}, "kind": "event", "data": {dumped}}}')
+            self._append(f'{{"t": {round(time.time(), 3)}, "kind": "event", "data": {dumped}}}',
+                         starts=getattr(event, "type", None) == "run_started")
 
     def state(self, key: str, value: Any) -> None:
         self._write("state", {"key": key, "value": value})
@@ -171,13 +213,15 @@ class SessionWriter:
         self._write("compaction", {"summary": summary, "kept": kept})
 
     def close(self) -> None:
-        if self._handle.closed:
+        if self._handle is None or self._handle.closed:
             return
         try:
             self.sync()
         finally:
             with self._fd_lock:
                 self._handle.close()
+            if self.lock is not None:
+                self.lock.release()
 
 
 def _drop_partial_tail(path: Path) -> None:
@@ -191,29 +235,89 @@ def _drop_partial_tail(path: Path) -> None:
 
 
 def load(path: Path) -> SessionData:
+    """The session in `path`; lines that are not records of the expected shape (a damaged disk, a
+    hand edit, another version) are counted in `damaged_lines` and skipped, never fatal."""
     data = SessionData()
     with open(path, encoding="utf-8", errors="replace") as handle:
         for line in handle:
-            try:
-                record = json.loads(line)
-                kind, payload = record["kind"], record["data"]
-            except (json.JSONDecodeError, KeyError, TypeError):
+            kind, payload = _parse(line)
+            if kind is None or not _take(data, kind, payload):
                 data.damaged_lines += 1
-                continue
-            if kind == "meta":
-                data.meta.update(payload)
-            elif kind == "message":
-                data.messages.append(payload)
-                data.history.append(payload)
-            elif kind == "compaction":
-                data.messages = [payload["summary"], *payload["kept"]]
-            elif kind == "event":
-                data.events.append(payload)
-            elif kind == "state":
-                data.state[payload["key"]] = payload["value"]
     data.messages = repair_messages(data.messages)
     data.history = repair_messages(data.history)
     return data
+
+
+def _take(data: SessionData, kind: str, payload: Any) -> bool:
+    """Add one record to `data`; False when it does not have the shape of its kind."""
+    if kind == "meta" and isinstance(payload, dict):
+        data.meta.update(payload)
+    elif kind == "message" and _is_message(payload):
+        data.messages.append(payload)
+        data.history.append(payload)
+    elif kind == "compaction" and isinstance(payload, dict) and _is_message(payload.get("summary")) \
+            and isinstance(payload.get("kept"), list) and all(_is_message(m) for m in payload["kept"]):
+        data.messages = [payload["summary"], *payload["kept"]]
+    elif kind == "event" and isinstance(payload, dict) and isinstance(payload.get("type"), str) \
+            and _event_usable(payload):
+        data.events.append(payload)
+    elif kind == "state" and isinstance(payload, dict) and isinstance(payload.get("key"), str) \
+            and _state_usable(payload["key"], payload.get("value")):
+        data.state[payload["key"]] = payload.get("value")
+    else:
+        return False
+    return True
+
+
+ROLES = ("system", "user", "assistant", "tool")
+
+
+def _state_usable(key: str, value: Any) -> bool:
+    """A saved plan must load as a plan (the other values are checked by the workspace that reads them)."""
+    if key != "plan" or value is None:
+        return True
+    from agent.planning.models import Plan
+
+    try:
+        Plan.model_validate(value)
+    except ValueError:
+        return False
+    return True
+
+
+def _is_message(message: Any) -> bool:
+    if not isinstance(message, dict) or message.get("role") not in ROLES:
+        return False
+    content = message.get("content")
+    if not (content is None or isinstance(content, (str, list))):
+        return False
+    if message["role"] == "tool" and not isinstance(message.get("tool_call_id"), str):
+        return False
+    calls = message.get("tool_calls")
+    if calls is None:
+        return True
+    return isinstance(calls, list) and all(
+        isinstance(c, dict) and isinstance(c.get("id"), str) and isinstance(c.get("function"), dict)
+        and isinstance(c["function"].get("name"), str) for c in calls)
+
+
+def _event_usable(event: dict[str, Any]) -> bool:
+    """The events a resumed session reads back (todos, token totals) parse; others are replayed
+    by the front ends, which skip what does not parse."""
+    if event["type"] == "plan_updated":
+        from agent.events import TodoItem
+
+        try:
+            todos = event.get("todos", [])
+            return isinstance(todos, list) and all(TodoItem.model_validate(t) is not None for t in todos)
+        except ValueError:
+            return False
+    if event["type"] == "usage":
+        numbers = ("total_prompt_tokens", "total_completion_tokens", "total_cached_tokens",
+                   "total_cache_write_tokens")
+        return all(isinstance(event.get(k, 0), int) for k in numbers) and \
+            isinstance(event.get("total_cost"), (int, float, type(None)))
+    return True
 
 
 def repair_messages(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -245,7 +349,7 @@ class SessionStore:
     def create(self, meta: dict[str, Any]) -> SessionWriter:
         paths.private_dir(self.directory)
         session_id = time.strftime("%Y%m%d-%H%M%S-") + uuid.uuid4().hex[:6]
-        writer = SessionWriter(self.directory / f"{session_id}.jsonl", session_id)
+        writer = SessionWriter(self.directory / f"{session_id}.jsonl", session_id, pending=True)
         writer.meta({"session_id": session_id, "created": time.time(), **meta})
         return writer
 
@@ -266,39 +370,66 @@ class SessionStore:
         return matches[0].path
 
     def reopen(self, path: Path) -> tuple[SessionWriter, SessionData]:
-        data = load(path)
-        session_id = data.meta.get("session_id") or path.stem
-        return SessionWriter(path, session_id), data
+        """The session's writer (holding its lock: SessionInUse when another process has it) and data."""
+        writer = SessionWriter(path, path.stem)
+        try:
+            data = load(path)
+        except BaseException:
+            writer.close()
+            raise
+        writer.session_id = str(data.meta.get("session_id") or path.stem)
+        return writer, data
 
     def list(self) -> list[SessionSummary]:
-        """Newest first (by last write)."""
+        """The sessions with a conversation, newest first (by last write).
+
+        Files without one (recorded before sessions waited for their first prompt) are left out:
+        `last` never resumes an empty session.
+        """
         if not self.directory.exists():
             return []
-        files = sorted(self.directory.glob("*.jsonl"), key=lambda p: p.stat().st_mtime, reverse=True)
-        return [summary for path in files if (summary := _summarize(path)) is not None]
+        files = sorted(self.directory.glob("*.jsonl"), key=_mtime, reverse=True)
+        return [summary for path in files if (summary := _summarize(path)) is not None and summary.conversation]
+
+
+def _mtime(path: Path) -> float:
+    try:
+        return path.stat().st_mtime
+    except OSError:  # removed while listing
+        return 0.0
 
 
 def _summarize(path: Path) -> SessionSummary | None:
     meta: dict[str, Any] = {}
-    prompt = ""
+    prompt: str | None = None
     try:
         with open(path, encoding="utf-8", errors="replace") as handle:
             for line in handle:
-                try:
-                    record = json.loads(line)
-                except json.JSONDecodeError:
-                    continue
-                if record.get("kind") == "meta":
-                    meta.update(record.get("data", {}))
-                elif record.get("kind") == "message" and record["data"].get("role") == "user":
-                    prompt = str(record["data"].get("content", ""))
+                kind, payload = _parse(line)
+                if kind == "meta" and isinstance(payload, dict):
+                    meta.update(payload)
+                elif kind == "message" and isinstance(payload, dict) and payload.get("role") == "user":
+                    prompt = str(payload.get("content", ""))
                     break
-    except OSError:
+        created = float(meta.get("created", path.stat().st_mtime))
+    except (OSError, TypeError, ValueError):
         return None
     return SessionSummary(
-        id=meta.get("session_id", path.stem), created=float(meta.get("created", path.stat().st_mtime)),
-        workspace=meta.get("workspace", "?"), first_prompt=prompt, path=path, root=meta.get("root"),
+        id=str(meta.get("session_id", path.stem)), created=created, workspace=str(meta.get("workspace", "?")),
+        first_prompt=prompt or "", path=path, root=meta.get("root") if isinstance(meta.get("root"), str) else None,
+        conversation=prompt is not None,
     )
+
+
+def _parse(line: str) -> tuple[str | None, Any]:
+    """A line's kind and data; (None, None) for a line that is not a record."""
+    try:
+        record = json.loads(line)
+    except json.JSONDecodeError:
+        return None, None
+    if not isinstance(record, dict) or not isinstance(record.get("kind"), str) or "data" not in record:
+        return None, None
+    return record["kind"], record["data"]
 
 
 def summary_of(path: Path) -> SessionSummary | None:

@@ -105,6 +105,7 @@ async def test_resume_continues_the_conversation_and_plan(make_harness: Any, tmp
     assert h2.session.session_id == session_id and h2.session.todos[0].content == "step"
     sent = [m.get("content") for m in h.llm.requests[-1]["messages"] if m["role"] in ("user", "assistant")]
     assert sent == ["first prompt", None, "first answer", "second prompt"]
+    await h2.session.close()  # one writer per session: a second opener is refused while it is open
     h3 = make_harness(resume="last")
     assert h3.session.session_id == session_id
     assert h3.session.totals.prompt_tokens > 0

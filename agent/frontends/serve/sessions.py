@@ -21,7 +21,7 @@ from agent.frontends.serve.events import Data, SseMapper, approval_data
 from agent.frontends.serve.request import BadRequest, ChatRequest
 from agent.planning.review import PlanDecision
 from agent.session.core import AgentSession
-from agent.session.record import SessionError, SessionStore
+from agent.session.record import SessionError, SessionInUse, SessionStore
 from agent.session.target import Target, TargetError
 from agent.workspaces.base import Workspace, WorkspaceError
 from agent.workspaces.overlay import OverlayWorkspace
@@ -136,6 +136,9 @@ class Sessions:
             session = AgentSession.open(self.config.model_copy(), workspace, QueueApprover(),
                                         lambda event: holder[0].sink(event), resume=resume, store=self.store,
                                         registry=target.registry(), meta={**target.meta, "frontend": "serve"})
+        except SessionInUse as exc:  # another process writes it: 409, naming the holder
+            await target.close()
+            raise Busy(str(exc)) from None
         except SessionError as exc:
             await target.close()
             raise NotFound(str(exc)) from None
