@@ -181,9 +181,9 @@ class AgentBridge:
             self.session.model = model
 
     # -- checkpoints and sessions ---------------------------------------------------------
-    async def undo(self, ref: str | None) -> tuple[CheckpointInfo, CheckpointInfo]:
+    async def undo(self, ref: str | None, include_untouched: bool = False) -> tuple[CheckpointInfo, CheckpointInfo]:
         assert self.session is not None, "undo needs the session (commands check it is ready)"
-        return await self.session.undo(ref)
+        return await self.session.undo(ref, include_untouched)
 
     async def new_session(self, config: Config, resume: str | None = None) -> AgentSession:
         """Close the current conversation and start another (or resume a recorded one).

@@ -74,6 +74,7 @@ class AgentSession:
         self.checkpoints = Checkpoints(workspace.root) if workspace.can_checkpoint and workspace.root else None
         self.executor = Executor(self.registry, self.ctx, self.gate,
                                  self._checkpoint if self.checkpoints else None)
+        self.executor.touched = self.checkpoints.note_touched if self.checkpoints else None
         self.messages: list[dict[str, Any]] = [{"role": "system", "content": ""}]
         self.totals = Totals()
         self._llm: LLM | None = None
@@ -305,11 +306,11 @@ class AgentSession:
                                  recoverable=True))
             return None
 
-    async def undo(self, ref: str | None = None) -> tuple[CheckpointInfo, CheckpointInfo]:
+    async def undo(self, ref: str | None = None, include_untouched: bool = False) -> tuple[CheckpointInfo, CheckpointInfo]:
         if self.checkpoints is None:
             raise CheckpointError(f"checkpoints are not available for {self.workspace.kind} workspaces")
         # Reads stay remembered: edits based on views from before the restore are refused.
-        return await self.checkpoints.restore(ref)
+        return await self.checkpoints.restore(ref, include_untouched)
 
     async def system_prompt(self) -> str:
         facts = "\n".join(f"- {k}: {v}" for k, v in (await self.workspace.read_facts()).items())

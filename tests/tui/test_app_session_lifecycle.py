@@ -64,3 +64,26 @@ async def test_resume_of_a_session_in_use_elsewhere_is_refused(make_app: Any, fa
     finally:
         other.close()
     assert "held elsewhere" in other.path.read_text()
+
+
+async def test_undo_names_the_files_the_agent_never_touched_and_keeps_them(make_app: Any, fake_llm: Any,
+                                                                           workspace: Path) -> None:
+    from tests.tui.test_app_sessions import change_with_checkpoint, patch
+    from tui.screens.confirm import ConfirmScreen
+
+    before = (workspace / "app.py").read_text()
+    fake_llm.script(Reply(tool_calls=[patch("print('hello')", "print('changed')")]), Reply(text="done"))
+    app = make_app("--mode", "allow")
+    async with app.run_test(size=APP_SIZE) as pilot:
+        await change_with_checkpoint(pilot)
+        (workspace / "newfile.txt").write_text("made by hand\n")
+        await submit(pilot, "/undo")
+        screen = await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen) and app.screen,
+                                what="the question about the user's files")
+        assert "newfile.txt" in screen.question and "not by the agent" in screen.question
+        await pilot.press("n")  # keep them
+        await wait_for(pilot, lambda: (workspace / "app.py").read_text() == before, what="the restore")
+        await wait_for(pilot, lambda: any(n.startswith("Restored checkpoint") for n in notices(app)),
+                       what="the notice")
+        assert (workspace / "newfile.txt").read_text() == "made by hand\n"
+        await app.bridge.shutdown()
