@@ -29,6 +29,7 @@ from agent.loop import Run, Totals
 from agent.planning.review import QueueReviewer
 from agent.profiles import load_profiles
 from agent.secrets import contains_secret, redact, register
+from agent.session.notes import restore_note, stopped_answer
 from agent.session.record import SessionData, SessionStore, SessionWriter
 from agent.tools import default_tools
 from agent.tools.base import ToolContext
@@ -242,6 +243,9 @@ class AgentSession:
             self._task.uncancel()
             if run is None:
                 return self._stopped_early()
+            if (answer := stopped_answer(self.messages, "".join(run.partial))) is not None:
+                self.messages.append(answer)  # the model learns its answer was cut short
+                self.writer.message(answer)
             return run._complete(False, run._with("Stopped by the user."), "stopped")
 
     def _stopped_early(self) -> Complete:
@@ -310,7 +314,11 @@ class AgentSession:
         if self.checkpoints is None:
             raise CheckpointError(f"checkpoints are not available for {self.workspace.kind} workspaces")
         # Reads stay remembered: edits based on views from before the restore are refused.
-        return await self.checkpoints.restore(ref, include_untouched)
+        restored, saved = await self.checkpoints.restore(ref, include_untouched)
+        note = restore_note(restored, saved, include_untouched)  # the next request tells the model
+        self.messages.append(note)
+        self.writer.note(note)
+        return restored, saved
 
     async def system_prompt(self) -> str:
         facts = "\n".join(f"- {k}: {v}" for k, v in (await self.workspace.read_facts()).items())

@@ -26,6 +26,7 @@ from typing import Any
 from agent import paths
 from agent.secrets import redact
 from agent.session.lock import SessionLock, SessionLocked
+from agent.session.notes import is_note
 
 
 class SessionError(Exception):
@@ -136,9 +137,10 @@ class SessionWriter:
             raise
         self._fd = self._handle.fileno()
 
-    def _write(self, kind: str, data: Any) -> None:
+    def _write(self, kind: str, data: Any, starts: bool | None = None) -> None:
         line = json.dumps({"t": round(time.time(), 3), "kind": kind, "data": data}, ensure_ascii=False)
-        starts = kind == "message" or (kind == "event" and data.get("type") == "run_started")
+        if starts is None:
+            starts = kind == "message" or (kind == "event" and data.get("type") == "run_started")
         self._append(redact(line), starts=starts)
 
     def _append(self, line: str, starts: bool = False) -> None:
@@ -194,6 +196,10 @@ class SessionWriter:
 
     def message(self, message: dict[str, Any]) -> None:
         self._write("message", message)
+
+    def note(self, message: dict[str, Any]) -> None:
+        """A message coder-tui adds for the model: recorded, but no reason to start the file."""
+        self._write("message", message, starts=False)
 
     def event(self, event: Any, dumped: str | None = None) -> None:
         """Record an event; `dumped` is its JSON already passed through `redact` (saves a second
@@ -408,7 +414,8 @@ def _summarize(path: Path) -> SessionSummary | None:
                 kind, payload = _parse(line)
                 if kind == "meta" and isinstance(payload, dict):
                     meta.update(payload)
-                elif kind == "message" and isinstance(payload, dict) and payload.get("role") == "user":
+                elif kind == "message" and isinstance(payload, dict) and payload.get("role") == "user" \
+                        and not is_note(payload):
                     prompt = str(payload.get("content", ""))
                     break
         created = float(meta.get("created", path.stat().st_mtime))
