@@ -44,6 +44,10 @@ def undo(options: Any) -> int:
         print(f"kept {len(untouched)} file(s) the agent never touched: {_names(untouched)} "
               f"(`coder-tui undo {restored.id} --include-untracked` restores them too)")
     print(f"the state before was saved as {saved.id}: `coder-tui undo {saved.id}` goes back to it")
+    from agent.session.undo import reopen_in_records
+
+    for line in reopen_in_records(checkpoints, restored, saved, include):
+        print(line)
     return 0
 
 

@@ -318,6 +318,9 @@ class AgentSession:
         note = restore_note(restored, saved, include_untouched)  # the next request tells the model
         self.messages.append(note)
         self.writer.note(note)
+        from agent.session.undo import reopen_in_session
+
+        await reopen_in_session(self, restored)  # plan steps whose work went back are open again
         return restored, saved
 
     async def system_prompt(self) -> str:
