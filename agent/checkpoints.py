@@ -96,18 +96,27 @@ class Checkpoints:
     def _ensure_repo(self) -> None:
         if (self.git_dir / "HEAD").exists():
             return
-        from git import Repo
+        import shutil
 
-        paths.private_dir(self.git_dir.parent)
-        repo = Repo.init(str(self.git_dir), bare=True)
-        with repo.config_writer() as config:
-            config.set_value("core", "bare", "false")
-            config.set_value("core", "autocrlf", "false")
-            config.set_value("commit", "gpgsign", "false")
-            config.set_value("gc", "auto", "0")
-        (self.git_dir / "info").mkdir(exist_ok=True)
-        (self.git_dir / "info" / "exclude").write_text(".git\n")
-        (self.git_dir / "coder-tui-workspace").write_text(str(self.root) + "\n")
+        from git import Repo
+        from git.exc import GitCommandError
+
+        try:
+            paths.private_dir(self.git_dir.parent)
+            repo = Repo.init(str(self.git_dir), bare=True)
+            with repo.config_writer() as config:
+                config.set_value("core", "bare", "false")
+                config.set_value("core", "autocrlf", "false")
+                config.set_value("commit", "gpgsign", "false")
+                config.set_value("gc", "auto", "0")
+            (self.git_dir / "info").mkdir(exist_ok=True)
+            (self.git_dir / "info" / "exclude").write_text(".git\n")
+            (self.git_dir / "coder-tui-workspace").write_text(str(self.root) + "\n")
+        except (GitCommandError, OSError) as exc:  # a full disk: no half-made repository is left to trip on
+            shutil.rmtree(self.git_dir, ignore_errors=True)
+            detail = (getattr(exc, "stderr", "") or str(exc)).strip().splitlines()
+            raise CheckpointError(f"cannot create the checkpoint store {self.git_dir}: "
+                                  f"{detail[-1] if detail else exc}") from None
 
     @contextlib.contextmanager
     def _locked(self) -> Iterator[None]:

@@ -70,6 +70,9 @@ async def run_headless(options: Any) -> int:
     finally:
         await session.close()
         await target.close()
+        if session.writer.lost:
+            print(f"coder-tui: error: {session.writer.lost} line(s) of session {session.session_id} could not be "
+                  f"written ({session.writer.failure}); the record ends before them", file=sys.stderr)
     printer.summary(complete, session.totals, session.session_id)
     if misconfigured:  # an unknown model or provider, no key: the configuration, not the run, failed
         return 2

@@ -29,7 +29,7 @@ from agent.loop import Run, Totals
 from agent.planning.review import QueueReviewer
 from agent.profiles import load_profiles
 from agent.secrets import contains_secret, redact, register
-from agent.session.notes import restore_note, stopped_answer
+from agent.session.notes import disk_full, restore_note, stopped_answer
 from agent.session.record import SessionData, SessionStore, SessionWriter
 from agent.tools import default_tools
 from agent.tools.base import ToolContext
@@ -303,9 +303,11 @@ class AgentSession:
 
     async def _checkpoint(self, label: str) -> CheckpointInfo | None:
         assert self.checkpoints is not None
+        disk_full(self.writer.failure, self.writer.path, any_error=True)  # no change without its record
         try:
             return await self.checkpoints.create(label)
         except (CheckpointError, OSError) as exc:
+            disk_full(exc, self.checkpoints.git_dir)
             self.emit(ErrorEvent(message=f"checkpoint failed ({exc}); undo will not cover this step",
                                  recoverable=True))
             return None

@@ -48,3 +48,19 @@ def stopped_answer(messages: list[dict[str, Any]], partial: str) -> dict[str, An
         return None
     text = f"{partial.strip()}\n\n{STOPPED}" if partial.strip() else STOPPED
     return {"role": "assistant", "content": text}
+
+
+def disk_full(failure: BaseException | None, where: Any, any_error: bool = False) -> None:
+    """Stop the run (before the change it was about to make) when coder-tui's data has no room left."""
+    import errno
+
+    from agent.loop import FatalLoopError
+
+    if failure is None:
+        return
+    full = getattr(failure, "errno", None) in (errno.ENOSPC, errno.EDQUOT) or "No space left" in str(failure)
+    if not full and not any_error:
+        return
+    why = "the disk is full" if full else f"it cannot be written ({failure})"
+    raise FatalLoopError(f"stopped before changing any file: coder-tui's data folder ({where}) has no room, "
+                         f"{why}. Free some space and run it again (a recorded session continues with --resume)") from None

@@ -27,6 +27,7 @@ from agent import paths
 from agent.secrets import redact
 from agent.session.lock import SessionLock, SessionLocked
 from agent.session.notes import is_note
+from agent.session.shapes import take
 
 
 class SessionError(Exception):
@@ -108,8 +109,8 @@ class SessionWriter:
         self.path = path
         self.session_id = session_id
         self.lock: SessionLock | None = None
-        self._handle: Any = None
         self._fd = -1
+        self._unwritten = bytearray()  # encoded lines not on the file yet (a full disk)
         self._pending: list[str] | None = [] if pending else None
         self._state = threading.Condition()  # guards the counts below
         self._written = self._synced = 0  # lines written, lines known to be on disk
@@ -123,6 +124,11 @@ class SessionWriter:
         """The session has a file (its first prompt came)."""
         return self._pending is None
 
+    @property
+    def failure(self) -> OSError | None:
+        """Why lines could not be written (a full disk): they wait in memory, retried on each write."""
+        return self._failure
+
     def _open(self) -> None:
         try:
             self.lock = SessionLock.acquire(self.path)
@@ -131,11 +137,10 @@ class SessionWriter:
         try:
             _drop_partial_tail(self.path)
             # kept open for the session; 0600: the conversation quotes the user's files
-            self._handle = os.fdopen(paths.open_private(self.path), "a", encoding="utf-8")
+            self._fd = paths.open_private(self.path)
         except BaseException:
             self.lock.release()
             raise
-        self._fd = self._handle.fileno()
 
     def _write(self, kind: str, data: Any, starts: bool | None = None) -> None:
         line = json.dumps({"t": round(time.time(), 3), "kind": kind, "data": data}, ensure_ascii=False)
@@ -144,16 +149,32 @@ class SessionWriter:
         self._append(redact(line), starts=starts)
 
     def _append(self, line: str, starts: bool = False) -> None:
-        if self._failure is not None:
-            raise self._failure
         if self._pending is not None:
             self._pending.append(line)
             if not starts:
                 return
-            self._open()
+            try:
+                self._open()
+            except OSError as exc:  # no room for the file: the lines wait, the caller stops the run
+                self._failure = exc
+                return
             line, self._pending = "\n".join(self._pending), None
-        self._handle.write(line + "\n")
-        self._handle.flush()
+        self._unwritten += (line + "\n").encode()
+        self._flush()
+
+    def _flush(self) -> None:
+        """Write what waits; a failure (ENOSPC) keeps the rest for the next try, never raised here:
+        the session stops the run before its next change (`failure`), and says why."""
+        if self._fd < 0:
+            return
+        while self._unwritten:
+            try:
+                done = os.write(self._fd, self._unwritten)
+            except OSError as exc:
+                self._failure = exc
+                return
+            del self._unwritten[:done]
+        self._failure = None
         with self._state:
             self._written += 1
         _SYNCER.request(self)
@@ -166,28 +187,26 @@ class SessionWriter:
                 return
         try:
             with self._fd_lock:
-                if not self._handle.closed:
+                if self._fd >= 0:
                     os.fsync(self._fd)
-        except OSError as exc:  # reported on the next write or sync, on the caller's thread
+        except OSError as exc:  # seen by the session through `failure`
             self._failure = exc
         with self._state:
             self._synced = max(self._synced, target)
             self._state.notify_all()
 
     def sync(self) -> None:
-        """Block until every line written so far is on disk."""
+        """Block until every line written so far is on disk (a failure is left in `failure`)."""
         with self._state:
             target = self._written
             if target > self._synced:
                 _SYNCER.request(self)
             self._state.wait_for(lambda: self._synced >= target)
-        if self._failure is not None:
-            raise self._failure
 
     async def durable(self) -> None:
         """`sync` without blocking the event loop."""
         with self._state:
-            if self._synced >= self._written and self._failure is None:
+            if self._synced >= self._written:
                 return
         await asyncio.to_thread(self.sync)
 
@@ -219,15 +238,24 @@ class SessionWriter:
         self._write("compaction", {"summary": summary, "kept": kept})
 
     def close(self) -> None:
-        if self._handle is None or self._handle.closed:
+        """Write what waits (if there is room now), release the file and its lock. Lines that
+        still cannot be written stay counted in `lost` for the front end to report."""
+        if self._fd < 0:
             return
         try:
+            self._flush()
             self.sync()
         finally:
             with self._fd_lock:
-                self._handle.close()
+                os.close(self._fd)
+                self._fd = -1
             if self.lock is not None:
                 self.lock.release()
+
+    @property
+    def lost(self) -> int:
+        """Lines that could not be written (counted once the writer is closed)."""
+        return self._unwritten.count(b"\n") + (len(self._pending or []) if self._failure else 0)
 
 
 def _drop_partial_tail(path: Path) -> None:
@@ -247,83 +275,11 @@ def load(path: Path) -> SessionData:
     with open(path, encoding="utf-8", errors="replace") as handle:
         for line in handle:
             kind, payload = _parse(line)
-            if kind is None or not _take(data, kind, payload):
+            if kind is None or not take(data, kind, payload):
                 data.damaged_lines += 1
     data.messages = repair_messages(data.messages)
     data.history = repair_messages(data.history)
     return data
-
-
-def _take(data: SessionData, kind: str, payload: Any) -> bool:
-    """Add one record to `data`; False when it does not have the shape of its kind."""
-    if kind == "meta" and isinstance(payload, dict):
-        data.meta.update(payload)
-    elif kind == "message" and _is_message(payload):
-        data.messages.append(payload)
-        data.history.append(payload)
-    elif kind == "compaction" and isinstance(payload, dict) and _is_message(payload.get("summary")) \
-            and isinstance(payload.get("kept"), list) and all(_is_message(m) for m in payload["kept"]):
-        data.messages = [payload["summary"], *payload["kept"]]
-    elif kind == "event" and isinstance(payload, dict) and isinstance(payload.get("type"), str) \
-            and _event_usable(payload):
-        data.events.append(payload)
-    elif kind == "state" and isinstance(payload, dict) and isinstance(payload.get("key"), str) \
-            and _state_usable(payload["key"], payload.get("value")):
-        data.state[payload["key"]] = payload.get("value")
-    else:
-        return False
-    return True
-
-
-ROLES = ("system", "user", "assistant", "tool")
-
-
-def _state_usable(key: str, value: Any) -> bool:
-    """A saved plan must load as a plan (the other values are checked by the workspace that reads them)."""
-    if key != "plan" or value is None:
-        return True
-    from agent.planning.models import Plan
-
-    try:
-        Plan.model_validate(value)
-    except ValueError:
-        return False
-    return True
-
-
-def _is_message(message: Any) -> bool:
-    if not isinstance(message, dict) or message.get("role") not in ROLES:
-        return False
-    content = message.get("content")
-    if not (content is None or isinstance(content, (str, list))):
-        return False
-    if message["role"] == "tool" and not isinstance(message.get("tool_call_id"), str):
-        return False
-    calls = message.get("tool_calls")
-    if calls is None:
-        return True
-    return isinstance(calls, list) and all(
-        isinstance(c, dict) and isinstance(c.get("id"), str) and isinstance(c.get("function"), dict)
-        and isinstance(c["function"].get("name"), str) for c in calls)
-
-
-def _event_usable(event: dict[str, Any]) -> bool:
-    """The events a resumed session reads back (todos, token totals) parse; others are replayed
-    by the front ends, which skip what does not parse."""
-    if event["type"] == "plan_updated":
-        from agent.events import TodoItem
-
-        try:
-            todos = event.get("todos", [])
-            return isinstance(todos, list) and all(TodoItem.model_validate(t) is not None for t in todos)
-        except ValueError:
-            return False
-    if event["type"] == "usage":
-        numbers = ("total_prompt_tokens", "total_completion_tokens", "total_cached_tokens",
-                   "total_cache_write_tokens")
-        return all(isinstance(event.get(k, 0), int) for k in numbers) and \
-            isinstance(event.get("total_cost"), (int, float, type(None)))
-    return True
 
 
 def repair_messages(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
