@@ -178,7 +178,8 @@ async def _ask_untouched(app: CoderApp, session: Any, ref: str | None) -> bool:
     more = f"\n  … and {len(untouched) - 12} more" if len(untouched) > 12 else ""
     question = (f"Undo puts back what the agent changed. These files changed too, but not by the agent:\n"
                 f"{names}{more}\nRestore them as well? Files you made are deleted, your edits undone.")
-    return bool(await app.push_screen_wait(ConfirmScreen(question, "Restore them too", "Keep them")))
+    # Enter, n and Escape keep them: losing the user's work takes the explicit y
+    return bool(await app.push_screen_wait(ConfirmScreen(question, "Restore them too", "Keep them", default=False)))
 
 
 async def _clear(app: CoderApp, arg: str) -> None:

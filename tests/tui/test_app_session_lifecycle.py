@@ -81,7 +81,7 @@ async def test_undo_names_the_files_the_agent_never_touched_and_keeps_them(make_
         screen = await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen) and app.screen,
                                 what="the question about the user's files")
         assert "newfile.txt" in screen.question and "not by the agent" in screen.question
-        await pilot.press("n")  # keep them
+        await pilot.press("enter")  # the default keeps them
         await wait_for(pilot, lambda: (workspace / "app.py").read_text() == before, what="the restore")
         await wait_for(pilot, lambda: any(n.startswith("Restored checkpoint") for n in notices(app)),
                        what="the notice")
