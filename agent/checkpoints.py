@@ -26,11 +26,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from agent import gitsafe, paths
+from agent import paths as paths_module  # `paths` is also a common local name below
 
 BRANCH = "refs/heads/checkpoints"
 TRAILER = "coder-tui-checkpoint:"
 # Objects and index readable by the user only, whatever the umask (git applies it to new files).
 PRIVATE = {**gitsafe.NEUTRAL, "core.sharedRepository": "0600"}
+TOUCHED = "coder-tui-touched"  # JSON lines: the files the agent changed after each checkpoint
 
 
 class CheckpointError(Exception):
@@ -56,7 +58,7 @@ class Checkpoints:
         self._thread_lock = threading.Lock()
 
     # -- plumbing -------------------------------------------------------------------------
-    def _git(self, *args: str) -> str:
+    def _git(self, *args: str, istream: str | None = None) -> str:
         from git import Git
         from git.exc import GitCommandError
 
@@ -72,26 +74,49 @@ class Checkpoints:
             )
             self._git_cmd = cmd
         try:
-            return self._git_cmd.execute(["git", *args])  # type: ignore[union-attr]
+            if istream is None:
+                return self._git_cmd.execute(["git", *args])  # type: ignore[union-attr]
+            return self._feed(args, istream)
         except GitCommandError as exc:
             detail = (exc.stderr or str(exc)).strip().splitlines()
             raise CheckpointError(f"git {args[0]} failed: {detail[-1] if detail else exc}") from None
 
+    def _feed(self, args: tuple[str, ...], text: str) -> str:
+        """`git ARGS` with `text` on its standard input (paths, NUL-separated)."""
+        import subprocess
+
+        from git.exc import GitCommandError
+
+        env = {**os.environ, **self._git_cmd._environment}  # type: ignore[union-attr]
+        done = subprocess.run(["git", *args], cwd=self.root, env=env, input=text.encode(), capture_output=True)
+        if done.returncode != 0:
+            raise GitCommandError(["git", *args], done.returncode, done.stderr)
+        return done.stdout.decode("utf-8", "replace").strip()
+
     def _ensure_repo(self) -> None:
         if (self.git_dir / "HEAD").exists():
             return
-        from git import Repo
+        import shutil
 
-        paths.private_dir(self.git_dir.parent)
-        repo = Repo.init(str(self.git_dir), bare=True)
-        with repo.config_writer() as config:
-            config.set_value("core", "bare", "false")
-            config.set_value("core", "autocrlf", "false")
-            config.set_value("commit", "gpgsign", "false")
-            config.set_value("gc", "auto", "0")
-        (self.git_dir / "info").mkdir(exist_ok=True)
-        (self.git_dir / "info" / "exclude").write_text(".git\n")
-        (self.git_dir / "coder-tui-workspace").write_text(str(self.root) + "\n")
+        from git import Repo
+        from git.exc import GitCommandError
+
+        try:
+            paths.private_dir(self.git_dir.parent)
+            repo = Repo.init(str(self.git_dir), bare=True)
+            with repo.config_writer() as config:
+                config.set_value("core", "bare", "false")
+                config.set_value("core", "autocrlf", "false")
+                config.set_value("commit", "gpgsign", "false")
+                config.set_value("gc", "auto", "0")
+            (self.git_dir / "info").mkdir(exist_ok=True)
+            (self.git_dir / "info" / "exclude").write_text(".git\n")
+            (self.git_dir / "coder-tui-workspace").write_text(str(self.root) + "\n")
+        except (GitCommandError, OSError) as exc:  # a full disk: no half-made repository is left to trip on
+            shutil.rmtree(self.git_dir, ignore_errors=True)
+            detail = (getattr(exc, "stderr", "") or str(exc)).strip().splitlines()
+            raise CheckpointError(f"cannot create the checkpoint store {self.git_dir}: "
+                                  f"{detail[-1] if detail else exc}") from None
 
     @contextlib.contextmanager
     def _locked(self) -> Iterator[None]:
@@ -174,24 +199,103 @@ class Checkpoints:
             raise CheckpointError(f"checkpoint id {ref!r} is ambiguous; give more characters")
         return matches[0]
 
-    def restore_sync(self, ref: str | None = None) -> tuple[CheckpointInfo, CheckpointInfo]:
+    def restore_sync(self, ref: str | None = None, include_untouched: bool = False) -> tuple[CheckpointInfo, CheckpointInfo]:
         """Restore a checkpoint (default: step back to the previous one).
 
         Returns (restored, restore_point); the restore point records the state just before, so a
-        restore can itself be undone by id. Files created since the checkpoint are removed unless
-        the restored .gitignore rules ignore them (build output and dependencies stay).
+        restore can itself be undone by id. Only the files the agent changed since the checkpoint
+        go back (new ones are removed unless the restored .gitignore rules ignore them): files it
+        never touched, such as one the user made by hand, stay as they are unless
+        `include_untouched` (see `untouched` for the list to show the user first).
         """
         with self._locked():
-            return self._restore(ref)
+            return self._restore(ref, include_untouched)
 
-    def _restore(self, ref: str | None) -> tuple[CheckpointInfo, CheckpointInfo]:
+    def untouched(self, ref: str | None = None) -> list[str]:
+        """The files a restore of `ref` would leave alone: changed since it, never by the agent."""
+        with self._locked():
+            target = self.find(ref) if ref else self._previous(self._snapshot_tree())
+            changed = self._changed(target.tree, self._snapshot_tree())
+            return sorted(set(changed) - self._touched_since(target))
+
+    def _restore(self, ref: str | None, include_untouched: bool) -> tuple[CheckpointInfo, CheckpointInfo]:
         current = self._snapshot_tree()
         target = self.find(ref) if ref else self._previous(current)
+        changed = self._changed(target.tree, current)
+        paths = changed if include_untouched else [p for p in changed if p in self._touched_since(target)]
         saved = self._create(f"before restoring {target.id}", restore_point=True, restored=target.id)
+        present = set(self._git("ls-tree", "-r", "-z", "--name-only", target.tree, "--", *paths).split("\0")) - {""} \
+            if paths else set()
         self._git("read-tree", target.tree)
-        self._git("checkout-index", "--all", "--force")
-        self._git("clean", "--force", "-d", "--quiet")
+        if present:
+            self._git("checkout-index", "--force", "-z", "--stdin", istream=_z(sorted(present)))
+        gone = [p for p in paths if p not in present]
+        for path in sorted(set(gone) - self._ignored(gone)):  # build output the restored rules ignore stays
+            _remove(self.root, path)
+        self._note(paths, saved.id)  # a later undo walks back through what this one changed
+        self._git("add", "--all", ".")  # the index is the files as they are now, kept ones included
         return target, saved
+
+    # -- what the agent changed ---------------------------------------------------------------
+    def note_touched_sync(self, paths: list[str] | None = None) -> None:
+        """Record the files the agent changed since the newest checkpoint: `paths`, or (None, after a
+        command) every file that differs from the snapshot it took."""
+        with self._locked():
+            head = self._head()
+            if head is None:
+                return
+            if paths is None:
+                paths = self._git("diff", "--name-only", "-z", "--no-renames").split("\0")
+                paths += self._git("ls-files", "--others", "--exclude-standard", "-z").split("\0")
+            self._note(paths, head)
+
+    async def note_touched(self, paths: list[str] | None = None) -> None:
+        await asyncio.to_thread(self.note_touched_sync, paths)
+
+    def _note(self, paths: list[str], after: str) -> None:
+        paths = sorted({p for p in paths if p})
+        if not paths:
+            return
+        line = json.dumps({"after": after, "paths": paths}) + "\n"
+        fd = paths_module.open_private(self.git_dir / TOUCHED)
+        try:
+            os.write(fd, line.encode())
+        finally:
+            os.close(fd)
+
+    def _touched_since(self, target: CheckpointInfo) -> set[str]:
+        """The files the agent touched after `target` was taken (and the restores since changed)."""
+        newer = set()
+        for item in self.list():
+            newer.add(item.id)
+            if item.id == target.id:
+                break
+        touched: set[str] = set()
+        try:
+            lines = (self.git_dir / TOUCHED).read_text(encoding="utf-8").splitlines()
+        except FileNotFoundError:
+            return touched
+        for line in lines:
+            try:
+                record = json.loads(line)
+                if str(record["after"])[:10] in newer:
+                    touched.update(str(p) for p in record["paths"])
+            except (ValueError, KeyError, TypeError):
+                continue  # a line cut off by a crash
+        return touched
+
+    def _ignored(self, paths: list[str]) -> set[str]:
+        if not paths:
+            return set()
+        try:
+            out = self._git("check-ignore", "--no-index", "-z", "--stdin", istream=_z(paths))
+        except CheckpointError:  # exit 1: none of them is ignored
+            return set()
+        return set(out.split("\0")) - {""}
+
+    def _changed(self, old_tree: str, new_tree: str) -> list[str]:
+        out = self._git("diff-tree", "-r", "-z", "--name-only", "--no-renames", old_tree, new_tree)
+        return [p for p in out.split("\0") if p]
 
     def _previous(self, current_tree: str) -> CheckpointInfo:
         """The checkpoint an argument-less undo goes back to.
@@ -210,8 +314,28 @@ class Checkpoints:
                 return item
         raise CheckpointError(f"nothing to undo: no earlier checkpoint of {self.root} differs from its files now")
 
-    async def restore(self, ref: str | None = None) -> tuple[CheckpointInfo, CheckpointInfo]:
-        return await asyncio.to_thread(self.restore_sync, ref)
+    async def restore(self, ref: str | None = None, include_untouched: bool = False) -> tuple[CheckpointInfo, CheckpointInfo]:
+        return await asyncio.to_thread(self.restore_sync, ref, include_untouched)
+
+
+def _z(paths: list[str]) -> str:
+    return "".join(p + "\0" for p in paths)
+
+
+def _remove(root: Path, path: str) -> None:
+    """Remove a file the agent created, and the folders that it leaves empty."""
+    target = root / path
+    try:
+        target.unlink()
+    except FileNotFoundError:
+        return
+    for folder in target.parents:
+        if folder == root:
+            break
+        try:
+            folder.rmdir()
+        except OSError:
+            break
 
 
 def _meta(body: str) -> dict[str, object]:

@@ -24,6 +24,7 @@ from agent.workspaces.base import WorkspaceError, refuse_git_path
 
 OUTPUT_CAP = 30_000
 CheckpointHook = Callable[[str], Awaitable[Any]]  # label -> CheckpointInfo
+TouchedHook = Callable[[list[str] | None], Awaitable[None]]  # the files a change touched (None: find them)
 
 
 @dataclass
@@ -51,6 +52,7 @@ class Executor:
         self.ctx = ctx
         self.gate = gate
         self.checkpoint = checkpoint
+        self.touched: TouchedHook | None = None  # tells the checkpoints what undo may restore
         self._checkpointed = False
         self.step_label = ""
         self._waited = 0.0  # seconds the current call spent waiting for the user's decision
@@ -138,7 +140,10 @@ class Executor:
         if self.gate.needs_approval(tool.name, network):
             await self._ask(tool, args, call_id, proposal)
         await self._checkpoint_once(tool, args)
-        return await tool.run(args, self.ctx)
+        try:
+            return await tool.run(args, self.ctx)
+        finally:
+            await self._note_touched(None)  # what a command changed is found in the files
 
     async def _edit(self, tool: Tool, args: ToolArgs, call_id: str, proposal: Proposal) -> str:
         changes = [c for c in proposal.changes if c.old != c.new]
@@ -154,6 +159,7 @@ class Executor:
                 return "Nothing was applied: " + "; ".join(notes)
         await self._checkpoint_once(tool, args)
         await self.ctx.workspace.apply(changes)
+        await self._note_touched([c.path for c in changes])
         for change in changes:
             start, end = change.changed_lines()
             self.ctx.emit(FileChanged(path=change.path, diff=change.unified_diff(), line_start=start,
@@ -183,6 +189,15 @@ class Executor:
             feedback = f" Their feedback: {decision.feedback}" if decision.feedback else ""
             raise Denied(f"The user denied this {tool.name} call.{feedback}")
         return decision
+
+    async def _note_touched(self, paths: list[str] | None) -> None:
+        """Record the files this turn changed, so undo restores them (and only them, unasked)."""
+        if self.touched is None or not self._checkpointed:
+            return
+        try:
+            await asyncio.shield(self.touched(paths))
+        except Exception:  # noqa: BLE001 - unrecorded, undo asks before restoring them: never a lost change
+            return
 
     async def _checkpoint_once(self, tool: Tool, args: ToolArgs) -> None:
         if self._checkpointed or self.checkpoint is None:

@@ -112,6 +112,7 @@ class Run:
     iterations: int = 0
     last_text: str = ""
     _malformed: int = field(default=0, init=False)
+    partial: list[str] = field(default_factory=list, init=False)  # the text streamed of the current reply
 
     async def execute(self) -> Complete:
         try:
@@ -167,7 +168,13 @@ class Run:
                 return strip_markers(reply.text)
 
     async def _query(self) -> ModelReply:
-        masked = StreamRedactor(lambda text: self.emit(TextDelta(text=text)))
+        self.partial.clear()
+
+        def shown(text: str) -> None:
+            self.partial.append(text)
+            self.emit(TextDelta(text=text))
+
+        masked = StreamRedactor(shown)
         stream = MarkerFilter(masked.feed)
 
         def on_retry(why: str, attempt: int, delay: float) -> None:

@@ -179,9 +179,9 @@ class AgentBridge:
             self.session.model = model
 
     # -- checkpoints and sessions ---------------------------------------------------------
-    async def undo(self, ref: str | None) -> tuple[CheckpointInfo, CheckpointInfo]:
+    async def undo(self, ref: str | None, include_untouched: bool = False) -> tuple[CheckpointInfo, CheckpointInfo]:
         assert self.session is not None, "undo needs the session (commands check it is ready)"
-        return await self.session.undo(ref)
+        return await self.session.undo(ref, include_untouched)
 
     async def new_session(self, config: Config, resume: str | None = None) -> AgentSession:
         """Close the current conversation and start another (or resume a recorded one).
@@ -191,7 +191,7 @@ class AgentBridge:
         """
         assert self.workspace is not None, "a new session needs the attached workspace"
         if resume:
-            check_resumable(resume, self.workspace.label)
+            check_resumable(resume, self.workspace.label, self.session.session_id if self.session else None)
         old, self.session = self.session, None
         if old is not None:
             old.stop()
@@ -208,11 +208,16 @@ class AgentBridge:
             await self.target.close()
 
 
-def check_resumable(ref: str, workspace: str) -> None:
-    """SessionError unless `ref` names a recorded session of this workspace."""
-    from agent.session.record import SessionError, SessionStore, summary_of
+def check_resumable(ref: str, workspace: str, current: str | None = None) -> None:
+    """SessionError unless `ref` names a recorded session of this workspace that no other
+    process has open (`current`: the app's own session, which it closes first)."""
+    from agent.session.lock import holder_of, in_use
+    from agent.session.record import SessionError, SessionInUse, SessionStore, summary_of
 
-    summary = summary_of(SessionStore().resolve(ref, workspace=workspace))
+    path = SessionStore().resolve(ref, workspace=workspace)
+    summary = summary_of(path)
     if summary is not None and summary.workspace != workspace:
         raise SessionError(f"session {summary.id} worked on {summary.workspace}, not {workspace}; "
                            "start coder-tui there to continue it")
+    if path.stem != current and (holder := holder_of(path)) is not None:  # before the current conversation is closed
+        raise SessionInUse(in_use(path, holder))

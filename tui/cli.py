@@ -157,6 +157,10 @@ def undo_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("checkpoint", nargs="?", metavar="CHECKPOINT", help="checkpoint id (or a unique prefix)")
     parser.add_argument("--list", action="store_true", help="list checkpoints, newest first")
+    parser.add_argument("--include-untracked", action="store_true",
+                        help="also restore the files the agent never touched since the checkpoint (files you "
+                             "made are deleted, your edits undone); without it they are listed and kept, "
+                             "or asked about on a terminal")
     workspace_option(parser)
     return parser
 

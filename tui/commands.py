@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable, Iterable
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from textual.app import SystemCommand
 
@@ -150,7 +151,8 @@ async def restore_checkpoint(app: CoderApp, ref: str | None, label: str, confirm
         if not await app.push_screen_wait(ConfirmScreen(question, "Restore")):
             return
     try:
-        restored, saved = await app.bridge.undo(ref)
+        include = await _ask_untouched(app, session, ref)
+        restored, saved = await app.bridge.undo(ref, include)
     except CheckpointError as exc:
         _say(app, str(exc), "error")
         return
@@ -161,6 +163,23 @@ async def restore_checkpoint(app: CoderApp, ref: str | None, label: str, confirm
     # Through the session: on the timeline now, and in the session file for a resumed session's replay.
     session.emit(CheckpointEvent(id=saved.id, label=saved.label, restored=restored.id))
     app.refresh_pane()
+
+
+async def _ask_untouched(app: CoderApp, session: Any, ref: str | None) -> bool:
+    """Whether the restore also takes back files the agent never touched (the user says, seeing them)."""
+    if session.checkpoints is None:
+        return False
+    untouched = await asyncio.to_thread(session.checkpoints.untouched, ref)
+    if not untouched:
+        return False
+    from tui.screens.confirm import ConfirmScreen
+
+    names = "\n".join(f"  {path}" for path in untouched[:12])
+    more = f"\n  … and {len(untouched) - 12} more" if len(untouched) > 12 else ""
+    question = (f"Undo puts back what the agent changed. These files changed too, but not by the agent:\n"
+                f"{names}{more}\nRestore them as well? Files you made are deleted, your edits undone.")
+    # Enter, n and Escape keep them: losing the user's work takes the explicit y
+    return bool(await app.push_screen_wait(ConfirmScreen(question, "Restore them too", "Keep them", default=False)))
 
 
 async def _clear(app: CoderApp, arg: str) -> None:

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agent import events as ev
+from agent.session.notes import is_note
 from agent.consumer import EventHandler
 from agent.textsafe import shown_copy
 from agent.attachments import typed_part
@@ -46,7 +47,7 @@ def replay(data: Any, presenter: Any, transcript: Transcript, mode_flag: str | N
     timeline = _TimelineReplay(presenter, recorded)
     for event in events:
         timeline.handle(event)
-    count = sum(1 for m in shown if m.get("role") == "user")
+    count = sum(1 for m in shown if m.get("role") == "user" and not is_note(m))
     note = f"Resumed session {data.meta.get('session_id', '')}: {count} earlier request{'s' if count != 1 else ''}."
     mode = recorded.mode if recorded.mode in MODES else None
     if mode and mode_flag and mode_flag != mode:
@@ -139,6 +140,8 @@ def _conversation(messages: list[dict[str, Any]], transcript: Transcript, key_ar
     for message in messages:
         role, content = message.get("role"), message.get("content") or ""
         text = content if isinstance(content, str) else json.dumps(content)
+        if is_note(message):  # coder-tui's note for the model (a restore): the restore's notice says it
+            continue
         if role == "user":
             blocks.extend(Block("notice", notice, "warning") for notice in recorded.restores.get(runs, []))
             runs += 1

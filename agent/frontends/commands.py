@@ -34,13 +34,39 @@ def undo(options: Any) -> int:
                 note = "  (restore point)" if item.restore_point else ""
                 print(f"{item.id}  {_when(item.created)}  {line(item.label)}{note}")
             return 0
-        restored, saved = checkpoints.restore_sync(options.checkpoint)
+        untouched = [] if options.include_untracked else checkpoints.untouched(options.checkpoint)
+        include = options.include_untracked or (bool(untouched) and _ask_untouched(untouched))
+        restored, saved = checkpoints.restore_sync(options.checkpoint, include)
     except CheckpointError as exc:
         print(f"coder-tui undo: {exc}", file=sys.stderr)
         return 1
     print(f"restored checkpoint {restored.id} ({line(restored.label)})")
+    if untouched and not include:
+        print(f"kept {len(untouched)} file(s) the agent never touched: {line(_names(untouched))} "
+              f"(`coder-tui undo {restored.id} --include-untracked` restores them too)")
     print(f"the state before was saved as {saved.id}: `coder-tui undo {saved.id}` goes back to it")
+    from agent.session.undo import reopen_in_records
+
+    for note in reopen_in_records(checkpoints, restored, saved, include):
+        print(note)
     return 0
+
+
+def _names(paths: list[str], shown: int = 10) -> str:
+    more = f" and {len(paths) - shown} more" if len(paths) > shown else ""
+    return ", ".join(paths[:shown]) + more
+
+
+def _ask_untouched(paths: list[str]) -> bool:
+    """On a terminal, whether to restore the files the agent never touched too (default: no)."""
+    if not sys.stdin.isatty():
+        return False
+    print(f"these files changed since the checkpoint, but not by the agent: {_names(paths, 30)}")
+    try:
+        answer = input("restore them too (files you made are deleted, your edits undone)? [y/N] ")
+    except EOFError:
+        return False
+    return answer.strip().lower() in ("y", "yes")
 
 
 def list_sessions(options: Any) -> int:

@@ -16,15 +16,11 @@ import os
 import sys
 from typing import TYPE_CHECKING, Any
 
-from agent.events import ErrorEvent
+from agent.events import ErrorEvent, WarningEvent
 from agent.frontends.common import UsageError, build_config, handle_ctrl_c, open_or_usage, run_command
 from agent.frontends.printing import JsonPrinter, TextPrinter
 from agent.frontends.stdin import StdinApprover
-from agent.session.ports import SessionOptions, SessionPorts
-
-if TYPE_CHECKING:
-    from agent.session.core import AgentSession
-    from agent.session.target import Target
+from agent.session.notes import resume_notes
 
 UNANSWERED = 3  # exit code: an approval was denied because stdin closed before an answer came
 
@@ -58,6 +54,8 @@ async def run_headless(options: SessionOptions) -> int:
     except ProfileError as exc:
         raise UsageError(str(exc)) from None
     prompt = await _prompt_for(session, target.prompt)
+    for note in resume_notes(session):
+        session.emit(WarningEvent(message=note))
     loop = asyncio.get_running_loop()
     approver.start(loop)
     _install_interrupt(loop, session, printer)
@@ -67,6 +65,9 @@ async def run_headless(options: SessionOptions) -> int:
     finally:
         await session.close()
         await target.close()
+        if session.writer.lost:
+            print(f"coder-tui: error: {session.writer.lost} line(s) of session {session.session_id} could not be "
+                  f"written ({session.writer.failure}); the record ends before them", file=sys.stderr)
     printer.summary(complete, session.totals, session.session_id)
     if misconfigured:  # an unknown model or provider, no key: the configuration, not the run, failed
         return 2

@@ -47,6 +47,7 @@ class StepExecutor(Executor):
     def __init__(self, base: Executor, label: str) -> None:
         super().__init__(base.registry, base.ctx, base.gate, base.checkpoint)
         self.permits = base.permits  # the profile's tool scope
+        self.touched = base.touched
         self.label = label
 
     def new_turn(self, label: str) -> None:

@@ -32,6 +32,7 @@ from agent.modelchain import Budget
 from agent.planning.review import QueueReviewer
 from agent.profiles import load_profiles
 from agent.secrets import contains_secret, redact, register
+from agent.session.notes import disk_full, restore_note, stopped_answer
 from agent.session.record import SessionData, SessionStore, SessionWriter
 from agent.tools import default_tools
 from agent.tools.base import Tool, ToolContext
@@ -73,6 +74,7 @@ class AgentSession:
         self.checkpoints = Checkpoints(workspace.root) if workspace.can_checkpoint and workspace.root else None
         self.executor = Executor(self.registry, self.ctx, self.gate,
                                  self._checkpoint if self.checkpoints else None)
+        self.executor.touched = self.checkpoints.note_touched if self.checkpoints else None
         self.messages: list[dict[str, Any]] = [{"role": "system", "content": ""}]
         self.totals = Totals()
         self._llm: LLM | None = None
@@ -240,6 +242,9 @@ class AgentSession:
             self._task.uncancel()
             if run is None:
                 return self._stopped_early()
+            if (answer := stopped_answer(self.messages, "".join(run.partial))) is not None:
+                self.messages.append(answer)  # the model learns its answer was cut short
+                self.writer.message(answer)
             return run._complete(False, run._with("Stopped by the user."), "stopped")
 
     async def new_run(self, llm: LLM, messages: list[dict[str, Any]], *, executor: Executor | None = None,
@@ -312,18 +317,27 @@ class AgentSession:
 
     async def _checkpoint(self, label: str) -> CheckpointInfo | None:
         assert self.checkpoints is not None
+        disk_full(self.writer.failure, self.writer.path, any_error=True)  # no change without its record
         try:
             return await self.checkpoints.create(label)
         except (CheckpointError, OSError) as exc:
+            disk_full(exc, self.checkpoints.git_dir)
             self.emit(ErrorEvent(message=f"checkpoint failed ({exc}); undo will not cover this step",
                                  recoverable=True))
             return None
 
-    async def undo(self, ref: str | None = None) -> tuple[CheckpointInfo, CheckpointInfo]:
+    async def undo(self, ref: str | None = None, include_untouched: bool = False) -> tuple[CheckpointInfo, CheckpointInfo]:
         if self.checkpoints is None:
             raise CheckpointError(f"checkpoints are not available for {self.workspace.kind} workspaces")
         # Reads stay remembered: edits based on views from before the restore are refused.
-        return await self.checkpoints.restore(ref)
+        restored, saved = await self.checkpoints.restore(ref, include_untouched)
+        note = restore_note(restored, saved, include_untouched)  # the next request tells the model
+        self.messages.append(note)
+        self.writer.note(note)
+        from agent.session.undo import reopen_in_session
+
+        await reopen_in_session(self, restored)  # plan steps whose work went back are open again
+        return restored, saved
 
     async def system_prompt(self) -> str:
         facts = "\n".join(f"- {k}: {v}" for k, v in (await self.workspace.read_facts()).items())

@@ -25,10 +25,17 @@ from typing import Any
 
 from agent import paths
 from agent.secrets import redact
+from agent.session.lock import SessionLock, SessionLocked
+from agent.session.notes import is_note
+from agent.session.shapes import take
 
 
 class SessionError(Exception):
     pass
+
+
+class SessionInUse(SessionError):
+    """Another live process writes the session (its message names the holder)."""
 
 
 @dataclass
@@ -39,6 +46,7 @@ class SessionSummary:
     first_prompt: str
     path: Path
     root: str | None = None  # the folder on disk, for local workspaces
+    conversation: bool = True  # a prompt was recorded (an empty session is never listed)
 
 
 @dataclass
@@ -90,27 +98,83 @@ _SYNCER = _Syncer()
 
 
 class SessionWriter:
-    def __init__(self, path: Path, session_id: str) -> None:
+    """Appends a session's lines to its file, as its only writer (agent/session/lock.py).
+
+    A new session (`pending=True`) has no file until its first prompt: its lines wait in memory
+    and are written, file and lock created, with the first `run_started` event or message. A
+    session closed before that (an app launched and quit, `/clear` twice) leaves nothing behind.
+    """
+
+    def __init__(self, path: Path, session_id: str, *, pending: bool = False) -> None:
         self.path = path
         self.session_id = session_id
-        _drop_partial_tail(path)
-        # kept open for the session; 0600: the conversation quotes the user's files
-        self._handle = os.fdopen(paths.open_private(path), "a", encoding="utf-8")
-        self._fd = self._handle.fileno()
+        self.lock: SessionLock | None = None
+        self._fd = -1
+        self._unwritten = bytearray()  # encoded lines not on the file yet (a full disk)
+        self._pending: list[str] | None = [] if pending else None
         self._state = threading.Condition()  # guards the counts below
         self._written = self._synced = 0  # lines written, lines known to be on disk
         self._failure: OSError | None = None
         self._fd_lock = threading.Lock()  # an fsync never meets a closed (or reused) descriptor
+        if not pending:
+            self._open()
 
-    def _write(self, kind: str, data: Any) -> None:
+    @property
+    def recorded(self) -> bool:
+        """The session has a file (its first prompt came)."""
+        return self._pending is None
+
+    @property
+    def failure(self) -> OSError | None:
+        """Why lines could not be written (a full disk): they wait in memory, retried on each write."""
+        return self._failure
+
+    def _open(self) -> None:
+        try:
+            self.lock = SessionLock.acquire(self.path)
+        except SessionLocked as exc:
+            raise SessionInUse(str(exc)) from None
+        try:
+            _drop_partial_tail(self.path)
+            # kept open for the session; 0600: the conversation quotes the user's files
+            self._fd = paths.open_private(self.path)
+        except BaseException:
+            self.lock.release()
+            raise
+
+    def _write(self, kind: str, data: Any, starts: bool | None = None) -> None:
         line = json.dumps({"t": round(time.time(), 3), "kind": kind, "data": data}, ensure_ascii=False)
-        self._append(redact(line))
+        if starts is None:
+            starts = kind == "message" or (kind == "event" and data.get("type") == "run_started")
+        self._append(redact(line), starts=starts)
 
-    def _append(self, line: str) -> None:
-        if self._failure is not None:
-            raise self._failure
-        self._handle.write(line + "\n")
-        self._handle.flush()
+    def _append(self, line: str, starts: bool = False) -> None:
+        if self._pending is not None:
+            self._pending.append(line)
+            if not starts:
+                return
+            try:
+                self._open()
+            except OSError as exc:  # no room for the file: the lines wait, the caller stops the run
+                self._failure = exc
+                return
+            line, self._pending = "\n".join(self._pending), None
+        self._unwritten += (line + "\n").encode()
+        self._flush()
+
+    def _flush(self) -> None:
+        """Write what waits; a failure (ENOSPC) keeps the rest for the next try, never raised here:
+        the session stops the run before its next change (`failure`), and says why."""
+        if self._fd < 0:
+            return
+        while self._unwritten:
+            try:
+                done = os.write(self._fd, self._unwritten)
+            except OSError as exc:
+                self._failure = exc
+                return
+            del self._unwritten[:done]
+        self._failure = None
         with self._state:
             self._written += 1
         _SYNCER.request(self)
@@ -123,28 +187,26 @@ class SessionWriter:
                 return
         try:
             with self._fd_lock:
-                if not self._handle.closed:
+                if self._fd >= 0:
                     os.fsync(self._fd)
-        except OSError as exc:  # reported on the next write or sync, on the caller's thread
+        except OSError as exc:  # seen by the session through `failure`
             self._failure = exc
         with self._state:
             self._synced = max(self._synced, target)
             self._state.notify_all()
 
     def sync(self) -> None:
-        """Block until every line written so far is on disk."""
+        """Block until every line written so far is on disk (a failure is left in `failure`)."""
         with self._state:
             target = self._written
             if target > self._synced:
                 _SYNCER.request(self)
             self._state.wait_for(lambda: self._synced >= target)
-        if self._failure is not None:
-            raise self._failure
 
     async def durable(self) -> None:
         """`sync` without blocking the event loop."""
         with self._state:
-            if self._synced >= self._written and self._failure is None:
+            if self._synced >= self._written:
                 return
         await asyncio.to_thread(self.sync)
 
@@ -154,6 +216,10 @@ class SessionWriter:
     def message(self, message: dict[str, Any]) -> None:
         self._write("message", message)
 
+    def note(self, message: dict[str, Any]) -> None:
+        """A message coder-tui adds for the model: recorded, but no reason to start the file."""
+        self._write("message", message, starts=False)
+
     def event(self, event: Any, dumped: str | None = None) -> None:
         """Record an event; `dumped` is its JSON already passed through `redact` (saves a second
         serialisation and masking of the same text). Streamed text deltas never come here:
@@ -161,7 +227,8 @@ class SessionWriter:
         if dumped is None:
             self._write("event", event.model_dump(mode="json"))
         else:
-            self._append(f'{{"t": {round(time.time(), 3)}, "kind": "event", "data": {dumped}}}')
+            self._append(f'{{"t": {round(time.time(), 3)}, "kind": "event", "data": {dumped}}}',
+                         starts=getattr(event, "type", None) == "run_started")
 
     def state(self, key: str, value: Any) -> None:
         self._write("state", {"key": key, "value": value})
@@ -171,13 +238,24 @@ class SessionWriter:
         self._write("compaction", {"summary": summary, "kept": kept})
 
     def close(self) -> None:
-        if self._handle.closed:
+        """Write what waits (if there is room now), release the file and its lock. Lines that
+        still cannot be written stay counted in `lost` for the front end to report."""
+        if self._fd < 0:
             return
         try:
+            self._flush()
             self.sync()
         finally:
             with self._fd_lock:
-                self._handle.close()
+                os.close(self._fd)
+                self._fd = -1
+            if self.lock is not None:
+                self.lock.release()
+
+    @property
+    def lost(self) -> int:
+        """Lines that could not be written (counted once the writer is closed)."""
+        return self._unwritten.count(b"\n") + (len(self._pending or []) if self._failure else 0)
 
 
 def _drop_partial_tail(path: Path) -> None:
@@ -191,26 +269,14 @@ def _drop_partial_tail(path: Path) -> None:
 
 
 def load(path: Path) -> SessionData:
+    """The session in `path`; lines that are not records of the expected shape (a damaged disk, a
+    hand edit, another version) are counted in `damaged_lines` and skipped, never fatal."""
     data = SessionData()
     with open(path, encoding="utf-8", errors="replace") as handle:
         for line in handle:
-            try:
-                record = json.loads(line)
-                kind, payload = record["kind"], record["data"]
-            except (json.JSONDecodeError, KeyError, TypeError):
+            kind, payload = _parse(line)
+            if kind is None or not take(data, kind, payload):
                 data.damaged_lines += 1
-                continue
-            if kind == "meta":
-                data.meta.update(payload)
-            elif kind == "message":
-                data.messages.append(payload)
-                data.history.append(payload)
-            elif kind == "compaction":
-                data.messages = [payload["summary"], *payload["kept"]]
-            elif kind == "event":
-                data.events.append(payload)
-            elif kind == "state":
-                data.state[payload["key"]] = payload["value"]
     data.messages = repair_messages(data.messages)
     data.history = repair_messages(data.history)
     return data
@@ -245,7 +311,7 @@ class SessionStore:
     def create(self, meta: dict[str, Any]) -> SessionWriter:
         paths.private_dir(self.directory)
         session_id = time.strftime("%Y%m%d-%H%M%S-") + uuid.uuid4().hex[:6]
-        writer = SessionWriter(self.directory / f"{session_id}.jsonl", session_id)
+        writer = SessionWriter(self.directory / f"{session_id}.jsonl", session_id, pending=True)
         writer.meta({"session_id": session_id, "created": time.time(), **meta})
         return writer
 
@@ -266,39 +332,67 @@ class SessionStore:
         return matches[0].path
 
     def reopen(self, path: Path) -> tuple[SessionWriter, SessionData]:
-        data = load(path)
-        session_id = data.meta.get("session_id") or path.stem
-        return SessionWriter(path, session_id), data
+        """The session's writer (holding its lock: SessionInUse when another process has it) and data."""
+        writer = SessionWriter(path, path.stem)
+        try:
+            data = load(path)
+        except BaseException:
+            writer.close()
+            raise
+        writer.session_id = str(data.meta.get("session_id") or path.stem)
+        return writer, data
 
     def list(self) -> list[SessionSummary]:
-        """Newest first (by last write)."""
+        """The sessions with a conversation, newest first (by last write).
+
+        Files without one (recorded before sessions waited for their first prompt) are left out:
+        `last` never resumes an empty session.
+        """
         if not self.directory.exists():
             return []
-        files = sorted(self.directory.glob("*.jsonl"), key=lambda p: p.stat().st_mtime, reverse=True)
-        return [summary for path in files if (summary := _summarize(path)) is not None]
+        files = sorted(self.directory.glob("*.jsonl"), key=_mtime, reverse=True)
+        return [summary for path in files if (summary := _summarize(path)) is not None and summary.conversation]
+
+
+def _mtime(path: Path) -> float:
+    try:
+        return path.stat().st_mtime
+    except OSError:  # removed while listing
+        return 0.0
 
 
 def _summarize(path: Path) -> SessionSummary | None:
     meta: dict[str, Any] = {}
-    prompt = ""
+    prompt: str | None = None
     try:
         with open(path, encoding="utf-8", errors="replace") as handle:
             for line in handle:
-                try:
-                    record = json.loads(line)
-                except json.JSONDecodeError:
-                    continue
-                if record.get("kind") == "meta":
-                    meta.update(record.get("data", {}))
-                elif record.get("kind") == "message" and record["data"].get("role") == "user":
-                    prompt = str(record["data"].get("content", ""))
+                kind, payload = _parse(line)
+                if kind == "meta" and isinstance(payload, dict):
+                    meta.update(payload)
+                elif kind == "message" and isinstance(payload, dict) and payload.get("role") == "user" \
+                        and not is_note(payload):
+                    prompt = str(payload.get("content", ""))
                     break
-    except OSError:
+        created = float(meta.get("created", path.stat().st_mtime))
+    except (OSError, TypeError, ValueError):
         return None
     return SessionSummary(
-        id=meta.get("session_id", path.stem), created=float(meta.get("created", path.stat().st_mtime)),
-        workspace=meta.get("workspace", "?"), first_prompt=prompt, path=path, root=meta.get("root"),
+        id=str(meta.get("session_id", path.stem)), created=created, workspace=str(meta.get("workspace", "?")),
+        first_prompt=prompt or "", path=path, root=meta.get("root") if isinstance(meta.get("root"), str) else None,
+        conversation=prompt is not None,
     )
+
+
+def _parse(line: str) -> tuple[str | None, Any]:
+    """A line's kind and data; (None, None) for a line that is not a record."""
+    try:
+        record = json.loads(line)
+    except json.JSONDecodeError:
+        return None, None
+    if not isinstance(record, dict) or not isinstance(record.get("kind"), str) or "data" not in record:
+        return None, None
+    return record["kind"], record["data"]
 
 
 def summary_of(path: Path) -> SessionSummary | None:

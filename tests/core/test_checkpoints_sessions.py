@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import subprocess
 from pathlib import Path
@@ -59,6 +60,23 @@ async def test_undo_restores_edits_and_shell_changes(make_harness: Any, git_repo
     assert h.read("a.txt") == "edited\n" and (git_repo / "made.txt").exists()
 
 
+async def test_undo_keeps_files_the_agent_never_touched(make_harness: Any, git_repo: Path) -> None:
+    h = make_harness(root=git_repo)
+    h.script(Reply(tool_calls=[call("write_file", file_path="a.txt", content="edited\n"),
+                               call("bash_exec", command="mkdir -p gen && echo made > gen/made.txt")]),
+             Reply(text="done"))
+    await h.run("change things")
+    (git_repo / "newfile.txt").write_text("mine\n")  # by hand, after the run
+    (git_repo / "a.txt").write_text("edited\nand my line\n")  # a hand edit on top of the agent's
+    assert await asyncio.to_thread(h.session.checkpoints.untouched) == ["newfile.txt"]
+    await h.session.undo()
+    assert h.read("a.txt") == "original\n" and not (git_repo / "gen").exists()
+    assert h.read("newfile.txt") == "mine\n"
+    first = h.of("checkpoint")[0].id
+    await h.session.undo(first, include_untouched=True)  # confirmed: the hand-made file goes too
+    assert not (git_repo / "newfile.txt").exists() and h.read("a.txt") == "original\n"
+
+
 async def test_one_checkpoint_per_model_turn(make_harness: Any, git_repo: Path) -> None:
     h = make_harness(root=git_repo)
     h.script(Reply(tool_calls=[call("write_file", file_path="a.txt", content="1\n"),
@@ -82,12 +100,21 @@ def test_undo_command_lists_and_restores(git_repo: Path, isolated_home: Path) ->
     checkpoints = Checkpoints(git_repo)
     first = checkpoints.create_sync("before step 1")
     (git_repo / "a.txt").write_text("changed\n")
+    checkpoints.note_touched_sync(["a.txt"])  # the agent's change
+    (git_repo / "newfile.txt").write_text("made by hand\n")  # the user's, since the checkpoint
+    (git_repo / "logo.png").write_bytes(b"\x89PNG by hand")
     env = cli_env(isolated_home)
     listing = subprocess.run(cli("undo", "--list", "--workspace", str(git_repo)), env=env, capture_output=True, text=True)
     assert listing.returncode == 0 and first.id in listing.stdout and "before step 1" in listing.stdout
     done = subprocess.run(cli("undo", "--workspace", str(git_repo)), env=env, capture_output=True, text=True)
     assert done.returncode == 0 and f"restored checkpoint {first.id}" in done.stdout
     assert (git_repo / "a.txt").read_text() == "original\n"
+    assert (git_repo / "newfile.txt").read_text() == "made by hand\n" and (git_repo / "logo.png").exists()
+    assert f"kept 2 file(s) the agent never touched: logo.png, newfile.txt (`coder-tui undo {first.id} " \
+           "--include-untracked` restores them too)" in done.stdout
+    done = subprocess.run(cli("undo", first.id, "--include-untracked", "--workspace", str(git_repo)), env=env,
+                          capture_output=True, text=True)
+    assert done.returncode == 0 and not (git_repo / "newfile.txt").exists() and not (git_repo / "logo.png").exists()
     bad = subprocess.run(cli("undo", "zzzz", "--workspace", str(git_repo)), env=env, capture_output=True, text=True)
     assert bad.returncode == 1 and "no checkpoint 'zzzz'" in bad.stderr and "Traceback" not in bad.stderr
 
@@ -105,6 +132,7 @@ async def test_resume_continues_the_conversation_and_plan(make_harness: Any, tmp
     assert h2.session.session_id == session_id and h2.session.todos[0].content == "step"
     sent = [m.get("content") for m in h.llm.requests[-1]["messages"] if m["role"] in ("user", "assistant")]
     assert sent == ["first prompt", None, "first answer", "second prompt"]
+    await h2.session.close()  # one writer per session: a second opener is refused while it is open
     h3 = make_harness(resume="last")
     assert h3.session.session_id == session_id
     assert h3.session.totals.prompt_tokens > 0

@@ -147,9 +147,10 @@ async def test_stop_during_a_tool_kills_it_and_keeps_the_conversation_valid(make
     assert complete.completion_reason == "stopped"
     assert h.of("tool_result")[0].error == "cancelled"
     assert not (h.root / "never.txt").exists()
-    calls = [c["id"] for c in h.session.messages[-3]["tool_calls"]]
+    calls = [c["id"] for c in h.session.messages[-4]["tool_calls"]]
     answered = [m["tool_call_id"] for m in h.session.messages if m["role"] == "tool"]
     assert calls == answered[-2:]
+    assert h.session.messages[-1]["role"] == "assistant"  # the stopped turn is marked as cut short
 
 
 async def test_stop_decision_ends_the_run(make_harness: Any) -> None:

@@ -177,6 +177,7 @@ async def test_resume_keeps_the_unpublished_overlay(make_gh_session, repo, gh_se
     branch = first.workspace.remote.work_branch
     session_id = first.session.session_id
     assert gh_server.calls("POST", r".") == []  # nothing left the machine
+    await first.session.close()  # one writer per session: the resumed one opens after
 
     second = await make_gh_session(resume=session_id, prompt="publish")
     remote = second.workspace.remote
@@ -187,6 +188,7 @@ async def test_resume_keeps_the_unpublished_overlay(make_gh_session, repo, gh_se
     await second.run("publish it")
     assert len(work_commits(repo, branch)) == 1
     assert set(repo.store.repo.git.diff("--name-only", "main", branch).split()) == {"README.md", "src/greet.py"}
+    await second.session.close()
 
     third = await make_gh_session(resume=session_id, prompt="after")
     assert third.workspace.remote.overlay == {}  # published paths were recorded as cleared
@@ -210,5 +212,6 @@ async def test_resume_restores_file_text_that_looks_like_a_secret(make_gh_sessio
     await first.run()
     session_file = first.session.writer.path
     assert "sk-test-abcdefghijklmnopqrstuvwxyz012345" not in session_file.read_text()
+    await first.session.close()  # one writer per session
     second = await make_gh_session(resume=first.session.session_id, prompt="go on")
     assert await second.workspace.read_text("src/keys.py") == text

@@ -121,3 +121,23 @@ def test_a_killed_run_resumes_at_the_first_unfinished_step(fake_llm: FakeLLM, ws
     again = subprocess.run(run_args(fake_llm, ws, "--resume", "last", "--json", prompt=None),
                            env=cli_env(isolated_home), capture_output=True, text=True, timeout=90)
     assert again.returncode == 2 and "the resumed session has no unfinished plan" in again.stderr
+
+
+def test_undoing_a_step_reopens_it_for_resume(fake_llm: FakeLLM, ws: Path, isolated_home: Path) -> None:
+    fake_llm.script(plan_reply("Make a", "Make b"), write("a.txt", "a\n"), Reply(text="a made"),
+                    write("b.txt", "b\n"), Reply(text="b made"), Reply(text="Report."))
+    done = subprocess.run(run_args(fake_llm, ws, "--workflow", "structured", "--mode", "allow", "--json"),
+                          env=cli_env(isolated_home), capture_output=True, text=True, timeout=240)
+    assert done.returncode == 0, done.stderr
+    session_id = events_of(done.stdout)[0]["session_id"]
+    undo = subprocess.run(cli("undo", "--workspace", str(ws)), env=cli_env(isolated_home), capture_output=True,
+                          text=True, timeout=240)
+    assert undo.returncode == 0, undo.stderr
+    assert "plan step 2: Make b" in undo.stdout and f"session {session_id}: its plan continues" in undo.stdout
+    assert not (ws / "b.txt").exists() and (ws / "a.txt").exists()
+    fake_llm.script(write("b.txt", "b\n"), Reply(text="b made again"), Reply(text="Report again."))
+    again = subprocess.run(run_args(fake_llm, ws, "--resume", session_id, "--mode", "allow", "--json", prompt=None),
+                           env=cli_env(isolated_home), capture_output=True, text=True, timeout=240)
+    assert again.returncode == 0, again.stderr
+    assert [e["step_id"] for e in events_of(again.stdout) if e["type"] == "step_start"] == ["2"]
+    assert (ws / "b.txt").read_text() == "b\n"

@@ -21,13 +21,15 @@ class ConfirmScreen(ModalScreen[bool]):
     ConfirmScreen Button { margin-left: 2; }
     """
     BINDINGS = [
-        Binding("y,enter", "answer(True)", "Yes", id="confirm.yes"),
+        Binding("y", "answer(True)", "Yes", id="confirm.yes"),
         Binding("n,escape", "answer(False)", "No", id="confirm.no"),
+        Binding("enter", "default", "Default", show=False, id="confirm.default"),
     ]
 
-    def __init__(self, question: str, yes: str = "Yes", no: str = "Cancel") -> None:
+    def __init__(self, question: str, yes: str = "Yes", no: str = "Cancel", default: bool = True) -> None:
         super().__init__()
         self.question, self.yes, self.no = question, yes, no
+        self.default = default  # what Enter answers (False where yes loses the user's work)
 
     def compose(self) -> ComposeResult:
         with Vertical():
@@ -37,10 +39,14 @@ class ConfirmScreen(ModalScreen[bool]):
                 yield Button(f"{self.yes} (y)", id="yes", variant="primary")
 
     def on_mount(self) -> None:
-        self.query_one("#yes", Button).focus()
+        self.query_one("#yes" if self.default else "#no", Button).focus()
 
     def action_answer(self, value: bool) -> None:
         self.dismiss(value)
+
+    def action_default(self) -> None:
+        focused = self.focused
+        self.dismiss(focused.id == "yes" if isinstance(focused, Button) else self.default)
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         self.dismiss(event.button.id == "yes")

@@ -25,6 +25,7 @@ from agent.attachments import file_block, note_block, with_files
 from agent.events import PlanStepInfo, TodoItem
 from agent.frontends.acp.events import OUTPUT_SHOWN, plan_entries
 from agent.frontends.acp.tools import tool_kind, tool_locations, tool_title
+from agent.session.notes import is_note
 from agent.textsafe import line as shown_line
 from agent.workspaces.base import Workspace, WorkspaceError
 
@@ -88,6 +89,8 @@ def history_updates(data: Any, root: Path | None, approval_kind: Callable[[str],
     updates: list[Any] = []
     for message in data.history or data.messages:
         role, content = message.get("role"), message.get("content")
+        if is_note(message):  # coder-tui's note for the model, not a prompt
+            continue
         if role == "user" and isinstance(content, str):
             updates.append(update_user_message_text(typed_part(content)))
         elif role == "assistant":

@@ -23,7 +23,7 @@ from agent.planning.review import PlanDecision
 from agent.session.core import AgentSession
 from agent.session.open import open_session
 from agent.session.ports import SessionPorts
-from agent.session.record import SessionError, SessionStore
+from agent.session.record import SessionError, SessionInUse, SessionStore
 from agent.session.target import Target, TargetError
 from agent.workspaces.base import Workspace, WorkspaceError
 from agent.workspaces.overlay import OverlayWorkspace
@@ -145,6 +145,9 @@ class Sessions:
             ports = SessionPorts(QueueApprover(), lambda event: holder[0].sink(event))
             session = open_session(target, self.config.model_copy(), ports, resume=resume, store=self.store,
                                    meta={"frontend": "serve"}, workspace=workspace)
+        except SessionInUse as exc:  # another process writes it: 409, naming the holder
+            await target.close()
+            raise Busy(str(exc)) from None
         except SessionError as exc:
             await target.close()
             raise NotFound(str(exc)) from None

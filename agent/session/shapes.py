@@ -1,0 +1,78 @@
+"""The shapes a session file's lines must have to be read back: a line of another shape (a damaged
+disk, a hand edit, another version) is set aside by `record.load`, never fatal."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def take(data: Any, kind: str, payload: Any) -> bool:
+    """Add one record to `data`; False when it does not have the shape of its kind."""
+    if kind == "meta" and isinstance(payload, dict):
+        data.meta.update(payload)
+    elif kind == "message" and _is_message(payload):
+        data.messages.append(payload)
+        data.history.append(payload)
+    elif kind == "compaction" and isinstance(payload, dict) and _is_message(payload.get("summary")) \
+            and isinstance(payload.get("kept"), list) and all(_is_message(m) for m in payload["kept"]):
+        data.messages = [payload["summary"], *payload["kept"]]
+    elif kind == "event" and isinstance(payload, dict) and isinstance(payload.get("type"), str) \
+            and _event_usable(payload):
+        data.events.append(payload)
+    elif kind == "state" and isinstance(payload, dict) and isinstance(payload.get("key"), str) \
+            and _state_usable(payload["key"], payload.get("value")):
+        data.state[payload["key"]] = payload.get("value")
+    else:
+        return False
+    return True
+
+
+ROLES = ("system", "user", "assistant", "tool")
+
+
+def _state_usable(key: str, value: Any) -> bool:
+    """A saved plan must load as a plan (the other values are checked by the workspace that reads them)."""
+    if key != "plan" or value is None:
+        return True
+    from agent.planning.models import Plan
+
+    try:
+        Plan.model_validate(value)
+    except ValueError:
+        return False
+    return True
+
+
+def _is_message(message: Any) -> bool:
+    if not isinstance(message, dict) or message.get("role") not in ROLES:
+        return False
+    content = message.get("content")
+    if not (content is None or isinstance(content, (str, list))):
+        return False
+    if message["role"] == "tool" and not isinstance(message.get("tool_call_id"), str):
+        return False
+    calls = message.get("tool_calls")
+    if calls is None:
+        return True
+    return isinstance(calls, list) and all(
+        isinstance(c, dict) and isinstance(c.get("id"), str) and isinstance(c.get("function"), dict)
+        and isinstance(c["function"].get("name"), str) for c in calls)
+
+
+def _event_usable(event: dict[str, Any]) -> bool:
+    """The events a resumed session reads back (todos, token totals) parse; others are replayed
+    by the front ends, which skip what does not parse."""
+    if event["type"] == "plan_updated":
+        from agent.events import TodoItem
+
+        try:
+            todos = event.get("todos", [])
+            return isinstance(todos, list) and all(TodoItem.model_validate(t) is not None for t in todos)
+        except ValueError:
+            return False
+    if event["type"] == "usage":
+        numbers = ("total_prompt_tokens", "total_completion_tokens", "total_cached_tokens",
+                   "total_cache_write_tokens")
+        return all(isinstance(event.get(k, 0), int) for k in numbers) and \
+            isinstance(event.get("total_cost"), (int, float, type(None)))
+    return True
