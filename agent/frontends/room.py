@@ -81,7 +81,7 @@ async def _serve(options: Any, config: Any, target: Target, printer: Any) -> int
     from agent.session.record import SessionError
 
     session: AgentSession  # opened below; the approver emits only once a run asks it something
-    approver = StdinApprover(emit=lambda event: session.emit(event), shorthand=not options.json)
+    approver = StdinApprover(emit=lambda event: session.emit(event), shorthand=True)
 
     def sink(event: Any) -> None:
         approver.note_request(event)

@@ -63,7 +63,7 @@ def test_ask_mode_takes_decisions_on_stdin(fake_llm: FakeLLM, ws: Path, isolated
                                  "decision": "allow_once"}) + "\n")
     proc.stdin.flush()
     errors = [_read_until(proc, "error"), _read_until(proc, "error")]
-    assert "expected a JSON decision object" in errors[0]["message"]
+    assert "expected a JSON decision object or y / a / n" in errors[0]["message"]
     assert "no pending approval 'nope'" in errors[1]["message"]
     assert _read_until(proc, "approval_resolved")["decision"] == "allow_once"
     proc.stdin.close()
