@@ -13,6 +13,7 @@ runs programs (MCP servers, profiles) joins `UNTRUSTED` and is covered by the sa
 from __future__ import annotations
 
 import os
+import re
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
@@ -247,11 +248,24 @@ def load_config(
             setattr(config, key, value)
             config.sources[key] = source
     _apply_provider_env(config, environ)
+    _check_api_base(config)
     config.ignored = ignored
     _register_secrets(config, environ)
     if real_environment:
         secrets.hide_from_proc()
     return config
+
+
+def _check_api_base(config: Config) -> None:
+    """An address without a scheme (`127.0.0.1:9`) reaches litellm as a path and fails as "server
+    error 500" on every retry: refuse it here, saying where it was set and how to write it."""
+    base = (config.api_base or "").strip()
+    if not base or re.match(r"^https?://[^/\s]", base):
+        return
+    source = config.sources.get("api_base", "")
+    where = {"command line": "--api-base", "environment": "CODER_TUI_API_BASE"}.get(source, f"`api_base` in {source}")
+    fix = f"http://{base}" if "://" not in base else "http://HOST:PORT or https://HOST"
+    raise ConfigError(f"{where} {base!r} is not an http(s) address: write it as {fix} (https:// for remote servers)")
 
 
 def is_trusted(folder: Path, trusted: list[str]) -> bool:
