@@ -26,6 +26,7 @@ from acp.schema import (AgentCapabilities, ClientCapabilities, Implementation, I
 from agent import __version__
 from agent.frontends.acp.prompt import recorded_sessions
 from agent.frontends.acp.session import AcpSession, add_client_mcp_servers, mode_state
+from agent.frontends.acp.wire import WireWriter
 
 log = logging.getLogger("coder_tui.acp")
 
@@ -168,7 +169,7 @@ async def _protocol_streams() -> tuple[asyncio.StreamReader, asyncio.StreamWrite
     reader = asyncio.StreamReader(limit=50 * 1024 * 1024)
     await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
     transport, protocol = await loop.connect_write_pipe(asyncio.streams.FlowControlMixin, protocol_out)
-    return reader, asyncio.StreamWriter(transport, protocol, None, loop)
+    return reader, WireWriter(transport, protocol, None, loop)
 
 
 def main(options: Any) -> int:
