@@ -239,3 +239,20 @@ async def test_a_new_file_is_a_diff_with_a_null_old_text(acp_client: Any, fake_l
     assert (await client.reply(prompt))["result"]["stopReason"] == "end_turn"
     done = [u for u in client.updates(sid, "tool_call_update") if u.get("status") == "completed"]
     assert done[-1]["content"] == expected
+
+
+async def test_text_of_successive_turns_is_set_apart(acp_client: Any, fake_llm: FakeLLM, tmp_path: Path) -> None:
+    root = write_files(tmp_path / "ws", {"a.py": "x = 1\n"})
+    client = await acp_client("--mode", "allow")
+    sid = await open_session(client, root)
+    fake_llm.script(Reply(text="I'll bump it for readability:",
+                          tool_calls=[call("replace_lines", file_path="a.py", start_line=1, end_line=1,
+                                           new_content="x = 2")]),
+                    Reply(text="The function now returns 2."))
+    await client.request("session/prompt", prompt_params(sid, "bump x"))
+    mark = len(client.seen)
+    assert text_of(client.updates(sid, "agent_message_chunk")) == (
+        "I'll bump it for readability:\n\nThe function now returns 2.")
+    fake_llm.script(Reply(text="Second prompt."))  # a new prompt is a new message: nothing before it
+    await client.request("session/prompt", prompt_params(sid, "again"))
+    assert text_of(client.updates(sid, "agent_message_chunk", start=mark)) == "Second prompt."

@@ -29,7 +29,7 @@ def test_a_streamed_turn_speaks_seed_002(make_serve):
     assert events[0] == {"type": "session", "session_id": response.headers["X-Session-Id"]}
     assert events[-1] == {"done": True}
     text = "".join(e["content"] for e in events if "content" in e)
-    assert text == "I'll rename it for readability:The function now has a better name."
+    assert text == "I'll rename it for readability:\n\nThe function now has a better name."  # turns set apart
     [diff] = [e for e in events if e.get("type") == "diff"]
     assert set(diff) == DIFF_KEYS
     assert diff["file"] == "utils.py" and diff["line_start"] == diff["line_end"] == 1

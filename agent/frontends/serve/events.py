@@ -15,6 +15,7 @@ from typing import Any
 
 from agent import events as ev
 from agent.consumer import EventHandler
+from agent.frontends.common import TurnText
 
 Data = dict[str, Any]
 
@@ -24,10 +25,17 @@ class SseMapper(EventHandler):
 
     def __init__(self, send: Callable[[Data], None]) -> None:
         self.send = send
+        self.turns = TurnText()
+
+    def on_run_started(self, event: ev.RunStarted) -> None:
+        self.turns.run()
+
+    def on_step_started(self, event: ev.StepStarted) -> None:
+        self.turns.step()
 
     def on_text_delta(self, event: ev.TextDelta) -> None:
         if event.text:
-            self.send({"content": event.text})
+            self.send({"content": self.turns.text(event.text)})
 
     def on_file_changed(self, event: ev.FileChanged) -> None:
         self.send(diff_data(event))
