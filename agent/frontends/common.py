@@ -86,3 +86,10 @@ class TurnText:
             text = ("" if self._tail.endswith("\n\n") else "\n" if self._tail.endswith("\n") else "\n\n") + text
         self._tail = (self._tail + text)[-2:]
         return text
+
+    def block(self, text: str) -> str:
+        """`text` as a paragraph of its own (a note between the model's words)."""
+        before = "" if not self._tail or self._tail.endswith("\n\n") else "\n" if self._tail.endswith("\n") else "\n\n"
+        self._new_turn = False
+        self._tail = "\n\n"
+        return f"{before}{text}\n\n"

@@ -50,6 +50,8 @@ class SseMapper(EventHandler):
         self.send({"type": "warning", "message": event.message})
 
     def on_approval_required(self, event: ev.ApprovalRequired) -> None:
+        # A client that knows only seed 002 shows content: this says what waits and how to answer.
+        self.send({"content": self.turns.block(approval_note(event))})
         self.send(approval_data(event))
 
     def on_approval_resolved(self, event: ev.ApprovalResolved) -> None:
@@ -92,6 +94,21 @@ class SseMapper(EventHandler):
 def diff_data(event: ev.FileChanged) -> Data:
     return {"type": "diff", "file": event.path, "diff": event.diff, "line_start": event.line_start,
             "line_end": event.line_end, "reason": event.reason}
+
+
+ANSWER = ('POST /api/approvals/{id} with {{"decision": "allow_once"}} (or "allow_all", "deny", "stop"); '
+          "start `coder-tui serve --mode allow` to run without approvals")
+
+
+def approval_note(event: ev.ApprovalRequired) -> str:
+    what = event.summary or event.tool
+    if event.files:
+        what = f"{event.tool} on {', '.join(f.path for f in event.files)}"
+    elif event.command:
+        what = f"run `{event.command}`"
+    elif event.url:
+        what = f"fetch {event.url}"
+    return f"[waiting for approval: {what}. To answer, {ANSWER.format(id=event.approval_id)}.]"
 
 
 def approval_data(event: ev.ApprovalRequired) -> Data:
