@@ -55,11 +55,14 @@ def run_command(run: Callable[[Any], Awaitable[int]], options: Any, name: str = 
 
 
 def handle_ctrl_c(loop: asyncio.AbstractEventLoop, handler: Callable[[], None]) -> None:
-    """Ctrl+C calls handler (where the loop can take signals: not off the main thread)."""
-    try:
-        loop.add_signal_handler(signal.SIGINT, handler)
-    except (NotImplementedError, RuntimeError):  # not the main thread, or no signals here
-        pass
+    """Ctrl+C and SIGTERM (a service manager, `kill`, a closing terminal's job control) call
+    handler, so both end the same clean way (where the loop can take signals: not off the main
+    thread)."""
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        try:
+            loop.add_signal_handler(sig, handler)
+        except (NotImplementedError, RuntimeError):  # not the main thread, or no signals here
+            pass
 
 
 class TurnText:

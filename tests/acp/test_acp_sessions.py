@@ -256,3 +256,38 @@ async def test_text_of_successive_turns_is_set_apart(acp_client: Any, fake_llm: 
     fake_llm.script(Reply(text="Second prompt."))  # a new prompt is a new message: nothing before it
     await client.request("session/prompt", prompt_params(sid, "again"))
     assert text_of(client.updates(sid, "agent_message_chunk", start=mark)) == "Second prompt."
+
+
+def _alive(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().split(") ")[1][0] not in "ZX"
+    except (FileNotFoundError, IndexError):
+        return False
+
+
+def _agent_pid(client: Any) -> int:
+    """The `coder-tui acp` process the Node client started (its only child)."""
+    node = client.proc.pid
+    children = Path(f"/proc/{node}/task/{node}/children").read_text().split()
+    assert len(children) == 1, children
+    return int(children[0])
+
+
+async def test_sigterm_stops_the_run_records_it_and_exits_0(acp_client: Any, fake_llm: FakeLLM, isolated_home: Path,
+                                                           tmp_path: Path) -> None:
+    import os
+    import signal
+
+    client = await acp_client()
+    sid = await open_session(client, write_files(tmp_path / "ws", {}))
+    fake_llm.script(Reply(text="slow " * 2000, chunk_size=5, chunk_delay=0.01))
+    client.request_nowait("session/prompt", prompt_params(sid, "talk"))
+    await client.wait_for(lambda e: e.get("event") == "update")
+    pid = _agent_pid(client)
+    os.kill(pid, signal.SIGTERM)  # it ended at once (143), the run unrecorded
+    deadline = asyncio.get_running_loop().time() + 30
+    while _alive(pid):  # not our child (Node's): watched through /proc
+        assert asyncio.get_running_loop().time() < deadline, "the agent did not exit on SIGTERM"
+        await asyncio.sleep(0.05)
+    session_file = next((isolated_home / "data" / "coder-tui" / "sessions").glob("*.jsonl"))
+    assert '"completion_reason": "stopped"' in session_file.read_text()

@@ -185,3 +185,22 @@ def test_ask_mode_plan_review_is_answered_over_http(make_serve):
         idle = client.post(f"/api/sessions/{session_id}/plan", json={"decision": "approve"})
         unknown = client.post("/api/sessions/nope/plan", json={"decision": "approve"})
     assert idle.status_code == 409 and unknown.status_code == 404
+
+
+def test_the_diff_of_a_crlf_file_applies_with_git_apply(make_serve):
+    import subprocess
+
+    serve = make_serve(files={})
+    (serve.root / "w.txt").write_bytes(b"one\r\ntwo\r\nthree\r\n")
+    serve.llm.script(Reply(tool_calls=[call("replace_lines", file_path="w.txt", start_line=2, end_line=2,
+                                            new_content="TWO")]), Reply(text="ok"))
+    _, events = serve.chat("shout two")
+    [diff] = [e for e in events if e.get("type") == "diff"]
+    assert (serve.root / "w.txt").read_bytes() == b"one\r\nTWO\r\nthree\r\n"
+    assert "-two\r\n+TWO\r\n" in diff["diff"]
+    # The file as it was takes the diff (the check runs it backwards on the file as it is now).
+    patch = serve.root.parent / "w.patch"
+    patch.write_bytes(diff["diff"].encode())
+    check = subprocess.run(["git", "apply", "--check", "-R", str(patch)], cwd=serve.root, capture_output=True,
+                           text=True, timeout=60)
+    assert check.returncode == 0, check.stderr

@@ -27,6 +27,7 @@ from agent import __version__
 from agent.frontends.acp.prompt import recorded_sessions
 from agent.frontends.acp.session import AcpSession, add_client_mcp_servers, mode_state
 from agent.frontends.acp.wire import WireWriter
+from agent.frontends.common import handle_ctrl_c
 
 log = logging.getLogger("coder_tui.acp")
 
@@ -153,10 +154,28 @@ async def serve(options: Any) -> None:
     warming.add_done_callback(lambda task: task.cancelled() or task.exception())
     agent: Any = AcpAgent(options)  # the SDK's Agent protocol lists methods we do not offer
     reader, writer = await _protocol_streams()
-    try:
-        await run_agent(agent, writer, reader)
-    finally:
+    protocol = asyncio.ensure_future(run_agent(agent, writer, reader))
+    closing: list[asyncio.Task[None]] = []
+
+    async def shut_down() -> None:  # the runs stop and are recorded first, then the protocol ends
         await agent.close()
+        protocol.cancel()
+
+    def on_signal() -> None:  # Ctrl+C or SIGTERM
+        if not closing:
+            closing.append(asyncio.get_running_loop().create_task(shut_down()))
+
+    handle_ctrl_c(asyncio.get_running_loop(), on_signal)
+    try:
+        await protocol
+    except asyncio.CancelledError:
+        if not protocol.cancelled():
+            raise
+    finally:
+        if closing:
+            await closing[0]
+        else:
+            await agent.close()
 
 
 async def _protocol_streams() -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:

@@ -23,8 +23,9 @@ Data = dict[str, Any]
 class SseMapper(EventHandler):
     """Turns each event into zero or one SSE data object handed to `send`."""
 
-    def __init__(self, send: Callable[[Data], None]) -> None:
+    def __init__(self, send: Callable[[Data], None], newline: Callable[[str], str] = lambda path: "\n") -> None:
         self.send = send
+        self.newline = newline  # path -> the line end the file uses
         self.turns = TurnText()
 
     def on_run_started(self, event: ev.RunStarted) -> None:
@@ -38,7 +39,7 @@ class SseMapper(EventHandler):
             self.send({"content": self.turns.text(event.text)})
 
     def on_file_changed(self, event: ev.FileChanged) -> None:
-        self.send(diff_data(event))
+        self.send(diff_data(event, self.newline(event.path)))
 
     def on_classification(self, event: ev.ClassificationEvent) -> None:
         self.send({"type": "classification", "task_type": event.task_type})
@@ -91,9 +92,20 @@ class SseMapper(EventHandler):
         self.send({"type": "complete", "success": event.success, "completion_reason": event.completion_reason})
 
 
-def diff_data(event: ev.FileChanged) -> Data:
-    return {"type": "diff", "file": event.path, "diff": event.diff, "line_start": event.line_start,
-            "line_end": event.line_end, "reason": event.reason}
+def diff_data(event: ev.FileChanged, newline: str = "\n") -> Data:
+    """Seed 002's diff event; `newline` is the file's own line end, so that `git apply` and
+    `patch` take the diff of a CRLF file (the core's diffs compare text with "\n" line ends)."""
+    return {"type": "diff", "file": event.path, "diff": with_newline(event.diff, newline),
+            "line_start": event.line_start, "line_end": event.line_end, "reason": event.reason}
+
+
+def with_newline(diff: str, newline: str) -> str:
+    """The diff's context, removed and added lines end with `newline`; its header lines keep "\n"."""
+    if newline == "\n":
+        return diff
+    lines = diff.splitlines(keepends=True)
+    return "".join(line[:-1] + newline if line[:1] in " +-" and not line.startswith(("--- ", "+++ "))
+                   and line.endswith("\n") else line for line in lines)
 
 
 ANSWER = ('POST /api/approvals/{id} with {{"decision": "allow_once"}} (or "allow_all", "deny", "stop"); '
