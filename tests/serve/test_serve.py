@@ -192,7 +192,7 @@ def test_the_diff_of_a_crlf_file_applies_with_git_apply(make_serve):
 
     serve = make_serve(files={})
     (serve.root / "w.txt").write_bytes(b"one\r\ntwo\r\nthree\r\n")
-    serve.llm.script(Reply(tool_calls=[call("replace_lines", file_path="w.txt", start_line=2, end_line=2,
+    serve.llm.script(Reply(tool_calls=[call("read_file", file_path="w.txt")]), Reply(tool_calls=[call("replace_lines", file_path="w.txt", start_line=2, end_line=2,
                                             new_content="TWO")]), Reply(text="ok"))
     _, events = serve.chat("shout two")
     [diff] = [e for e in events if e.get("type") == "diff"]
