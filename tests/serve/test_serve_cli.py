@@ -108,9 +108,10 @@ def test_the_banner_and_a_given_token(start_serve, fake_llm):
 def test_the_banner_says_the_mode_and_how_to_answer_approvals(start_serve, mode, note):
     server = start_serve("--mode", mode)
     assert f"mode: {mode}" in server.banner[2]
-    server.proc.send_signal(2)  # Ctrl+C: the rest of stdout is read to its end, not waited for line by line
-    rest, _ = server.proc.communicate(timeout=60)
-    assert rest.startswith(note) and server.proc.returncode == 0
+    server.proc.send_signal(2)  # Ctrl+C first: without the line, reading it meets the end instead of waiting
+    assert server.proc.stdout is not None and server.proc.stdout.readline().startswith(note)
+    server.proc.communicate(timeout=60)
+    assert server.proc.returncode == 0
 
 
 def test_a_generated_token_is_printed_and_required(start_serve):
