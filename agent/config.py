@@ -12,6 +12,7 @@ out are listed in `Config.ignored` so that front ends can say so.
 from __future__ import annotations
 
 import os
+import re
 import tomllib
 from pathlib import Path
 from typing import Any, Literal
@@ -254,6 +255,7 @@ def load_config(
             setattr(config, key, value)
             config.sources[key] = source
     _apply_provider_env(config, environ)
+    _check_api_base(config)
     config.ignored = ignored
     _register_secrets(config, environ)
     if real_environment:
@@ -268,6 +270,20 @@ def _workspace_settings(workspace: Path, ws_file: Path) -> tuple[dict[str, Any],
     except workspace_files.OutsideWorkspace as exc:
         return {}, [Ignored("the whole file", str(exc), str(ws_file), False)]
     return ({} if text is None else read_settings(ws_file, text).given()), []
+
+
+def _check_api_base(config: Config) -> None:
+    """An address without a scheme (`127.0.0.1:9`) reaches litellm as a path and fails as "server
+    error 500" on every retry: refuse it here, saying where it was set and how to write it."""
+    base = (config.api_base or "").strip()
+    if not base or re.match(r"^https?://[^/\s]", base):
+        return
+    source = config.sources.get("api_base", "")
+    where = {"command line": "--api-base", "environment": "CODER_TUI_API_BASE"}.get(source, f"`api_base` in {source}")
+    fix = f"http://{base}" if "://" not in base else "http://HOST:PORT or https://HOST"
+    raise ConfigError(f"{where} {base!r} is not an http(s) address: write it as {fix} (https:// for remote servers)")
+
+
 
 
 def _register_secrets(config: Config, environ: dict[str, str]) -> None:

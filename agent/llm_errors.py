@@ -3,6 +3,7 @@
 litellm raises its own exception classes, but the same failure arrives differently from each
 adapter: a missing OpenAI key is an `InternalServerError` ("Missing credentials"), a refused
 connection a 500 ("Connection error."), Anthropic's 529 a 500 whose body says it was overloaded.
+A refused connection is not retried (nothing listens there; waiting will not change that).
 `classify` names the kind (no key, cannot connect, unknown provider or model, rate limited,
 server error with its status, ...) together with the model and the address it was sent to, and
 says whether trying again can help. Keys never appear: every message passes through `redact`.
@@ -26,6 +27,8 @@ _MISSING_KEY = re.compile(r"Missing credentials|Missing [\w ]*API Key|api_key cl
                           r"no key is set", re.IGNORECASE)
 _CONNECT = re.compile(r"Connection error|Cannot connect to host|Connect call failed|Connection refused|"
                       r"Name or service not known|nodename nor servname|getaddrinfo failed", re.IGNORECASE)
+_REFUSED = re.compile(r"Connect call failed|Connection refused", re.IGNORECASE)
+ADDRESS_HINT = "To use another address: --api-base URL, CODER_TUI_API_BASE, `api_base` in config.toml, or /setup in the app"
 _NOISE = re.compile(r"\b(?:litellm\.|[A-Z]\w*(?:Exception|Error) - |[A-Z]\w*(?:Error|Exception|Timeout): )")
 
 
@@ -88,6 +91,9 @@ def classify(exc: Exception, litellm: Any, model: str, api_base: str | None, key
     if type(exc).__name__ == "MidStreamFallbackError" or (streaming and isinstance(exc, errors.APIConnectionError)):
         return Failure("stream_broke", f"the stream broke off: {text}")
     if _CONNECT.search(raw):
+        if _REFUSED.search(raw):  # nothing listens there: waiting will not change that, so no retries
+            return Failure("refused", f"cannot connect to {url}: connection refused (is the server running "
+                                      f"there? {ADDRESS_HINT})")
         return Failure("cannot_connect", f"cannot connect to {url}: {_connect_reason(raw)}")
     if isinstance(exc, errors.APIConnectionError):  # litellm's name for anything its adapter raised
         return Failure("failed", f"the request to {model} at {url} failed: {text}")
@@ -120,8 +126,6 @@ def _key_hint(key_variable: str | None) -> str:
 
 
 def _connect_reason(raw: str) -> str:
-    if re.search(r"Connect call failed|Connection refused", raw, re.IGNORECASE):
-        return "connection refused (is the server running?)"
     if re.search(r"Name or service not known|nodename nor servname|getaddrinfo", raw, re.IGNORECASE):
         return "the host name does not resolve"
     return "the connection failed"

@@ -126,15 +126,16 @@ def run_parser() -> argparse.ArgumentParser:
             "Run the agent on PROMPT without the UI. Output streams as readable text, or with --json as "
             "one JSON event per line. In ask mode, answer approvals on stdin: a JSON line "
             '{"type": "decision", "approval_id": ..., "decision": "allow_once"|"allow_all"|"deny"|"stop", '
-            '"feedback": "..."} (readable mode also takes y / a / n [feedback] / s). '
+            '"feedback": "..."} (or y / a / n [feedback] / s). '
             "Exit codes: 0 completed, 1 failed or stopped, 2 usage or configuration error, 3 an "
             "approval was denied because stdin closed before it was answered."),
     )
     parser.add_argument("prompt", metavar="PROMPT", nargs="?", default="",
                         help="what the agent should do (optional with --issue; without it, --resume "
                              "continues the session's unfinished plan at its first unfinished step)")
-    parser.add_argument("--workspace", metavar="DIR",
+    parser.add_argument("dir", metavar="DIR", nargs="?",
                         help="folder to work in (default: the current folder, or the resumed session's)")
+    parser.add_argument("--workspace", metavar="DIR", help="the same as DIR")
     _model_options(parser)
     _profile_option(parser)
     max_steps_option(parser, "in this run")
@@ -245,7 +246,12 @@ def _usd(text: str) -> float:
 
 
 def _cmd_run(argv: list[str]) -> int:
-    options = run_parser().parse_args(argv)
+    parser = run_parser()
+    options = parser.parse_args(argv)
+    if options.dir is not None:  # DIR as every other command takes it; --workspace is the older spelling
+        if options.workspace is not None and options.workspace != options.dir:
+            parser.error(f"DIR {options.dir!r} and --workspace {options.workspace!r} name different folders")
+        options.workspace = options.dir
     from agent.frontends.headless import main as headless_main
 
     return headless_main(options)

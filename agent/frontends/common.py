@@ -66,8 +66,44 @@ def run_command(run: Callable[[Options], Coroutine[Any, Any, int]], options: Opt
 
 
 def handle_ctrl_c(loop: asyncio.AbstractEventLoop, handler: Callable[[], None]) -> None:
-    """Ctrl+C calls handler (where the loop can take signals: not off the main thread)."""
-    try:
-        loop.add_signal_handler(signal.SIGINT, handler)
-    except (NotImplementedError, RuntimeError):  # not the main thread, or no signals here
-        pass
+    """Ctrl+C and SIGTERM (a service manager, `kill`, a closing terminal's job control) call
+    handler, so both end the same clean way (where the loop can take signals: not off the main
+    thread)."""
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        try:
+            loop.add_signal_handler(sig, handler)
+        except (NotImplementedError, RuntimeError):  # not the main thread, or no signals here
+            pass
+
+
+class TurnText:
+    """A run's streamed text for a client that shows it as one message: each model turn's text
+    after the first is set apart by a blank line, so "…readability:" and "The function…" of two
+    turns do not run together. `step()` at each StepStarted, `run()` at each RunStarted."""
+
+    def __init__(self) -> None:
+        self._tail = ""  # the end of the text sent in this run ("" before any)
+        self._new_turn = False
+
+    def run(self) -> None:
+        self._tail, self._new_turn = "", False
+
+    def step(self) -> None:
+        self._new_turn = bool(self._tail)
+
+    def text(self, text: str) -> str:
+        """The delta to send: `text`, after a separator when it is the first of a later turn."""
+        if not text:
+            return text
+        if self._new_turn:
+            self._new_turn = False
+            text = ("" if self._tail.endswith("\n\n") else "\n" if self._tail.endswith("\n") else "\n\n") + text
+        self._tail = (self._tail + text)[-2:]
+        return text
+
+    def block(self, text: str) -> str:
+        """`text` as a paragraph of its own (a note between the model's words)."""
+        before = "" if not self._tail or self._tail.endswith("\n\n") else "\n" if self._tail.endswith("\n") else "\n\n"
+        self._new_turn = False
+        self._tail = "\n\n"
+        return f"{before}{text}\n\n"

@@ -1,7 +1,7 @@
 """`coder-tui run`: the agent without a UI. Readable streaming output, or one JSON event per line.
 
-Approvals (ask mode) are answered on stdin with JSON decision lines (or, in readable mode, the
-shorthands y / a / n [feedback] / s). When stdin closes, pending and later approvals are denied
+Approvals (ask mode) are answered on stdin with JSON decision lines or the shorthands
+y / a / n [feedback] / s (in JSON mode too). When stdin closes, pending and later approvals are denied
 with a message saying why; answers that come before their approval are kept and used in order.
 A `--github` run that completed publishes its edits as one commit on its work branch at the end
 (a `published` event says where; `--no-publish` keeps them in the session). Exit codes: 0
@@ -38,7 +38,7 @@ async def run_headless(options: SessionOptions) -> int:
         raise UsageError("PROMPT is required (or --issue N with --github, or --resume to continue a plan)")
     config = build_config(options, target.workspace.root)
     await _check_model(config)
-    approver = StdinApprover(emit=lambda event: session.emit(event), shorthand=not options.json)
+    approver = StdinApprover(emit=lambda event: session.emit(event), shorthand=True)
     misconfigured: list[ErrorEvent] = []
 
     def sink(event: Any) -> None:

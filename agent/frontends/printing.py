@@ -45,6 +45,7 @@ class TextPrinter(EventHandler):
         self._c = {"dim": "\033[2m", "red": "\033[31m", "green": "\033[32m", "cyan": "\033[36m",
                    "yellow": "\033[33m", "bold": "\033[1m", "off": "\033[0m"} if color else {}
         self._mid_line = False
+        self._shown: set[str] = set()  # diffs shown for approval, not printed again once written
 
     def handle(self, event: ev.Event) -> None:
         """Each event shown with its control and bidi characters made visible (agent/textsafe.py)."""
@@ -91,6 +92,8 @@ class TextPrinter(EventHandler):
     def on_approval_required(self, event: ev.ApprovalRequired) -> None:
         for preview in event.files:
             self._diff(preview.diff)
+            self._shown.add(preview.diff)
+        self._reason(str(event.args.get("reason") or "") if event.files else "")
         if event.command:
             network = ", asks for network access" if event.args.get("network") is True else ""
             self._line(f"$ {event.command}  (in {event.cwd}, timeout {event.timeout} s{network})", self.err)
@@ -106,7 +109,15 @@ class TextPrinter(EventHandler):
         self._line(self._paint(f"  {event.decision.replace('_', ' ')}{feedback}", "dim"))
 
     def on_file_changed(self, event: ev.FileChanged) -> None:
+        if event.diff in self._shown:  # approved as shown: the diff is on screen already
+            self._shown.discard(event.diff)
+            return
         self._diff(event.diff)
+        self._reason(event.reason)
+
+    def _reason(self, reason: str) -> None:
+        if reason.strip():
+            self._line(self._paint(f"  why: {' '.join(reason.split())}", "dim"))
 
     def _diff(self, diff: str) -> None:
         for line in diff.splitlines():

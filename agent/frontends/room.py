@@ -83,7 +83,7 @@ async def _serve(options: SessionOptions, config: Any, target: Target, printer: 
     from agent.session.record import SessionError
 
     session: AgentSession  # opened below; the approver emits only once a run asks it something
-    approver = StdinApprover(emit=lambda event: session.emit(event), shorthand=not options.json)
+    approver = StdinApprover(emit=lambda event: session.emit(event), shorthand=True)
 
     def sink(event: Any) -> None:
         approver.note_request(event)

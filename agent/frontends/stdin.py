@@ -4,8 +4,9 @@
     {"type": "plan_decision", "decision": "approve"}          (see agent/planning/review.py)
     {"type": "message", "text": "also update the README"}     (routed between the plan's steps)
 
-In readable mode y / a / n [feedback] / s answer the next approval; while a plan decision
-waits, y approves, f TEXT sends feedback, r / k / s retry, skip or stop.
+The shorthands y / a / n [feedback] / s answer the next approval (in readable and JSON mode
+alike, so `echo y | coder-tui run --json ...` works); while a plan decision waits, y approves,
+f TEXT sends feedback, r / k / s retry, skip or stop.
 """
 
 from __future__ import annotations
@@ -171,7 +172,7 @@ class StdinApprover(QueueApprover):
             word, _, feedback = text.partition(" ")
             if self.shorthand and word.lower() in SHORTHAND:
                 return None, Decision(SHORTHAND[word.lower()], feedback=feedback.strip() or None)
-            raise ValueError(f"expected a JSON decision object, got {text[:60]!r}")
+            raise ValueError(f"expected a JSON decision object or y / a / n [feedback] / s, got {text[:60]!r}")
         try:
             parsed = DecisionLine.model_validate_json(text)
         except ValidationError as exc:

@@ -202,3 +202,92 @@ async def test_a_session_recorded_over_acp_continues_in_coder_tui_run(acp_client
     assert done.returncode == 0, done.stderr
     sent = fake_llm.requests[-1]["messages"]
     assert [m["content"] for m in sent if m["role"] == "user"] == ["Remember: the colour is teal.", "Which colour?"]
+
+
+async def test_every_error_carries_its_reason_in_data_details(acp_client: Any, fake_llm: FakeLLM,
+                                                              tmp_path: Path) -> None:
+    # Toad shows "Failed to initialize agent — {error.data.details}"; nothing after the dash before.
+    root = write_files(tmp_path / "ws", {})
+    client = await acp_client("--api-base", "127.0.0.1:9")  # refused by the configuration, at session/new
+    await client.initialize()
+    reply = await client.reply(client.request_nowait("session/new", {"cwd": str(root), "mcpServers": []}))
+    assert not reply["ok"] and "'127.0.0.1:9' is not an http(s) address" in reply["error"]["data"]["details"]
+    reply = await client.reply(client.request_nowait("session/new", {"cwd": "relative/dir", "mcpServers": []}))
+    assert "cwd must be an absolute path" in reply["error"]["data"]["details"]
+    reply = await client.reply(client.request_nowait("session/prompt", {"sessionId": "nope"}))  # the SDK's own error
+    assert not reply["ok"] and "prompt" in reply["error"]["data"]["details"]
+
+
+async def test_a_failed_prompt_carries_its_reason_in_data_details(acp_client: Any, tmp_path: Path) -> None:
+    client = await acp_client("--model", "nosuchprovider/some-model")
+    sid = await open_session(client, write_files(tmp_path / "ws", {}))
+    reply = await client.reply(client.request_nowait("session/prompt", prompt_params(sid, "hi")))
+    assert not reply["ok"] and "nosuchprovider" in reply["error"]["data"]["details"]
+
+
+async def test_a_new_file_is_a_diff_with_a_null_old_text(acp_client: Any, fake_llm: FakeLLM, tmp_path: Path) -> None:
+    root = write_files(tmp_path / "ws", {})
+    client = await acp_client("--mode", "ask")
+    sid = await open_session(client, root)
+    fake_llm.script(Reply(tool_calls=[call("write_file", file_path="new.py", content="print('hi')\n")]),
+                    Reply(text="Created it."))
+    prompt = client.request_nowait("session/prompt", prompt_params(sid, "make new.py"))
+    asked = await client.wait_for(lambda e: e.get("event") == "permission")
+    expected = [{"type": "diff", "path": str(root / "new.py"), "oldText": None, "newText": "print('hi')\n"}]
+    assert asked["params"]["toolCall"]["content"] == expected
+    client.send(cmd="answer", rid=asked["rid"], outcome={"outcome": "selected", "optionId": "allow_once"})
+    assert (await client.reply(prompt))["result"]["stopReason"] == "end_turn"
+    done = [u for u in client.updates(sid, "tool_call_update") if u.get("status") == "completed"]
+    assert done[-1]["content"] == expected
+
+
+async def test_text_of_successive_turns_is_set_apart(acp_client: Any, fake_llm: FakeLLM, tmp_path: Path) -> None:
+    root = write_files(tmp_path / "ws", {"a.py": "x = 1\n"})
+    client = await acp_client("--mode", "allow")
+    sid = await open_session(client, root)
+    fake_llm.script(Reply(text="I'll bump it for readability:",
+                          tool_calls=[call("replace_lines", file_path="a.py", start_line=1, end_line=1,
+                                           new_content="x = 2")]),
+                    Reply(text="The function now returns 2."))
+    await client.request("session/prompt", prompt_params(sid, "bump x"))
+    mark = len(client.seen)
+    assert text_of(client.updates(sid, "agent_message_chunk")) == (
+        "I'll bump it for readability:\n\nThe function now returns 2.")
+    fake_llm.script(Reply(text="Second prompt."))  # a new prompt is a new message: nothing before it
+    await client.request("session/prompt", prompt_params(sid, "again"))
+    assert text_of(client.updates(sid, "agent_message_chunk", start=mark)) == "Second prompt."
+
+
+def _alive(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().split(") ")[1][0] not in "ZX"
+    except (FileNotFoundError, IndexError):
+        return False
+
+
+def _agent_pid(client: Any) -> int:
+    """The `coder-tui acp` process the Node client started (its only child)."""
+    node = client.proc.pid
+    children = Path(f"/proc/{node}/task/{node}/children").read_text().split()
+    assert len(children) == 1, children
+    return int(children[0])
+
+
+async def test_sigterm_stops_the_run_records_it_and_exits_0(acp_client: Any, fake_llm: FakeLLM, isolated_home: Path,
+                                                           tmp_path: Path) -> None:
+    import os
+    import signal
+
+    client = await acp_client()
+    sid = await open_session(client, write_files(tmp_path / "ws", {}))
+    fake_llm.script(Reply(text="slow " * 2000, chunk_size=5, chunk_delay=0.01))
+    client.request_nowait("session/prompt", prompt_params(sid, "talk"))
+    await client.wait_for(lambda e: e.get("event") == "update")
+    pid = _agent_pid(client)
+    os.kill(pid, signal.SIGTERM)  # it ended at once (143), the run unrecorded
+    deadline = asyncio.get_running_loop().time() + 30
+    while _alive(pid):  # not our child (Node's): watched through /proc
+        assert asyncio.get_running_loop().time() < deadline, "the agent did not exit on SIGTERM"
+        await asyncio.sleep(0.05)
+    session_file = next((isolated_home / "data" / "coder-tui" / "sessions").glob("*.jsonl"))
+    assert '"completion_reason": "stopped"' in session_file.read_text()

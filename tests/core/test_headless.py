@@ -63,7 +63,7 @@ def test_ask_mode_takes_decisions_on_stdin(fake_llm: FakeLLM, ws: Path, isolated
                                  "decision": "allow_once"}) + "\n")
     proc.stdin.flush()
     errors = [_read_until(proc, "error"), _read_until(proc, "error")]
-    assert "expected a JSON decision object" in errors[0]["message"]
+    assert "expected a JSON decision object or y / a / n" in errors[0]["message"]
     assert "no pending approval 'nope'" in errors[1]["message"]
     assert _read_until(proc, "approval_resolved")["decision"] == "allow_once"
     proc.stdin.close()
@@ -119,13 +119,14 @@ def test_provider_failure_exits_1(fake_llm: FakeLLM, ws: Path, isolated_home: Pa
     assert done.returncode == 1 and "authentication failed" in done.stderr
 
 
-def test_ctrl_c_stops_the_run_cleanly(fake_llm: FakeLLM, ws: Path, isolated_home: Path) -> None:
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_ctrl_c_stops_the_run_cleanly(fake_llm: FakeLLM, ws: Path, isolated_home: Path, sig: int) -> None:
     fake_llm.script(Reply(text="slow " * 2000, chunk_size=5, chunk_delay=0.01))
     proc = subprocess.Popen(run_args(fake_llm, ws, "--json"), env=cli_env(isolated_home), text=True,
                             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     _read_until(proc, "text_delta")
     started = time.monotonic()
-    proc.send_signal(signal.SIGINT)
+    proc.send_signal(sig)  # SIGTERM too: it ended the run unrecorded with exit 143
     complete = _read_until(proc, "complete")
     assert proc.wait(30) == 1 and time.monotonic() - started < 5
     assert complete["completion_reason"] == "stopped"

@@ -71,3 +71,46 @@ def test_early_answer_then_closed_stdin_denies_only_the_unanswered(fake_llm: Fak
     assert done.returncode == 3
     assert (ws / "a.py").read_text() == "x = 2\ny = 1\n"
     assert "1 approval denied because stdin closed" in done.stderr
+
+
+def test_json_mode_takes_the_shorthand(fake_llm: FakeLLM, ws: Path, isolated_home: Path) -> None:
+    # `echo y | coder-tui run --json` is what the exit-3 message tells the user to do.
+    fake_llm.script(edit(1, "x = 4"), Reply(text="Done."))
+    done = run(fake_llm, ws, isolated_home, "y\n", "--json")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert (ws / "a.py").read_text() == "x = 4\ny = 1\n"
+    events = [json.loads(line) for line in done.stdout.splitlines()]
+    assert [e["decision"] for e in events if e["type"] == "approval_resolved"] == ["allow_once"]
+    assert not [e for e in events if e["type"] == "error"]
+
+
+def reasoned(line: int, text: str, reason: str) -> Reply:
+    return Reply(tool_calls=[call("replace_lines", file_path="a.py", start_line=line, end_line=line,
+                                  new_content=text, reason=reason)])
+
+
+def test_readable_run_shows_the_reason_and_an_approved_diff_once(fake_llm: FakeLLM, ws: Path,
+                                                                 isolated_home: Path) -> None:
+    fake_llm.script(reasoned(1, "x = 5", "x must match the new default"), Reply(text="Done."))
+    done = run(fake_llm, ws, isolated_home, "y\n")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.count("+x = 5") == 1, done.stdout
+    assert "why: x must match the new default" in done.stdout
+
+
+def test_readable_run_in_allow_mode_shows_the_reason_with_the_diff(fake_llm: FakeLLM, ws: Path,
+                                                                   isolated_home: Path) -> None:
+    fake_llm.script(reasoned(2, "y = 6", "y follows x"), Reply(text="Done."))
+    done = run(fake_llm, ws, isolated_home, None, "--mode", "allow")
+    assert done.returncode == 0, done.stderr
+    assert "+y = 6\n" in done.stdout and "why: y follows x" in done.stdout
+
+
+def test_run_takes_the_folder_as_a_positional_dir(fake_llm: FakeLLM, ws: Path, isolated_home: Path) -> None:
+    fake_llm.script(edit(1, "x = 7"), Reply(text="Done."))
+    done = run_cli(isolated_home, "run", "change x", str(ws), "--model", fake_llm.model, "--api-base", fake_llm.url,
+                   "--api-key", "sk-test-early-answers-0000", "--mode", "allow", timeout=90)
+    assert done.returncode == 0, done.stderr
+    assert (ws / "a.py").read_text() == "x = 7\ny = 1\n"
+    both = run_cli(isolated_home, "run", "change x", str(ws), "--workspace", str(ws.parent), timeout=90)
+    assert both.returncode == 2 and "name different folders" in both.stderr

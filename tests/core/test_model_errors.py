@@ -60,10 +60,10 @@ async def test_a_missing_key_is_named_with_the_variable_to_set(monkeypatch: pyte
 async def test_a_refused_connection_names_the_address(model: str) -> None:
     url = f"http://127.0.0.1:{closed_port()}"
     error, retries = await failure(fast(model, url))
-    assert error.kind == "gave_up" and not error.configuration
-    assert retries == [f"cannot connect to {url}: connection refused (is the server running?)"]
-    assert str(error).startswith(f"cannot connect to {url}: connection refused")
-    assert "gave up after 2 attempts" in str(error) and "server error" not in str(error)
+    # Nothing listens there: retrying only makes the user wait (it was five tries over 16 s).
+    assert error.kind == "refused" and not error.configuration and retries == []
+    assert str(error).startswith(f"cannot connect to {url}: connection refused (is the server running there?")
+    assert "--api-base URL" in str(error) and "/setup" in str(error) and "server error" not in str(error)
 
 
 def test_a_default_address_is_named_when_none_was_given() -> None:
@@ -148,14 +148,34 @@ def test_headless_unknown_model_exits_2_with_an_error_event(tmp_path: Path, isol
 
 
 def test_headless_refused_connection_exits_1_naming_the_address(tmp_path: Path, isolated_home: Path) -> None:
-    url = f"http://127.0.0.1:{closed_port()}"
-    (tmp_path / ".coder-tui.toml").write_text("max_retries = 0\n")
+    url = f"http://127.0.0.1:{closed_port()}"  # the default max_retries: a refused connection is not retried
     done = run(isolated_home, tmp_path, "--model", "ollama_chat/qwen2.5-coder", "--api-base", url)
     assert done.returncode == 1, done.stderr
-    error = next(json.loads(line) for line in done.stdout.splitlines() if '"type": "error"' in line
-                 or '"type":"error"' in line)
+    events = [json.loads(line) for line in done.stdout.splitlines()]
+    assert [e for e in events if e["type"] == "retrying"] == []
+    error = next(e for e in events if e["type"] == "error")
     assert error["message"].startswith(f"cannot connect to {url}: connection refused")
+    assert "--api-base URL" in error["message"] and "/setup" in error["message"]
     assert error["configuration"] is False
+
+
+@pytest.mark.parametrize("where", ["flag", "environment", "file"])
+def test_an_api_base_without_a_scheme_is_a_usage_error(tmp_path: Path, isolated_home: Path, where: str) -> None:
+    args = ["--model", "openai/gpt-4.1", "--api-key", KEY]
+    env = cli_env(isolated_home)
+    if where == "flag":
+        args += ["--api-base", "127.0.0.1:9"]
+    elif where == "environment":
+        env["CODER_TUI_API_BASE"] = "127.0.0.1:9"
+    else:
+        (tmp_path / ".coder-tui.toml").write_text('api_base = "127.0.0.1:9"\n')
+        args.append("--trust")
+    done = subprocess.run(cli("run", "hi", "--workspace", str(tmp_path), "--json", *args), env=env,
+                          capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
+    assert done.returncode == 2, done.stdout + done.stderr
+    named = {"flag": "--api-base", "environment": "CODER_TUI_API_BASE", "file": "`api_base` in "}[where]
+    assert named in done.stderr and "'127.0.0.1:9' is not an http(s) address" in done.stderr
+    assert "write it as http://127.0.0.1:9" in done.stderr and done.stdout == "" and "Traceback" not in done.stderr
 
 
 async def test_a_key_of_no_known_shape_is_masked_when_the_provider_quotes_it() -> None:

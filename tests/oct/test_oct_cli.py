@@ -79,6 +79,21 @@ async def test_json_events_answer_a_prompt_and_leave_on_ctrl_c(oct_server, node_
         assert token not in json.dumps(seen) + stderr + recorded
 
 
+async def test_sigterm_leaves_the_room_as_ctrl_c_does(oct_server, node_host, fake_llm, isolated_home):
+    room = await node_host.create(oct_server.url, files={DOC: "a = 1\n"})
+    node_host.send(cmd="open", path=DOC)
+    proc = await start(isolated_home, room, "--server", oct_server.url, "--json", *model_args(fake_llm))
+    await read_until(proc, [], "room_state", followed=DOC)
+    proc.send_signal(signal.SIGTERM)  # it exited 143 without telling the host
+    try:
+        code = await asyncio.wait_for(proc.wait(), 30)
+    except asyncio.TimeoutError:
+        proc.kill()
+        raise AssertionError((await proc.stderr.read()).decode()[-3000:])
+    assert code == 0, (await proc.stderr.read()).decode()[-3000:]
+    assert (await node_host.expect("peer_left"))["peer"]["name"] == "agent"
+
+
 @pytest.mark.parametrize("case, expected", [
     ("rejected", "Join request has been rejected"),
     ("unknown", "Room not found"),

@@ -29,7 +29,7 @@ def test_a_streamed_turn_speaks_seed_002(make_serve):
     assert events[0] == {"type": "session", "session_id": response.headers["X-Session-Id"]}
     assert events[-1] == {"done": True}
     text = "".join(e["content"] for e in events if "content" in e)
-    assert text == "I'll rename it for readability:The function now has a better name."
+    assert text == "I'll rename it for readability:\n\nThe function now has a better name."  # turns set apart
     [diff] = [e for e in events if e.get("type") == "diff"]
     assert set(diff) == DIFF_KEYS
     assert diff["file"] == "utils.py" and diff["line_start"] == diff["line_end"] == 1
@@ -200,3 +200,22 @@ def test_apply_client_never_sends_an_edit_under_git(make_serve):
     assert diffs == ["ok.txt"]
     results = [m["content"] for m in serve.llm.requests[-1]["messages"] if m["role"] == "tool"]
     assert sum("files under .git/ belong to git" in r for r in results) == len(hostile)
+
+
+def test_the_diff_of_a_crlf_file_applies_with_git_apply(make_serve):
+    import subprocess
+
+    serve = make_serve(files={})
+    (serve.root / "w.txt").write_bytes(b"one\r\ntwo\r\nthree\r\n")
+    serve.llm.script(Reply(tool_calls=[call("read_file", file_path="w.txt")]), Reply(tool_calls=[call("replace_lines", file_path="w.txt", start_line=2, end_line=2,
+                                            new_content="TWO")]), Reply(text="ok"))
+    _, events = serve.chat("shout two")
+    [diff] = [e for e in events if e.get("type") == "diff"]
+    assert (serve.root / "w.txt").read_bytes() == b"one\r\nTWO\r\nthree\r\n"
+    assert "-two\r\n+TWO\r\n" in diff["diff"]
+    # The file as it was takes the diff (the check runs it backwards on the file as it is now).
+    patch = serve.root.parent / "w.patch"
+    patch.write_bytes(diff["diff"].encode())
+    check = subprocess.run(["git", "apply", "--check", "-R", str(patch)], cwd=serve.root, capture_output=True,
+                           text=True, timeout=60)
+    assert check.returncode == 0, check.stderr

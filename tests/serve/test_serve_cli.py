@@ -82,7 +82,9 @@ def test_node_fetch_with_eventsource_parser_drives_a_turn_with_an_approval(start
     assert answer == {"id": asked["id"], "decision": "allow_once", "session_id": events[0]["session_id"]}
     [diff] = [e for e in events if e.get("type") == "diff"]
     assert diff["file"] == "calc.py" and diff["reason"] == "Clearer name" and diff["line_start"] == 1
-    assert "".join(e.get("content", "") for e in events) == "Renaming:Done."
+    text = "".join(e.get("content", "") for e in events)
+    assert text.startswith(f"Renaming:\n\n[waiting for approval: patch_file on calc.py. To answer, POST "
+                           f"/api/approvals/{asked['id']} with") and text.endswith(".]\n\nDone.")
     assert not any(line.get("parse_error") for line in lines)
 
 
@@ -98,6 +100,18 @@ def test_the_banner_and_a_given_token(start_serve, fake_llm):
     assert server.stop() == 0
     written = "".join(p.read_text(errors="replace") for p in server.home.rglob("*") if p.is_file())
     assert "from-the-environment-42" not in written  # the token never reaches a session file or log
+
+
+@pytest.mark.parametrize("mode, note", [
+    ("ask", 'approvals: every edit, command and web request waits for POST /api/approvals/ID with {"decision": '),
+    ("allow", "approvals: none (--mode allow)"), ("plan", "approvals: none (--mode plan)")])
+def test_the_banner_says_the_mode_and_how_to_answer_approvals(start_serve, mode, note):
+    server = start_serve("--mode", mode)
+    assert f"mode: {mode}" in server.banner[2]
+    server.proc.send_signal(2)  # Ctrl+C first: without the line, reading it meets the end instead of waiting
+    assert server.proc.stdout is not None and server.proc.stdout.readline().startswith(note)
+    server.proc.communicate(timeout=60)
+    assert server.proc.returncode == 0
 
 
 def test_a_generated_token_is_printed_and_required(start_serve):

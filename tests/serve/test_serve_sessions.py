@@ -7,7 +7,7 @@ import json
 import socket
 
 from tests.fakellm import Reply, call
-from tests.serve.conftest import TOKEN
+from tests.serve.conftest import TOKEN, sse_events
 from tests.serve.test_serve_safety import read_until
 
 
@@ -73,3 +73,25 @@ def test_a_stream_false_client_that_disconnects_stops_its_run_too(make_serve):
         serve.wait_for(lambda: len(serve.llm.requests) == 1, "the model request")
     serve.wait_for(lambda: serve.sessions()[0]["running"] is False, "the run to stop")
     assert (serve.root / "a.txt").read_text() == "kept\n"
+
+
+def test_a_seed_only_client_is_told_in_content_how_to_answer_an_approval(make_serve):
+    # Seed 002 knows content, diff, error and done only: a client built from it shows the content
+    # line, and whoever reads it can answer (before, only keep-alives came and the turn never ended).
+    serve = make_serve(mode="ask", files={"a.txt": "old\n"})
+    serve.llm.script(Reply(tool_calls=[call("write_file", file_path="a.txt", content="new\n")]), Reply(text="ok"))
+    shown: list[str] = []
+    with serve.client() as client, client.stream("POST", "/api/chat", json={
+            "messages": [{"role": "user", "content": "write"}]}) as response:
+        for event in sse_events(response.iter_lines()):
+            if "content" in event:
+                shown.append(event["content"])
+                if "POST /api/approvals/" in event["content"]:
+                    approval_id = event["content"].split("POST /api/approvals/")[1].split()[0]
+                    with serve.client() as answer:
+                        assert answer.post(f"/api/approvals/{approval_id}",
+                                           json={"decision": "allow_once"}).status_code == 200
+            elif event.get("done"):
+                break
+    assert "[waiting for approval: write_file on a.txt." in shown[0] and shown[-1] == "ok"
+    assert (serve.root / "a.txt").read_text() == "new\n"

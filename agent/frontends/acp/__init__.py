@@ -27,6 +27,8 @@ from agent import __version__
 from agent.frontends.acp.gate import gated
 from agent.frontends.acp.prompt import recorded_sessions
 from agent.frontends.acp.session import AcpSession, add_client_mcp_servers, mode_state
+from agent.frontends.acp.wire import WireWriter
+from agent.frontends.common import handle_ctrl_c
 
 log = logging.getLogger("coder_tui.acp")
 
@@ -151,11 +153,29 @@ async def serve(options: Any) -> None:
     agent: Any = AcpAgent(options)  # the SDK's Agent protocol lists methods we do not offer
     reader, writer = await _protocol_streams()
     checked, feeding = gated(reader, writer)  # a line that is not one JSON-RPC object is answered here
+    protocol = asyncio.ensure_future(run_agent(agent, writer, checked))
+    closing: list[asyncio.Task[None]] = []
+
+    async def shut_down() -> None:  # the runs stop and are recorded first, then the protocol ends
+        await agent.close()
+        protocol.cancel()
+
+    def on_signal() -> None:  # Ctrl+C or SIGTERM
+        if not closing:
+            closing.append(asyncio.get_running_loop().create_task(shut_down()))
+
+    handle_ctrl_c(asyncio.get_running_loop(), on_signal)
     try:
-        await run_agent(agent, writer, checked)
+        await protocol
+    except asyncio.CancelledError:
+        if not protocol.cancelled():
+            raise
     finally:
         feeding.cancel()
-        await agent.close()
+        if closing:
+            await closing[0]
+        else:
+            await agent.close()
 
 
 async def _protocol_streams() -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
@@ -168,7 +188,7 @@ async def _protocol_streams() -> tuple[asyncio.StreamReader, asyncio.StreamWrite
     reader = asyncio.StreamReader(limit=50 * 1024 * 1024)
     await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
     transport, protocol = await loop.connect_write_pipe(asyncio.streams.FlowControlMixin, protocol_out)
-    return reader, asyncio.StreamWriter(transport, protocol, None, loop)
+    return reader, WireWriter(transport, protocol, None, loop)
 
 
 def main(options: Any) -> int:

@@ -15,6 +15,7 @@ from agent.consumer import EventHandler
 from agent.diffing import FileChange
 from agent.frontends.acp.tools import absolute, tool_kind, tool_locations, tool_title
 from agent.frontends.acp.updates import UpdateStream
+from agent.frontends.common import TurnText
 from agent.textsafe import line as shown_line
 
 OUTPUT_SHOWN = 8_000  # characters of a tool's output shown in the editor (the model reads it all)
@@ -38,13 +39,20 @@ class AcpEvents(EventHandler):
         self.steps: list[ev.PlanStepInfo] = []  # the structured workflow's plan
         self.problem: str | None = None  # a fatal error of the current run
         self.review: ev.PlanDecisionRequired | None = None  # the plan decision waiting, if any
+        self.turns = TurnText()
 
     def changes_written(self, changes: list[FileChange]) -> None:
         self.applied.extend(changes)
 
     # -- text ---------------------------------------------------------------------------
+    def on_run_started(self, event: ev.RunStarted) -> None:
+        self.turns.run()
+
+    def on_step_started(self, event: ev.StepStarted) -> None:
+        self.turns.step()
+
     def on_text_delta(self, event: ev.TextDelta) -> None:
-        self.stream.send(update_agent_message_text(event.text))
+        self.stream.send(update_agent_message_text(self.turns.text(event.text)))
 
     def note(self, text: str) -> None:
         self.stream.send(update_agent_message_text(f"\n\n> {text}\n\n"))

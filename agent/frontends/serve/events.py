@@ -15,6 +15,7 @@ from typing import Any
 
 from agent import events as ev
 from agent.consumer import EventHandler
+from agent.frontends.common import TurnText
 from agent.textsafe import visible
 
 Data = dict[str, Any]
@@ -23,15 +24,23 @@ Data = dict[str, Any]
 class SseMapper(EventHandler):
     """Turns each event into zero or one SSE data object handed to `send`."""
 
-    def __init__(self, send: Callable[[Data], None]) -> None:
+    def __init__(self, send: Callable[[Data], None], newline: Callable[[str], str] = lambda path: "\n") -> None:
         self.send = send
+        self.newline = newline  # path -> the line end the file uses
+        self.turns = TurnText()
+
+    def on_run_started(self, event: ev.RunStarted) -> None:
+        self.turns.run()
+
+    def on_step_started(self, event: ev.StepStarted) -> None:
+        self.turns.step()
 
     def on_text_delta(self, event: ev.TextDelta) -> None:
         if event.text:
-            self.send({"content": event.text})
+            self.send({"content": self.turns.text(event.text)})
 
     def on_file_changed(self, event: ev.FileChanged) -> None:
-        self.send(diff_data(event))
+        self.send(diff_data(event, self.newline(event.path)))
 
     def on_classification(self, event: ev.ClassificationEvent) -> None:
         self.send({"type": "classification", "task_type": event.task_type})
@@ -43,6 +52,8 @@ class SseMapper(EventHandler):
         self.send({"type": "warning", "message": event.message})
 
     def on_approval_required(self, event: ev.ApprovalRequired) -> None:
+        # A client that knows only seed 002 shows content: this says what waits and how to answer.
+        self.send({"content": self.turns.block(approval_note(event))})
         self.send(approval_data(event))
 
     def on_approval_resolved(self, event: ev.ApprovalResolved) -> None:
@@ -82,9 +93,35 @@ class SseMapper(EventHandler):
         self.send({"type": "complete", "success": event.success, "completion_reason": event.completion_reason})
 
 
-def diff_data(event: ev.FileChanged) -> Data:
-    return {"type": "diff", "file": event.path, "diff": event.diff, "line_start": event.line_start,
-            "line_end": event.line_end, "reason": event.reason}
+def diff_data(event: ev.FileChanged, newline: str = "\n") -> Data:
+    """Seed 002's diff event; `newline` is the file's own line end, so that `git apply` and
+    `patch` take the diff of a CRLF file (the core's diffs compare text with "\n" line ends)."""
+    return {"type": "diff", "file": event.path, "diff": with_newline(event.diff, newline),
+            "line_start": event.line_start, "line_end": event.line_end, "reason": event.reason}
+
+
+def with_newline(diff: str, newline: str) -> str:
+    """The diff's context, removed and added lines end with `newline`; its header lines keep "\n"."""
+    if newline == "\n":
+        return diff
+    lines = diff.splitlines(keepends=True)
+    return "".join(line[:-1] + newline if line[:1] in " +-" and not line.startswith(("--- ", "+++ "))
+                   and line.endswith("\n") else line for line in lines)
+
+
+ANSWER = ('POST /api/approvals/{id} with {{"decision": "allow_once"}} (or "allow_all", "deny", "stop"); '
+          "start `coder-tui serve --mode allow` to run without approvals")
+
+
+def approval_note(event: ev.ApprovalRequired) -> str:
+    what = event.summary or event.tool
+    if event.files:
+        what = f"{event.tool} on {', '.join(f.path for f in event.files)}"
+    elif event.command:
+        what = f"run `{event.command}`"
+    elif event.url:
+        what = f"fetch {event.url}"
+    return f"[waiting for approval: {what}. To answer, {ANSWER.format(id=event.approval_id)}.]"
 
 
 def approval_data(event: ev.ApprovalRequired) -> Data:

@@ -21,6 +21,13 @@ from agent.frontends.serve.sessions import Sessions
 from agent.session.target import Target, TargetError, TargetSpec, open_target
 
 TOKEN_VARIABLE = "CODER_TUI_SERVE_TOKEN"
+MODE_NOTES = {
+    "ask": ("approvals: every edit, command and web request waits for POST /api/approvals/ID with "
+            '{"decision": "allow_once"|"allow_all"|"deny"|"stop"} (the stream says so in a content event '
+            "and an approval_required event); a client that does not answer waits: --mode allow runs without asking"),
+    "allow": "approvals: none (--mode allow): edits, commands and web requests run without asking",
+    "plan": "approvals: none (--mode plan): the agent only reads and proposes; nothing is changed",
+}
 
 
 def choose_token(options: Any, environ: dict[str, str]) -> tuple[str, str]:
@@ -116,21 +123,24 @@ async def serve(options: Any) -> int:
     except UsageError:
         await opener.close()
         raise
+    stop = _stop_on_signal()  # before the banner: whoever read it may signal at once
     print(f"listening on {server.url}", flush=True)
     print(f"token: {token}" if source == "generated" else f"token: the one given by {source}", flush=True)
     print(f"workspace: {first.label}  mode: {config.mode}  (Ctrl+C stops)", flush=True)
-    await _until_signal()
+    print(MODE_NOTES[config.mode], flush=True)
+    await stop.wait()
     await server.runner.cleanup()
     await opener.close()
     return 0
 
 
-async def _until_signal() -> None:
+def _stop_on_signal() -> asyncio.Event:
+    """Set by Ctrl+C or SIGTERM: the server then stops its runs and closes cleanly."""
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
-    await stop.wait()
+    return stop
 
 
 def main(options: Any) -> int:

@@ -57,7 +57,16 @@ class Live:
     task: asyncio.Task[Any] | None = None
 
     def __post_init__(self) -> None:
-        self._mapper = SseMapper(self._send)
+        self._mapper = SseMapper(self._send, self._newline)
+
+    def _newline(self, path: str) -> str:
+        """The line end of a file the session wrote in its folder ("\n" for the editor's buffers)."""
+        root = self.session.workspace.root if self.overlay is None else None
+        try:
+            data = (root / path).read_bytes()[:65536] if root is not None else b""
+        except OSError:
+            return "\n"
+        return "\r\n" if data.count(b"\r\n") * 2 > data.count(b"\n") else "\n"
 
     @property
     def running(self) -> bool:
