@@ -274,6 +274,28 @@ async def test_slash_completion_filters_and_tab_completes() -> None:
         assert app.prompt.cursor_location == (0, 6)
 
 
+async def test_tab_with_nothing_to_complete_keeps_the_focus_in_the_prompt() -> None:
+    """Issue 26 item 6: Tab moved the focus to the next widget and the next keys went there."""
+    from textual.widgets import Button
+
+    class WithAButton(HostApp):
+        def compose(self) -> ComposeResult:
+            yield from super().compose()
+            yield Button("elsewhere")
+
+    app = WithAButton()
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.press("tab")  # an empty prompt
+        assert app.focused is app.prompt
+        await type_text(pilot, "hello")
+        await pilot.press("tab")
+        await type_text(pilot, "!")
+        assert app.focused is app.prompt and app.prompt.value == "hello!"
+        await type_text(pilot, " /mo")  # not a command here (not at the start): nothing to complete either
+        await pilot.press("tab", "x")
+        assert app.prompt.value == "hello! /mox"
+
+
 async def test_popup_sits_right_above_the_input() -> None:
     app = HostApp()
     async with app.run_test(size=(100, 30)) as pilot:

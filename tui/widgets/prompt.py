@@ -227,6 +227,9 @@ class PromptInput(TextArea):
         self.action_close_completion()
         self.replace(insert, (context.row, context.column), (row, token_end), maintain_selection_offset=False)
 
+    def action_stay(self) -> None:
+        """Tab with nothing to complete: the focus stays in the prompt."""
+
     def action_close_completion(self) -> None:
         self._completing = None
         self.workers.cancel_group(self, "prompt-files")
