@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.fakellm import Reply, call
-from tests.tui.conftest import APP_SIZE, ready, rendered_text, wait_for
+from tests.tui.conftest import APP_SIZE, ready, rendered_text, type_text, wait_for
 from tests.tui.test_app_sessions import answers, idle, notices, submit
 
 
@@ -214,3 +214,21 @@ async def test_the_status_bar_says_loading_until_the_model_library_is_loaded(mak
         gate.set()
         await idle(pilot)
         assert answers(app) == ["Loaded and answered."]
+
+
+async def test_at_completion_offers_files_made_after_the_session_opened(make_app: Any, workspace: Path) -> None:
+    """Issue 26 item 6: the files were listed once, so `@` never offered a file made later."""
+    from tui.widgets.prompt import CompletionPopup
+
+    app = make_app()
+    async with app.run_test(size=APP_SIZE) as pilot:
+        await ready(pilot)
+        prompt = app.query_one("#prompt")
+        await wait_for(pilot, lambda: "app.py" in prompt.files, what="the first list")
+        (workspace / "brandnew.py").write_text("x = 1\n")
+        await type_text(pilot, "look at @brandn")
+        popup = app.screen.query_one(CompletionPopup)
+        await wait_for(pilot, lambda: popup.display and popup.option_count
+                       and "brandnew.py" in str(popup.get_option_at_index(0).prompt), what="the new file offered")
+        await pilot.press("tab")
+        assert prompt.value == "look at @brandnew.py "

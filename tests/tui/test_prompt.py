@@ -499,3 +499,23 @@ async def test_enter_in_the_same_burst_as_the_text_sends_all_of_it() -> None:
         await pilot.pause()
         assert app.sent() == ["abc"]
         assert app.prompt.value == ""
+
+
+async def test_each_at_completion_asks_once_for_a_fresh_file_list() -> None:
+    """Issue 26 item 6: the app lists the files again when an `@` completion starts; refilling the
+    list with them asks for no other (no loop), a later `@` asks again."""
+    class Asking(HostApp):
+        asked = 0
+
+        def on_prompt_input_files_wanted(self) -> None:
+            self.asked += 1
+            self.prompt.set_files([*FILES, "fresh.py"])
+
+    app = Asking(files=FILES)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await type_text(pilot, "@fre")
+        assert app.asked == 1 and app.rows()[0] == "fresh.py"
+        await type_text(pilot, "sh")
+        await pilot.press("escape")
+        await type_text(pilot, " and @")
+        assert app.asked == 2

@@ -83,6 +83,10 @@ class PromptInput(TextArea):
         def control(self) -> PromptInput | None:
             return self.prompt_input
 
+    class FilesWanted(Message):
+        """An `@` completion starts: the files may have changed since they were listed (the app
+        lists them again, off the event loop, and calls `set_files`)."""
+
     def __init__(
         self,
         *,
@@ -106,6 +110,7 @@ class PromptInput(TextArea):
         self._completing: _Context | None = None  # set while completion is active
         self._inserts: list[str] = []  # text each list row puts in place of the token
         self._popup = CompletionPopup(self.action_complete)
+        self._files_asked = False  # this @ completion asked for a fresh list already
         self.set_files(())
 
     # Public API
@@ -139,6 +144,7 @@ class PromptInput(TextArea):
         self._files = FileIndex(paths)
         if self._completing is not None and self._completing.kind == "@":
             self._completing = None
+            self._files_asked = True  # the fresh list: refilling the open list asks for no other
             self._refresh_completion()
 
     # Lifecycle and events
@@ -232,6 +238,7 @@ class PromptInput(TextArea):
 
     def action_close_completion(self) -> None:
         self._completing = None
+        self._files_asked = False
         self.workers.cancel_group(self, "prompt-files")
         if self._list_open:
             self._popup.display = False
@@ -321,6 +328,9 @@ class PromptInput(TextArea):
             if context.kind == "/":
                 self._fill_list(self._command_completions(context.query))
             else:
+                if not self._files_asked:
+                    self._files_asked = True
+                    self.post_message(self.FilesWanted())
                 self.run_worker(self._show_files(context), group="prompt-files", exclusive=True)
 
     def _fill_list(self, completions: list[tuple[str, Content]]) -> None:
