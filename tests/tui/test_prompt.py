@@ -501,6 +501,32 @@ async def test_enter_in_the_same_burst_as_the_text_sends_all_of_it() -> None:
         assert app.prompt.value == ""
 
 
+async def test_enter_or_tab_in_a_burst_acts_on_the_text_not_on_a_list_left_open() -> None:
+    """Issue 26 item 10: `/mode ask`⏎`/mode allow`⏎ typed fast left `/mode ` in the prompt: the
+    Enter came before the list heard of " allow" and completed its `/mode` row over the text."""
+    from textual import events
+
+    def burst(app: HostApp, text: str) -> None:
+        for character in text:
+            if character in "\r\t":
+                app.post_message(events.Key("enter" if character == "\r" else "tab", character))
+            else:
+                app.post_message(events.Key("space" if character == " " else character, character))
+
+    app = HostApp()
+    async with app.run_test(size=(100, 30)) as pilot:
+        await type_text(pilot, "/mo")
+        assert app.rows()  # the list is open for /mode, /model
+        burst(app, "de allow\r/mode ask\r")
+        await settle(pilot)
+        await settle(pilot)
+        assert app.sent() == ["/mode allow", "/mode ask"] and app.prompt.value == ""
+        await type_text(pilot, "/mo")
+        burst(app, "del\t")  # Tab completes what is typed by then: /model, not /mode
+        await settle(pilot)
+        assert app.prompt.value == "/model "
+
+
 async def test_each_at_completion_asks_once_for_a_fresh_file_list() -> None:
     """Issue 26 item 6: the app lists the files again when an `@` completion starts; refilling the
     list with them asks for no other (no loop), a later `@` asks again."""

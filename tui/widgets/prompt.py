@@ -206,7 +206,15 @@ class PromptInput(TextArea):
 
     # Actions
 
+    def _catch_up(self) -> None:
+        """The list follows the text before Enter or Tab acts on it: keys typed in one burst are
+        all inserted before the list hears of them (TextArea.Changed comes later), and a list
+        still open for `/mode` replaced `/mode allow` with `/mode ` (issue 26 item 10)."""
+        if self._list_open and self._completion_context() != self._completing:
+            self._refresh_completion()
+
     def action_submit(self) -> None:
+        self._catch_up()
         if self._list_open and not self._typed_in_full():
             self.action_complete()
             return
@@ -224,6 +232,7 @@ class PromptInput(TextArea):
             self.replace("\n", *self.selection, maintain_selection_offset=False)
 
     def action_complete(self) -> None:
+        self._catch_up()
         index, context = self._popup.highlighted, self._completing
         if index is None or context is None:
             return
