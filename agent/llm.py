@@ -26,7 +26,8 @@ from agent.llm_requests import copy_messages_without_signature_scan, no_price_fo
 from agent.llm_usage import (Prices, cap_cache_marks_only_when_over, caches_prompts, prices_for,
                              strip_cache_control_only_when_marked, usage_without_assembly, with_cache_markers)
 
-__all__ = ["LLM", "LLMError", "ModelReply", "ToolCallRequest", "configuration_problem", "ensure_loaded", "prewarm"]
+__all__ = ["LLM", "LLMError", "ModelReply", "ToolCallRequest", "configuration_problem", "ensure_loaded", "is_loaded",
+           "prewarm"]
 
 TextHook = Callable[[str], None]
 RetryHook = Callable[[str, int, float], None]  # (why, attempt, delay)
@@ -156,6 +157,11 @@ def _on_caller_loop(hook: TextHook) -> TextHook:
     """`hook`, called on the current loop whichever thread calls the returned function."""
     loop = asyncio.get_running_loop()
     return lambda text: loop.call_soon_threadsafe(hook, text)
+
+
+def is_loaded() -> bool:
+    """litellm and what its first request imports are loaded (prewarm finished)."""
+    return _warm
 
 
 async def ensure_loaded() -> Any:

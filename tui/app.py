@@ -244,6 +244,9 @@ class CoderApp(App[int]):
             return
         self.send_prompt(text, message.mentions)
 
+    def on_prompt_input_files_wanted(self) -> None:
+        self.load_files()  # files made since the last list (by the user or the agent)
+
     def on_timeline_restore_requested(self, message: Timeline.RestoreRequested) -> None:  # loads after the first frame
         from tui.commands import restore_checkpoint
 

@@ -14,7 +14,7 @@ from agent import events as ev
 from agent.consumer import EventHandler
 from agent.textsafe import shown_copy
 from tui.toolresult import decision_notes, shown_result
-from tui.widgets.statusbar import StatusBar
+from tui.widgets.statusbar import LOADING_MODELS, StatusBar
 from tui.widgets.timeline import Timeline
 from tui.widgets.transcript import Transcript
 
@@ -52,8 +52,11 @@ class Presenter(EventHandler):
 
     # -- a run ----------------------------------------------------------------------------
     def on_run_started(self, event: ev.RunStarted) -> None:
+        from agent.llm import is_loaded
+
         self.status.set_model(event.model)
-        self.status.set_state("thinking")
+        # The run's first request waits for the model library to load (the first seconds only).
+        self.status.set_state("thinking", "" if is_loaded() else LOADING_MODELS)
         self.timeline.start_run(self.title or event.prompt)
         self.title = None
         self.on_run_start(event)

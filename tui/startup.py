@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, cast
 
 from tui.pathfmt import home_relative
-from tui.widgets.statusbar import StatusBar
+from tui.widgets.statusbar import LOADING_MODELS, StatusBar
 from tui.widgets.transcript import Transcript
 
 if TYPE_CHECKING:
@@ -84,10 +84,29 @@ def session_opened(app: CoderApp, session: AgentSession) -> None:
         if mode:
             app.set_mode(mode)
     app.bridge.set_mode(app.mode)  # the bridge's session is this one
-    status.set_state("idle")
+    from agent.llm import is_loaded
+
+    if is_loaded():
+        status.set_state("idle")
+    else:
+        status.set_state(LOADING_MODELS)
+        app.run_task(_idle_once_loaded(app), name="load-models")
     app.refresh_pane()
     app.load_files()
     app.bridge.session_ready()
+
+
+async def _idle_once_loaded(app: CoderApp) -> None:
+    """The status bar says idle once the model library is loaded (boot's thread loads it)."""
+    from agent.llm import ensure_loaded
+
+    try:
+        await ensure_loaded()
+    except Exception:  # noqa: BLE001 - the first run loads it again and reports the problem
+        pass
+    status = app.query_one("#status", StatusBar)
+    if status.state == LOADING_MODELS:  # a run started meanwhile owns the state
+        status.set_state("idle")
 
 
 def apply_keymap(app: CoderApp, keymap: dict[str, str]) -> None:

@@ -3,6 +3,7 @@ follows the steps, a message during the plan is routed, an unfinished plan is of
 
 from __future__ import annotations
 
+import json
 import threading
 from pathlib import Path
 from typing import Any
@@ -18,8 +19,8 @@ SIZE = (120, 40)
 async def review_screen(pilot: Any) -> Any:
     from tui.screens.planreview import PlanReviewScreen
 
-    return await wait_for(pilot, lambda: isinstance(pilot.app.screen, PlanReviewScreen) and pilot.app.screen,
-                          what="the plan review")
+    return await wait_for(pilot, lambda: isinstance(pilot.app.screen, PlanReviewScreen) and pilot.app.screen.focused
+                          and pilot.app.screen, what="the plan review")
 
 
 async def test_editing_the_plan_in_the_review_screen_changes_what_runs(make_app: Any, fake_llm: Any) -> None:
@@ -91,3 +92,25 @@ async def test_a_resumed_session_offers_its_unfinished_plan(make_app: Any, fake_
         await idle(pilot)
         assert len(fake_llm.requests) == 4 and "Your step (1 of 2): One" in user_text(fake_llm.requests[1])
         assert again.bridge.session.unfinished_plan is None
+
+
+async def test_the_review_screen_takes_typed_feedback_and_enter_never_runs_the_plan(make_app: Any,
+                                                                                    fake_llm: Any) -> None:
+    """Issue 26 item 2: keys typed as the review opens are the feedback; Enter sends them, and an
+    Enter with nothing typed runs nothing (Ctrl+R runs the plan)."""
+    fake_llm.script(plan_reply("First", "Second", goal="Two things"), plan_reply("Tests first", "Then code"))
+    app = make_app("--workflow", "structured")
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: app.bridge.ready, what="the session")
+        await submit(pilot, "do two things")
+        await review_screen(pilot)
+        await pilot.press("enter")  # nothing typed yet: stays open, runs nothing
+        await type_text(pilot, "write the tests first")
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: len(fake_llm.requests) == 2, what="the new plan's request")
+        assert "write the tests first" in json.dumps(fake_llm.requests[1]["messages"])
+        screen = await review_screen(pilot)
+        assert "Tests first" in screen.original
+        await pilot.press("escape")
+        await idle(pilot)
+        assert len(fake_llm.requests) == 2  # no step ever ran

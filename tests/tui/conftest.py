@@ -65,8 +65,9 @@ def make_app(workspace: Path, fake_llm: Any) -> Callable[..., Any]:
 async def ready(pilot: Any) -> Any:
     """Wait until the app's agent session exists and it is idle; returns the app."""
     app = pilot.app
+    # Idle includes the model library's load (a few seconds; far more on a busy machine).
     await wait_for(pilot, lambda: app.bridge.ready and app.query_one("#status").state == "idle",
-                   what="the session to be ready")
+                   timeout=90, what="the session to be ready")
     return app
 
 

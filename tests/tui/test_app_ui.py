@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.fakellm import Reply, call
-from tests.tui.conftest import APP_SIZE, ready, rendered_text, wait_for
+from tests.tui.conftest import APP_SIZE, ready, rendered_text, type_text, wait_for
 from tests.tui.test_app_sessions import answers, idle, notices, submit
 
 
@@ -179,3 +179,60 @@ async def test_prompts_typed_while_loading_or_running_are_sent_in_order(make_app
         await wait_for(pilot, lambda: answers(app) == ["first", "second"], what="both answers")
         users = [m["content"] for m in fake_llm.requests[-1]["messages"] if m["role"] == "user"]
         assert users == ["one", "two"]
+
+
+async def test_the_status_bar_says_loading_until_the_model_library_is_loaded(make_app: Any, fake_llm: Any,
+                                                                             monkeypatch: Any) -> None:
+    """Issue 26 item 12: a prompt sent in the first seconds waits for litellm; the status bar never
+    says idle before it is loaded, and the waiting run says what it waits for."""
+    import threading
+
+    import agent.llm
+    from tui.widgets.statusbar import LOADING_MODELS, StatusBar
+
+    gate = threading.Event()  # the model library "loads" until the test lets it
+    real_prewarm = agent.llm.prewarm
+
+    def slow_prewarm() -> None:
+        gate.wait(60)
+        real_prewarm()
+
+    monkeypatch.setattr(agent.llm, "_warm", False)
+    monkeypatch.setattr(agent.llm, "prewarm", slow_prewarm)
+    states: list[tuple[str, str]] = []
+    real_set_state = StatusBar.set_state
+
+    def recorded(self: Any, state: str, detail: str = "") -> None:
+        states.append((state, detail))
+        real_set_state(self, state, detail)
+
+    monkeypatch.setattr(StatusBar, "set_state", recorded)
+    fake_llm.script(Reply(text="Loaded and answered."))
+    app = make_app()
+    async with app.run_test(size=APP_SIZE) as pilot:
+        await wait_for(pilot, lambda: app.bridge.ready, what="the session")
+        assert app.query_one(StatusBar).state == LOADING_MODELS
+        await submit(pilot, "hi")
+        await wait_for(pilot, lambda: ("thinking", LOADING_MODELS) in states, what="the run waiting for litellm")
+        assert "idle" not in [state for state, _ in states]
+        gate.set()
+        await idle(pilot)
+        assert answers(app) == ["Loaded and answered."]
+
+
+async def test_at_completion_offers_files_made_after_the_session_opened(make_app: Any, workspace: Path) -> None:
+    """Issue 26 item 6: the files were listed once, so `@` never offered a file made later."""
+    from tui.widgets.prompt import CompletionPopup
+
+    app = make_app()
+    async with app.run_test(size=APP_SIZE) as pilot:
+        await ready(pilot)
+        prompt = app.query_one("#prompt")
+        await wait_for(pilot, lambda: "app.py" in prompt.files, what="the first list")
+        (workspace / "brandnew.py").write_text("x = 1\n")
+        await type_text(pilot, "look at @brandn")
+        popup = app.screen.query_one(CompletionPopup)
+        await wait_for(pilot, lambda: popup.display and popup.option_count
+                       and "brandnew.py" in str(popup.get_option_at_index(0).prompt), what="the new file offered")
+        await pilot.press("tab")
+        assert prompt.value == "look at @brandnew.py "

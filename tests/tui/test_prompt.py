@@ -274,6 +274,28 @@ async def test_slash_completion_filters_and_tab_completes() -> None:
         assert app.prompt.cursor_location == (0, 6)
 
 
+async def test_tab_with_nothing_to_complete_keeps_the_focus_in_the_prompt() -> None:
+    """Issue 26 item 6: Tab moved the focus to the next widget and the next keys went there."""
+    from textual.widgets import Button
+
+    class WithAButton(HostApp):
+        def compose(self) -> ComposeResult:
+            yield from super().compose()
+            yield Button("elsewhere")
+
+    app = WithAButton()
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.press("tab")  # an empty prompt
+        assert app.focused is app.prompt
+        await type_text(pilot, "hello")
+        await pilot.press("tab")
+        await type_text(pilot, "!")
+        assert app.focused is app.prompt and app.prompt.value == "hello!"
+        await type_text(pilot, " /mo")  # not a command here (not at the start): nothing to complete either
+        await pilot.press("tab", "x")
+        assert app.prompt.value == "hello! /mox"
+
+
 async def test_popup_sits_right_above_the_input() -> None:
     app = HostApp()
     async with app.run_test(size=(100, 30)) as pilot:
@@ -477,3 +499,49 @@ async def test_enter_in_the_same_burst_as_the_text_sends_all_of_it() -> None:
         await pilot.pause()
         assert app.sent() == ["abc"]
         assert app.prompt.value == ""
+
+
+async def test_enter_or_tab_in_a_burst_acts_on_the_text_not_on_a_list_left_open() -> None:
+    """Issue 26 item 10: `/mode ask`⏎`/mode allow`⏎ typed fast left `/mode ` in the prompt: the
+    Enter came before the list heard of " allow" and completed its `/mode` row over the text."""
+    from textual import events
+
+    def burst(app: HostApp, text: str) -> None:
+        for character in text:
+            if character in "\r\t":
+                app.post_message(events.Key("enter" if character == "\r" else "tab", character))
+            else:
+                app.post_message(events.Key("space" if character == " " else character, character))
+
+    app = HostApp()
+    async with app.run_test(size=(100, 30)) as pilot:
+        await type_text(pilot, "/mo")
+        assert app.rows()  # the list is open for /mode, /model
+        burst(app, "de allow\r/mode ask\r")
+        await settle(pilot)
+        await settle(pilot)
+        assert app.sent() == ["/mode allow", "/mode ask"] and app.prompt.value == ""
+        await type_text(pilot, "/mo")
+        burst(app, "del\t")  # Tab completes what is typed by then: /model, not /mode
+        await settle(pilot)
+        assert app.prompt.value == "/model "
+
+
+async def test_each_at_completion_asks_once_for_a_fresh_file_list() -> None:
+    """Issue 26 item 6: the app lists the files again when an `@` completion starts; refilling the
+    list with them asks for no other (no loop), a later `@` asks again."""
+    class Asking(HostApp):
+        asked = 0
+
+        def on_prompt_input_files_wanted(self) -> None:
+            self.asked += 1
+            self.prompt.set_files([*FILES, "fresh.py"])
+
+    app = Asking(files=FILES)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await type_text(pilot, "@fre")
+        assert app.asked == 1 and app.rows()[0] == "fresh.py"
+        await type_text(pilot, "sh")
+        await pilot.press("escape")
+        await type_text(pilot, " and @")
+        assert app.asked == 2

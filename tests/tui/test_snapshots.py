@@ -44,7 +44,8 @@ def make(home: Path, *extra: str, model: bool = True) -> Any:
 async def settle(pilot: Any) -> None:
     """The session is ready and nothing is still arriving."""
     app = pilot.app
-    await wait_for(pilot, lambda: app.bridge.ready and app.query_one("#status").state == "idle", what="ready")
+    await wait_for(pilot, lambda: app.bridge.ready and app.query_one("#status").state == "idle", timeout=90,
+                   what="ready")  # idle includes the model library's load
     await wait_for(pilot, lambda: "not a git repository" in rendered_text(app.query_one("#pane")),
                    what="the folder pane")
     app.query_one("#prompt").cursor_blink = False

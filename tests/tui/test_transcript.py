@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Callable
 from typing import Any
@@ -115,3 +116,23 @@ async def test_a_new_prompt_during_a_long_answer_stays_on_screen() -> None:
         assert [w.message for w in on_screen] == ["next question"]
         answers = [b for b in transcript.history.blocks if b.kind == "answer"]
         assert "".join(b.text for b in answers) == paragraphs(20)
+
+
+async def test_an_answer_that_ends_while_its_first_chunk_is_drawn_is_shown() -> None:
+    """Issue 26 item 0: the answer ends (and the flush timer stops) while the timer's append is
+    rendering; on a busy machine this left a fast answer blank on screen, its text taken."""
+    app = Host()
+    async with app.run_test() as pilot:
+        transcript = app.query_one(Transcript)
+        transcript.text("The answer is forty-two.")
+        answer = transcript.live
+        assert answer is not None
+        await wait_for(pilot, lambda: answer._mounted, what="the answer's mount")
+        deadline = time.monotonic() + 30
+        while not answer._appending:  # the flush timer's append has started: the answer ends now
+            assert time.monotonic() < deadline, "the flush timer never appended"
+            await asyncio.sleep(0)
+        transcript.end_answer()
+        await wait_for(pilot, lambda: answer.drawn, what="the answer drawn")
+        await pilot.pause()
+        assert [block.source for block in answer.query("MarkdownBlock")] == ["The answer is forty-two."]

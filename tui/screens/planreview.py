@@ -56,6 +56,9 @@ class PlanReviewScreen(ModalScreen[Any]):
     PlanReviewScreen Horizontal { height: auto; align-horizontal: right; margin-top: 1; }
     PlanReviewScreen Button { margin-left: 2; }
     """
+    # Typing goes to the feedback from the first key; running the plan takes its own key (Ctrl+R
+    # or the button), never a stray Enter.
+    AUTO_FOCUS = "#feedback"
     BINDINGS = [
         Binding("ctrl+r", "run", "Run the plan", id="plan.run"),
         Binding("escape", "stop", "Stop", id="plan.stop"),
@@ -77,9 +80,6 @@ class PlanReviewScreen(ModalScreen[Any]):
             with Horizontal():
                 yield Button("Stop (esc)", id="stop")
                 yield Button("Run plan (ctrl+r)", id="run", variant="primary")
-
-    def on_mount(self) -> None:
-        self.query_one("#run", Button).focus()
 
     def action_run(self) -> None:
         from agent.planning.review import PlanDecision
@@ -104,6 +104,8 @@ class PlanReviewScreen(ModalScreen[Any]):
 
         if event.value.strip():
             self.dismiss(PlanDecision(decision="feedback", feedback=event.value.strip()))
+        else:
+            self.notify("Type feedback for a new plan, or press Ctrl+R to run this one.", timeout=4)
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         self.action_run() if event.button.id == "run" else self.action_stop()

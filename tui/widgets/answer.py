@@ -86,6 +86,13 @@ class AssistantMessage(Markdown):
             return
         chunk, self.pending = "".join(self.pending), []
         self._appending = True
+        # Shielded: the transcript's flush timer is stopped (its task cancelled) when the answer
+        # ends, often while this append renders (a short answer ends right after its first
+        # flush, the more so on a busy machine). A cancelled append has already taken the text
+        # but never draws it, and the answer stayed blank on screen (issue 26 item 0).
+        await asyncio.shield(self._append(chunk))
+
+    async def _append(self, chunk: str) -> None:
         try:
             await self.append(chunk)
         finally:

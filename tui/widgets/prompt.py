@@ -83,6 +83,10 @@ class PromptInput(TextArea):
         def control(self) -> PromptInput | None:
             return self.prompt_input
 
+    class FilesWanted(Message):
+        """An `@` completion starts: the files may have changed since they were listed (the app
+        lists them again, off the event loop, and calls `set_files`)."""
+
     def __init__(
         self,
         *,
@@ -106,6 +110,7 @@ class PromptInput(TextArea):
         self._completing: _Context | None = None  # set while completion is active
         self._inserts: list[str] = []  # text each list row puts in place of the token
         self._popup = CompletionPopup(self.action_complete)
+        self._files_asked = False  # this @ completion asked for a fresh list already
         self.set_files(())
 
     # Public API
@@ -139,6 +144,7 @@ class PromptInput(TextArea):
         self._files = FileIndex(paths)
         if self._completing is not None and self._completing.kind == "@":
             self._completing = None
+            self._files_asked = True  # the fresh list: refilling the open list asks for no other
             self._refresh_completion()
 
     # Lifecycle and events
@@ -200,7 +206,15 @@ class PromptInput(TextArea):
 
     # Actions
 
+    def _catch_up(self) -> None:
+        """The list follows the text before Enter or Tab acts on it: keys typed in one burst are
+        all inserted before the list hears of them (TextArea.Changed comes later), and a list
+        still open for `/mode` replaced `/mode allow` with `/mode ` (issue 26 item 10)."""
+        if self._list_open and self._completion_context() != self._completing:
+            self._refresh_completion()
+
     def action_submit(self) -> None:
+        self._catch_up()
         if self._list_open and not self._typed_in_full():
             self.action_complete()
             return
@@ -218,6 +232,7 @@ class PromptInput(TextArea):
             self.replace("\n", *self.selection, maintain_selection_offset=False)
 
     def action_complete(self) -> None:
+        self._catch_up()
         index, context = self._popup.highlighted, self._completing
         if index is None or context is None:
             return
@@ -227,8 +242,12 @@ class PromptInput(TextArea):
         self.action_close_completion()
         self.replace(insert, (context.row, context.column), (row, token_end), maintain_selection_offset=False)
 
+    def action_stay(self) -> None:
+        """Tab with nothing to complete: the focus stays in the prompt."""
+
     def action_close_completion(self) -> None:
         self._completing = None
+        self._files_asked = False
         self.workers.cancel_group(self, "prompt-files")
         if self._list_open:
             self._popup.display = False
@@ -318,6 +337,9 @@ class PromptInput(TextArea):
             if context.kind == "/":
                 self._fill_list(self._command_completions(context.query))
             else:
+                if not self._files_asked:
+                    self._files_asked = True
+                    self.post_message(self.FilesWanted())
                 self.run_worker(self._show_files(context), group="prompt-files", exclusive=True)
 
     def _fill_list(self, completions: list[tuple[str, Content]]) -> None:

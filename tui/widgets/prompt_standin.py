@@ -31,6 +31,9 @@ PROMPT_BINDINGS: list[BindingType] = [
     # ctrl+j is the newline key every terminal sends; shift+enter needs the kitty protocol.
     Binding("ctrl+j,shift+enter", "newline", "Newline", id="prompt.newline"),
     Binding("tab", "complete", "Complete", id="prompt.complete"),
+    # With nothing to complete, Tab stays in the prompt (as TextArea's "focus" tab it moved the
+    # focus out, and what the user typed next went nowhere).
+    Binding("tab", "stay", "Stay in the prompt", show=False, id="prompt.stay"),
     Binding("escape", "close_completion", "Close list", id="prompt.close_completion"),
     # While the list is open the first binding of a key wins; otherwise the next one runs.
     Binding("up", "completion_previous", "Previous completion", show=False, id="prompt.completion_previous"),
@@ -56,6 +59,9 @@ class PromptStandIn(Widget, can_focus=True):
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         return action not in LIST_ACTIONS  # as PromptInput's with its list closed
+
+    def action_stay(self) -> None:
+        """Tab with nothing to complete: the focus stays here."""
 
     def post_message(self, message: Message) -> bool:
         if not isinstance(message, (events.Key, events.Paste)):

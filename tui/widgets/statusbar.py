@@ -17,7 +17,9 @@ from textual.widget import Widget
 from tui.widgets.spinner import SPINNER
 
 MODES = ("plan", "ask", "allow")
-BUSY_STATES = ("loading", "thinking", "writing", "running", "waiting for approval", "waiting", "stopping",
+# Until litellm is loaded (a few seconds after start) no prompt can be answered: never "idle" then.
+LOADING_MODELS = "loading model support…"
+BUSY_STATES = ("loading", LOADING_MODELS, "thinking", "writing", "running", "waiting for approval", "waiting", "stopping",
                "leaving", "closing")
 
 
