@@ -23,10 +23,30 @@ CLI_NAMES = {"cli", "run_cli", "cli_env"}
 PROCESS_STRINGS = {"node"}
 # Fixtures that start Node (their own modules hold them; their helpers are followed anyway).
 SLOW_FIXTURES = {"node_host", "vectors", "acp_client"}
-# Whole modules: every test drives a real app run, a server with Node, or a long session.
-SLOW_MODULES: set[str] = set()
+# Whole modules whose tests drive the whole app through Textual's pilot (about 1-5 s each).
+SLOW_MODULES = {
+    "tests/github/test_gh_app.py", "tests/github/test_gh_app_quit.py", "tests/knowledge/test_app_map.py",
+    "tests/planning/test_app_plans.py", "tests/profiles/test_profiles_app.py", "tests/security/test_trust_app.py",
+    "tests/tui/test_app_sessions.py", "tests/tui/test_app_ui.py", "tests/tui/test_docked_approval.py",
+    "tests/tui/test_gcpolicy.py", "tests/tui/test_replay.py", "tests/tui/test_snapshots.py",
+    "tests/tui/test_stuck_screens.py",
+}
 # Single in-process tests measured over about 1 s (file::name, parameters left out).
-SLOW_TESTS: set[str] = set()
+SLOW_TESTS = {
+    "tests/core/test_approval_gate.py::test_revoking_an_allowance_makes_the_gate_ask_again",
+    "tests/github/test_gh_merge.py::test_clean_merges_keep_both_sides_when_one_side_is_unchanged",
+    "tests/oct/test_oct_codec.py::test_connection_skips_garbage_without_crashing",
+    "tests/oct/test_oct_positions.py::test_agrees_with_yjs_relative_positions_on_ascii",
+    "tests/profiles/test_mcp.py::test_a_server_that_exits_mid_session_withdraws_its_tools",
+    "tests/security/test_paths_and_bytes.py::test_an_edit_changes_only_the_edited_lines_bytes",
+    "tests/tui/test_approval_screen.py::test_deny_and_stop_buttons",
+    "tests/tui/test_approval_screen.py::test_five_thousand_line_changes_open_and_scroll",
+    "tests/tui/test_approval_screen.py::test_rejecting_a_hunk_of_your_own_edit_leaves_it_out",
+    "tests/tui/test_model_config.py::test_a_model_the_provider_does_not_know_opens_setup",
+    "tests/tui/test_prompt.py::test_fifty_thousand_paths_show_at_most_fifty_rows_and_the_best_first",
+    "tests/tui/test_setup.py::test_key_not_saved_drops_old_key_and_shows_the_export_line",
+    "tests/tui/test_setup.py::test_keyboard_fill_and_enter_checks_in_a_worker",
+}
 # Tests that need a real cold CLI process (tests/zygote.py): they SIGKILL it and look at what
 # it left at once, read its pid, or read /proc of its ancestors.
 COLD_CLI = {

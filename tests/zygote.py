@@ -230,6 +230,7 @@ class Zygote:
             os.chdir(request["cwd"])
             os.environ.clear()
             os.environ.update(request["env"])
+            tempfile.tempdir = None  # found again from this environment's TMPDIR when first asked
         except BaseException:  # noqa: BLE001 - nothing to run: say why where someone reads it
             traceback.print_exc()
             os._exit(70)
