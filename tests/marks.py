@@ -58,6 +58,10 @@ COLD_CLI = {
 }
 
 
+# Node ids of the collected tests that run the CLI warm (the zygote starts early when one is selected).
+WARM_CLI: set[str] = set()
+
+
 def _names(code: types.CodeType) -> set[str]:
     """Global, attribute and imported names a code object uses, nested functions included."""
     found = set(code.co_names)
@@ -84,26 +88,27 @@ def _ours(value: Any) -> bool:
         getattr(value, "__module__", "").startswith("tests")
 
 
-def starts_a_process(obj: Any, seen: set[int] | None = None) -> bool:
-    """Whether obj (a test, fixture, helper or class of the tests) can start a heavy process."""
+def starts_a_process(obj: Any, seen: set[int] | None = None, cli_only: bool = False) -> bool:
+    """Whether obj (a test, fixture, helper or class of the tests) can start a heavy process
+    (with cli_only: the CLI)."""
     seen = set() if seen is None else seen
     obj = inspect.unwrap(obj)
     if id(obj) in seen:
         return False
     seen.add(id(obj))
     if inspect.isclass(obj):
-        return any(starts_a_process(v, seen) for v in vars(obj).values() if inspect.isfunction(v))
+        return any(starts_a_process(v, seen, cli_only) for v in vars(obj).values() if inspect.isfunction(v))
     code = getattr(obj, "__code__", None)
     if code is None:
         return False
     names = _names(code)
     scope = getattr(obj, "__globals__", {})
-    if "executable" in names or _strings(code) & PROCESS_STRINGS:
+    if not cli_only and ("executable" in names or _strings(code) & PROCESS_STRINGS):
         return True
     clis = names & CLI_NAMES  # tests/conftest.py's, not `from tui import cli` run in-process
     if clis and ("tests.conftest" in names or any(_from_conftest(scope.get(n)) for n in clis)):
         return True
-    return any(_ours(scope.get(name)) and starts_a_process(scope[name], seen) for name in names)
+    return any(_ours(scope.get(name)) and starts_a_process(scope[name], seen, cli_only) for name in names)
 
 
 def test_id(item: pytest.Item) -> str:
@@ -130,9 +135,17 @@ def is_slow(item: pytest.Item) -> bool:
     return starts_a_process(function) or any(starts_a_process(f) for f in _fixture_functions(item))
 
 
+def uses_the_cli(item: pytest.Item) -> bool:
+    function = getattr(item, "function", None)
+    return starts_a_process(function, cli_only=True) or \
+        any(starts_a_process(f, cli_only=True) for f in _fixture_functions(item))
+
+
 def mark(items: list[pytest.Item]) -> None:
     for item in items:
         if is_slow(item):
             item.add_marker(pytest.mark.slow)
         if test_id(item) in COLD_CLI:
             item.add_marker(pytest.mark.cold_cli)
+        elif uses_the_cli(item):
+            WARM_CLI.add(item.nodeid)

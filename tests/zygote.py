@@ -301,24 +301,34 @@ class WarmCli:
         self._path: str | None = None
         self._proc: subprocess.Popen[bytes] | None = None
         self._failed = bool(os.environ.get("CODER_TUI_TEST_COLD"))
+        self._ready = False
         self._lock = threading.Lock()
 
     def socket(self) -> str | None:
         if not self.allowed or self._failed:
             return None
         with self._lock:
-            if self._proc is None:
-                self._start()
+            if not self._ready:
+                self.start()
+                self._wait()
         return None if self._failed else self._path
 
-    def _start(self) -> None:
+    def start(self) -> None:
+        """Start the zygote (its imports go on while the first tests run); socket() waits for it."""
+        if self._proc is not None or self._failed:
+            return
         self._folder = tempfile.mkdtemp(prefix="coder-tui-zygote-")
         self._path = os.path.join(self._folder, "socket")
         env = {**self.env, **{v: os.path.join(self._folder, v.lower()) for v in XDG}}
         with open(os.path.join(self._folder, "log"), "wb") as log:
             self._proc = subprocess.Popen([sys.executable, "-m", "tests.zygote", self._path], cwd=self.root,
                                           env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log)
+
+    def _wait(self) -> None:
+        if self._proc is None:
+            return
         assert self._proc.stdout is not None
+        self._ready = True
         with selectors.DefaultSelector() as waiting:
             waiting.register(self._proc.stdout, selectors.EVENT_READ)
             ready = waiting.select(READY_TIMEOUT) and self._proc.stdout.readline() == b"ready\n"
@@ -341,7 +351,7 @@ class WarmCli:
             self._proc.kill()
             self._proc.wait()
         shutil.rmtree(self._folder, ignore_errors=True)
-        self._proc = None
+        self._proc, self._ready = None, False
 
 
 def main(path: str) -> None:
