@@ -112,7 +112,7 @@ def _run_cli(argv: list[str], cwd: str) -> None:
     # As in `python -m tui.cli`, the module runs as __main__ and `tui.cli` is not imported yet.
     sys.modules.pop("tui.cli", None)
     with contextlib.suppress(AttributeError):
-        del tui.cli
+        delattr(tui, "cli")
     sys.path[0] = cwd
     status, interrupted = 0, False
     try:

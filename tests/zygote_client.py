@@ -50,10 +50,10 @@ def main() -> None:
         os._exit(70)
     status = int(line[1])
     if os.WIFSIGNALED(status):
-        signum = os.WTERMSIG(status)
-        if signum != signal.SIGKILL:
-            signal.signal(signum, signal.SIG_DFL)
-        os.kill(os.getpid(), signum)
+        ended_by = os.WTERMSIG(status)
+        if ended_by != signal.SIGKILL:
+            signal.signal(ended_by, signal.SIG_DFL)
+        os.kill(os.getpid(), ended_by)
     os._exit(os.waitstatus_to_exitcode(status))
 
 
