@@ -14,7 +14,9 @@ from typing import Any
 import pytest
 from pydantic import SecretStr
 
+from tests import marks
 from tests.fakellm import FakeLLM, Reply
+from tests.zygote import WarmCli
 
 ROOT = Path(__file__).resolve().parent.parent
 TEST_KEY = "sk-test-0123456789abcdefSECRET"
@@ -24,6 +26,39 @@ PROVIDER_VARS = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY", "OPENR
 
 
 LOOPBACK = {"127.0.0.1", "::1", "localhost"}
+
+# CLI commands run as forks of a warm process (tests/zygote.py) unless a test is marked cold_cli.
+_zygote = WarmCli(str(ROOT))
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "slow: starts the CLI, Node, mypy or another Python, or runs over "
+                                       "about 1 s; `pytest -m \"not slow\"` leaves them out (tests/marks.py)")
+    config.addinivalue_line("markers", "cold_cli: CLI commands in this test start a real cold process, not a "
+                                       "fork of the warm zygote (tests/zygote.py)")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    marks.mark(items)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _warm_cli_session(request: pytest.FixtureRequest) -> Iterator[None]:
+    # The environment as plugins left it, before any test changes it: what cli_env starts from.
+    _zygote.env = {**{k: v for k, v in os.environ.items() if k not in PROVIDER_VARS},
+                   "PYTHONPATH": str(ROOT), "NO_COLOR": "1"}
+    if any(item.nodeid in marks.WARM_CLI for item in request.session.items):
+        _zygote.start()  # it imports while the first tests run
+    yield
+    _zygote.stop()
+
+
+@pytest.fixture(autouse=True)
+def _warm_cli(request: pytest.FixtureRequest) -> Iterator[None]:
+    """cli() forks the zygote in this test, unless it is marked cold_cli (it needs a real process)."""
+    _zygote.allowed = request.node.get_closest_marker("cold_cli") is None
+    yield
+    _zygote.allowed = False
 
 
 @pytest.fixture(autouse=True)
@@ -67,7 +102,11 @@ def cli_env(home: Path, **extra: str) -> dict[str, str]:
 
 
 def cli(*args: str) -> list[str]:
-    return [sys.executable, "-m", "tui.cli", *args]
+    """The command line of `coder-tui ARGS`: a fork of the warm zygote when the test allows it."""
+    warm = _zygote.socket()
+    if warm is None:
+        return [sys.executable, "-m", "tui.cli", *args]
+    return [sys.executable, "-I", "-S", str(ROOT / "tests" / "zygote_client.py"), warm, *args]
 
 
 def run_cli(home: Path, *args: str, stdin: str | None = None, timeout: float = 120,

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import json
+import os
 import subprocess
 import sys
+from pathlib import Path
 
 from tests.conftest import ROOT
 
@@ -36,3 +39,59 @@ def test_help_and_version_import_nothing_heavy() -> None:
         assert _loaded(code) == []
     code = "from tui import cli\ntry:\n    cli.main(['run', '--help'])\nexcept SystemExit:\n    pass"
     assert _loaded(code) == []
+
+
+# Imports every agent module (walking the package) and records, for each `import` statement of a
+# UI package, the module that ran it: a cached import is seen too, and so is the importer.
+WALK = """
+import builtins, importlib, json, pkgutil, sys
+UI = ("textual", "rich", "tui")
+importers = {}
+real = builtins.__import__
+
+def watch(name, globals=None, locals=None, fromlist=(), level=0):
+    importer = (globals or {}).get("__name__", "?")
+    if level == 0 and name.partition(".")[0] in UI and importer.partition(".")[0] not in UI:
+        importers.setdefault(name.partition(".")[0], set()).add(importer)
+    return real(name, globals, locals, fromlist, level)
+
+def fail(name):
+    raise
+
+builtins.__import__ = watch
+import agent
+walked = ["agent"]
+for info in pkgutil.walk_packages(agent.__path__, "agent.", onerror=fail):
+    importlib.import_module(info.name)
+    walked.append(info.name)
+print(json.dumps({"walked": walked, "loaded": [m for m in UI if m in sys.modules],
+                  "importers": {k: sorted(v) for k, v in importers.items()}}))
+"""
+# Third-party importers of a UI package tolerated, with the reason.
+TOLERATED = {
+    "rich": {"httpx._main": "httpx's own command line; `import httpx` loads it (agent.oct.api), nothing runs it"},
+}
+
+
+def ui_imports(root: Path) -> tuple[list[str], list[str]]:
+    """(every agent module the walk imported, each UI import not tolerated) in the tree at root."""
+    done = subprocess.run([sys.executable, "-c", WALK], cwd=root, env={**os.environ, "PYTHONPATH": str(root)},
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    found = json.loads(done.stdout.splitlines()[-1])
+    bad = [f"{importer} imports {ui}" for ui, importers in found["importers"].items() for importer in importers
+           if importer not in TOLERATED.get(ui, {})]
+    bad += [f"{ui} is loaded, by nothing tolerated" for ui in found["loaded"]
+            if not set(found["importers"].get(ui, [])) <= set(TOLERATED.get(ui, {}))]
+    return found["walked"], bad
+
+
+def agent_modules(root: Path) -> set[str]:
+    names = {".".join(p.relative_to(root).with_suffix("").parts) for p in (root / "agent").rglob("*.py")}
+    return {n.removesuffix(".__init__") for n in names}
+
+
+def test_importing_every_agent_module_loads_no_ui() -> None:
+    walked, bad = ui_imports(ROOT)
+    assert set(walked) == agent_modules(ROOT)  # the walk reached every module (no folder without __init__)
+    assert bad == []

@@ -12,16 +12,19 @@ import os
 import shutil
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 import pytest
 
 from tests.conftest import ROOT
+from tests.core.test_imports import ui_imports
 
 CORE = "The core (every agent module but agent.frontends) never imports a front end or tui"
 APART = "Front ends never import each other; the helpers they share never import a front end"
 NO_TUI = "Front ends never import the Textual app (tui)"
 FLOORS = "The core's floors import downwards only"
+NO_UI = "The core (agent) never imports Textual or rich"
 LINT = "import sys\nfrom importlinter.cli import lint_imports_command\nsys.exit(lint_imports_command())"
 
 
@@ -35,7 +38,8 @@ def lint(root: Path) -> subprocess.CompletedProcess[str]:
 def test_the_layering_contracts_hold() -> None:
     done = lint(ROOT)
     assert done.returncode == 0, done.stdout + done.stderr
-    assert "Contracts: 4 kept, 0 broken." in done.stdout
+    contracts = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]["contracts"]
+    assert f"Contracts: {len(contracts)} kept, 0 broken." in done.stdout
 
 
 @pytest.fixture(scope="module")
@@ -74,6 +78,19 @@ def test_a_forbidden_import_breaks_its_contract(tree: Path, tmp_path: Path, path
     assert done.returncode == 1, done.stdout + done.stderr
     report = " ".join(done.stdout.split())  # the report wraps long names
     assert f"{contract} BROKEN" in report, done.stdout
+
+
+@pytest.mark.parametrize("path, line, found", [
+    ("agent/planning/talk.py", "import rich", "agent.planning.talk imports rich"),
+    ("agent/oct/status.py", "import textual.app", "agent.oct.status imports textual"),
+])
+def test_a_planted_ui_import_in_the_core_fails_both_guards(tree: Path, tmp_path: Path, path: str, line: str,
+                                                          found: str) -> None:
+    """Both passed before the contract on external packages and the walk of every module."""
+    copy = altered(tree, tmp_path, path, line)
+    done = lint(copy)
+    assert done.returncode == 1 and f"{NO_UI} BROKEN" in " ".join(done.stdout.split()), done.stdout
+    assert found in ui_imports(copy)[1]
 
 
 def test_a_new_module_in_frontends_must_be_classified(tree: Path, tmp_path: Path) -> None:
