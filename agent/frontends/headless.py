@@ -21,6 +21,11 @@ from agent.frontends.common import UsageError, build_config, handle_ctrl_c, open
 from agent.frontends.printing import JsonPrinter, TextPrinter
 from agent.frontends.stdin import StdinApprover
 from agent.session.notes import resume_notes
+from agent.session.ports import SessionOptions, SessionPorts
+
+if TYPE_CHECKING:
+    from agent.session.core import AgentSession
+    from agent.session.target import Target
 
 UNANSWERED = 3  # exit code: an approval was denied because stdin closed before an answer came
 
