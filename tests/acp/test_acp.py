@@ -136,7 +136,11 @@ async def test_the_editors_mcp_servers_give_the_agent_their_tools(acp_client: An
                {"type": "sse", "name": "legacy", "url": "http://127.0.0.1:9/sse", "headers": []}]
     sid = (await client.request("session/new", {"cwd": str(root), "mcpServers": servers}))["sessionId"]
     fake_llm.script(Reply(tool_calls=[call("mcp__everything__echo", message="hi there")]), Reply(text="echoed"))
-    await client.request("session/prompt", {"sessionId": sid, "prompt": [{"type": "text", "text": "echo"}]})
+    prompt = client.request_nowait("session/prompt", {"sessionId": sid, "prompt": [{"type": "text", "text": "echo"}]})
+    # An editor's server is not the user's config: its tools ask first, whatever the server claims.
+    asked = await client.wait_for(permission)
+    client.send(cmd="answer", rid=asked["rid"], outcome={"outcome": "selected", "optionId": "allow_once"})
+    await client.reply(prompt)
     assert "mcp__everything__echo" in {t["function"]["name"] for t in fake_llm.requests[0]["tools"]}
     start = client.updates(sid, "tool_call")[0]
     assert (start["title"], start["kind"]) == ("mcp__everything__echo", "other")
