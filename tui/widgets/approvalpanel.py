@@ -66,6 +66,12 @@ def allow_all_label(tool: str, width: int = 1000, kind: str | None = None) -> st
     return "Session (a)"
 
 
+def edit_reason(request: ApprovalRequest) -> str:
+    """The `reason` the model gave for an edit (edit tools take it optionally), or ""."""
+    reason = request.args.get("reason") or next((c.reason for c in request.changes if c.reason), "")
+    return str(reason).strip()
+
+
 class ApprovalPanel(Vertical, can_focus=True):
     """Posts `Decided` (and completes `wait()`) with the user's `Decision` for `request`."""
 
@@ -118,6 +124,9 @@ class ApprovalPanel(Vertical, can_focus=True):
         if request.kind == "edit":
             # The diff's own file headers name the files: said once, not again above them.
             files = [from_change(change) for change in request.changes]
+            if why := edit_reason(request):  # the tool schema promises the model's reason is shown
+                yield Static(Content.assemble(("why: ", "$text-muted"), line(why)), id="approval-reason",
+                             classes="approval-fact")
             yield DiffView(files, split=self._split, id="approval-diff")
         else:
             yield VerticalScroll(*self._request_details(), id="approval-details")
