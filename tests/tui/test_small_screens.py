@@ -1,0 +1,39 @@
+"""Small things of the app's screens and commands a new user hits (issue 26, item 20)."""
+
+from __future__ import annotations
+
+import pytest
+from textual.app import App
+from textual.widgets import DataTable
+
+from tests.tui.conftest import wait_for
+from tui.commands import SLASH_COMMANDS
+from tui.screens.keys import KeysScreen
+
+
+class Host(App[None]):
+    def on_mount(self) -> None:
+        self.push_screen(KeysScreen())
+
+
+@pytest.mark.parametrize("size", [(120, 60), (80, 60)], ids=["120", "80"])
+async def test_help_shows_every_command_description_whole_and_as_typed(size: tuple[int, int]) -> None:
+    """`[revoke TOOL | revoke all]` is text, not Rich markup, and long descriptions wrap, not cut."""
+    app = Host()
+    async with app.run_test(size=size) as pilot:
+        await wait_for(pilot, lambda: isinstance(app.screen, KeysScreen), what="the keys screen")
+        table = app.screen.query_one("#commands", DataTable)
+        table.focus()
+        await pilot.pause()
+        rows = []
+        for row in range(table.row_count):  # what is drawn, row by row: no word of a description lost
+            table.move_cursor(row=row)
+            await pilot.pause()
+            region = table._get_row_region(row)
+            rows.append(" ".join(table.render_line(y - table.scroll_offset.y).text.strip()
+                                 for y in range(region.y, region.bottom)))
+        assert table.size.width <= size[0]
+        assert "[revoke TOOL | revoke all]" in next(row for row in rows if "/allowances" in row)
+        for (name, description), drawn in zip(SLASH_COMMANDS, rows, strict=True):
+            words = " ".join(drawn.split())
+            assert " ".join(description.split()) in words.replace(f"/{name}", "", 1).strip(), (name, drawn)
