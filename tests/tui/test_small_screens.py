@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Any
+
 import pytest
 from textual.app import App
 from textual.widgets import DataTable
 
-from tests.tui.conftest import wait_for
+from tests.fakellm import Reply
+from tests.tui.conftest import APP_SIZE, ready, wait_for
+from tests.tui.test_app_sessions import answers, idle, notices, submit
 from tui.commands import SLASH_COMMANDS
 from tui.screens.keys import KeysScreen
 
@@ -37,3 +42,21 @@ async def test_help_shows_every_command_description_whole_and_as_typed(size: tup
         for (name, description), drawn in zip(SLASH_COMMANDS, rows, strict=True):
             words = " ".join(drawn.split())
             assert " ".join(description.split()) in words.replace(f"/{name}", "", 1).strip(), (name, drawn)
+
+
+async def test_compact_says_once_what_it_did(make_app: Any, workspace: Path, fake_llm: Any) -> None:
+    replies = [Reply(text=f"answer {i}") for i in range(6)]
+    fake_llm.script(*replies, Reply(text="The user asked six things; each was answered."))
+    app = make_app()
+    async with app.run_test(size=APP_SIZE) as pilot:
+        await ready(pilot)
+        for i in range(6):
+            await submit(pilot, f"question {i}")
+            await wait_for(pilot, lambda i=i: f"answer {i}" in answers(app), what=f"answer {i}")
+            await idle(pilot)
+        await submit(pilot, "/compact")
+        await wait_for(pilot, lambda: any(n.startswith("Compacted") for n in notices(app)), what="/compact")
+        await pilot.pause()
+        assert [n for n in notices(app) if "Compacted" in n or "compacted" in n] == [
+            n for n in notices(app) if n.startswith("Compacted") and "messages" in n]
+        assert len([n for n in notices(app) if "ompacted" in n]) == 1
