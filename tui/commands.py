@@ -212,7 +212,7 @@ async def _sessions(app: CoderApp, arg: str) -> None:
         return
     from tui.screens.sessions import SessionsScreen
 
-    chosen = await app.push_screen_wait(SessionsScreen(session.workspace.label))
+    chosen = await app.push_screen_wait(SessionsScreen(session.workspace.label, session.session_id))
     if chosen:
         await switch_session(app, chosen)
 

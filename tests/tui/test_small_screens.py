@@ -60,3 +60,40 @@ async def test_compact_says_once_what_it_did(make_app: Any, workspace: Path, fak
         assert [n for n in notices(app) if "Compacted" in n or "compacted" in n] == [
             n for n in notices(app) if n.startswith("Compacted") and "messages" in n]
         assert len([n for n in notices(app) if "ompacted" in n]) == 1
+
+
+async def test_sessions_opens_on_the_current_session_or_the_newest(make_app: Any, workspace: Path,
+                                                                   fake_llm: Any) -> None:
+    from textual.widgets import OptionList
+
+    from tui.screens.sessions import SessionsScreen
+
+    fake_llm.script(Reply(text="first answer"), Reply(text="second answer"))
+    app = make_app()
+    async with app.run_test(size=APP_SIZE) as pilot:
+        await ready(pilot)
+
+        async def listed() -> tuple[list[str | None], int | None]:
+            await submit(pilot, "/sessions")
+            screen = await wait_for(pilot, lambda: isinstance(app.screen, SessionsScreen) and app.screen, what="list")
+            options = await wait_for(pilot, lambda: screen.query_one(OptionList).option_count
+                                     and screen.query_one(OptionList), what="the rows")
+            return [options.get_option_at_index(i).id for i in range(options.option_count)], options.highlighted
+
+        await submit(pilot, "first")
+        await idle(pilot)
+        first = app.bridge.session.session_id
+        await submit(pilot, "/clear")
+        await wait_for(pilot, lambda: app.bridge.session.session_id != first, what="/clear")
+        await submit(pilot, "second")
+        await idle(pilot)
+        second = app.bridge.session.session_id
+        await submit(pilot, "/clear")
+        await wait_for(pilot, lambda: app.bridge.session.session_id != second, what="/clear")
+        ids, highlighted = await listed()  # the new conversation is not recorded yet: the newest
+        assert highlighted == 0 and ids[0] == second
+        await pilot.press("down", "enter")  # Enter continues the highlighted one
+        await wait_for(pilot, lambda: app.bridge.session.session_id == first, what="the first session back")
+        ids, highlighted = await listed()
+        assert highlighted is not None and ids[highlighted] == first
+        await pilot.press("escape")
