@@ -97,3 +97,21 @@ async def test_sessions_opens_on_the_current_session_or_the_newest(make_app: Any
         ids, highlighted = await listed()
         assert highlighted is not None and ids[highlighted] == first
         await pilot.press("escape")
+
+
+async def test_model_refuses_a_typod_provider_and_keeps_the_model(make_app: Any, workspace: Path,
+                                                                  fake_llm: Any) -> None:
+    from tui.screens.setup import SetupScreen
+
+    fake_llm.script(Reply(text="still here"))
+    app = make_app()
+    async with app.run_test(size=APP_SIZE) as pilot:
+        await ready(pilot)
+        model = app.bridge.session.model
+        await submit(pilot, "/model opnai/gpt-4o")
+        await wait_for(pilot, lambda: any("opnai/gpt-4o" in n and "provider" in n for n in notices(app)),
+                       what="the error")
+        assert app.bridge.session.model == model
+        await submit(pilot, "hi")
+        await idle(pilot)
+        assert "still here" in answers(app) and not isinstance(app.screen, SetupScreen)
