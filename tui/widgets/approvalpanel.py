@@ -46,6 +46,7 @@ REVIEW_ACTIONS = {"allow_once", "allow_all", "deny", "stop", "full_screen"} | ED
 # Two rows: the ways to allow (the session one names its tool), then deny, stop and the status.
 ALLOW_CHOICES = (("Allow once (y)", "allow_once", "success"), ("", "allow_all", "primary"))
 OTHER_CHOICES = (("Deny (n)", "deny", "warning"), ("Stop (esc)", "stop", "error"))
+SPLIT_TERMINAL_WIDTH = SPLIT_MIN_WIDTH + 6  # the diff's width and the full-screen panel's frame
 ALLOW_ONCE_WIDTH = len(ALLOW_CHOICES[0][0]) + 3  # label, padding, gap
 
 
@@ -315,8 +316,14 @@ class ApprovalPanel(Vertical, can_focus=True):
 
     def action_toggle_split(self) -> None:
         view = self.diff
+        if not view.is_split and self.screen.size.width < SPLIT_TERMINAL_WIDTH:
+            # Not even full screen has room (the border, padding and scrollbar take 6 columns).
+            self.notify(f"Split view needs {SPLIT_MIN_WIDTH} columns for the diff: a terminal at least "
+                        f"{SPLIT_TERMINAL_WIDTH} wide (this one is {self.screen.size.width}); staying unified.",
+                        severity="warning")
+            return
         if (not view.is_split and not self.is_maximized and view.size.width < SPLIT_MIN_WIDTH + 1
-                and self.screen.size.width >= SPLIT_MIN_WIDTH + 6):
+                and self.screen.size.width >= SPLIT_TERMINAL_WIDTH):
             # Too narrow under the conversation, wide enough on its own: full screen, then split.
             self.action_full_screen()
             self.call_after_refresh(self.action_toggle_split)
