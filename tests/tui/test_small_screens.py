@@ -9,7 +9,7 @@ import pytest
 from textual.app import App
 from textual.widgets import DataTable
 
-from tests.fakellm import Reply
+from tests.fakellm import Reply, call
 from tests.tui.conftest import APP_SIZE, ready, wait_for
 from tests.tui.test_app_sessions import answers, idle, notices, submit
 from tui.commands import SLASH_COMMANDS
@@ -115,3 +115,35 @@ async def test_model_refuses_a_typod_provider_and_keeps_the_model(make_app: Any,
         await submit(pilot, "hi")
         await idle(pilot)
         assert "still here" in answers(app) and not isinstance(app.screen, SetupScreen)
+
+
+async def test_a_session_killed_mid_run_resumes_with_no_spinner(make_app: Any, workspace: Path,
+                                                                 fake_llm: Any) -> None:
+    """The file of a session killed during a tool call ends at the call: the resumed timeline shows
+    that run as interrupted, not as a trace still spinning."""
+    import json
+
+    from agent.session.record import SessionStore
+    from tui.widgets.timeline import RunEnd, RunEntry, Timeline
+
+    fake_llm.script(Reply(tool_calls=[call("bash_exec", command="echo hi")]), Reply(text="done"))
+    app = make_app("--mode", "allow")
+    async with app.run_test(size=APP_SIZE) as pilot:
+        await ready(pilot)
+        await submit(pilot, "say hi")
+        await idle(pilot)
+        path = SessionStore().resolve(app.bridge.session.session_id)
+        await app.bridge.shutdown()
+    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+    cut = next(i for i, text in enumerate(lines)
+               if json.loads(text).get("kind") == "event" and json.loads(text)["data"].get("type") == "tool_call")
+    path.write_text("".join(lines[:cut + 1]), encoding="utf-8")  # as a kill during the call leaves it
+
+    app = make_app("--resume", "last")
+    async with app.run_test(size=APP_SIZE) as pilot:
+        await ready(pilot)
+        timeline = app.query_one(Timeline)
+        assert timeline.run is None and not timeline.traces
+        entry = timeline.query_one(RunEntry)
+        assert entry.finished and all(trace.ok is not None for trace in entry.traces)
+        assert any("interrupted" in end.outcome for end in timeline.query(RunEnd))
