@@ -81,6 +81,13 @@ async def _model(app: CoderApp, arg: str) -> None:
     if session is None:
         _say(app, "the agent is not ready yet; try again in a moment", "warning")
         return
+    from agent.llm import configuration_problem
+
+    # A typo'd provider (opnai/…) is refused here, not at the next request (whose setup screen
+    # would save it).
+    if problem := await configuration_problem(arg):
+        _say(app, f"/model: {problem}; the model stays {session.model}", "error")
+        return
     app.bridge.set_model(arg)
     app.show_model(arg)
     later = " from the next request" if app.bridge.running else ""
@@ -212,7 +219,7 @@ async def _sessions(app: CoderApp, arg: str) -> None:
         return
     from tui.screens.sessions import SessionsScreen
 
-    chosen = await app.push_screen_wait(SessionsScreen(session.workspace.label))
+    chosen = await app.push_screen_wait(SessionsScreen(session.workspace.label, session.session_id))
     if chosen:
         await switch_session(app, chosen)
 

@@ -161,6 +161,8 @@ class Presenter(EventHandler):
         self.transcript.notice(event.message, "warning")
 
     def on_compacted(self, event: ev.Compacted) -> None:
+        if event.manual:  # /compact says what it did itself: one notice, not two
+            return
         self.transcript.notice(f"Compacted the conversation to fit the context window: about "
                                f"{event.tokens_before:,} → {event.tokens_after:,} tokens.", "dim")
 

@@ -47,6 +47,8 @@ def replay(data: Any, presenter: Any, transcript: Transcript, mode_flag: str | N
     timeline = _TimelineReplay(presenter, recorded)
     for event in events:
         timeline.handle(event)
+    if presenter.timeline.run is not None:  # the process ended mid-run (killed): nothing runs now
+        presenter.timeline.end_run("interrupted: the session ended before the run finished")
     count = sum(1 for m in shown if m.get("role") == "user" and not is_note(m))
     note = f"Resumed session {data.meta.get('session_id', '')}: {count} earlier request{'s' if count != 1 else ''}."
     mode = recorded.mode if recorded.mode in MODES else None

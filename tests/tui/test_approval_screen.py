@@ -354,3 +354,20 @@ async def test_readonly_view_of_a_parsed_diff_does_not_toggle() -> None:
         assert view.move_cursor(1) and view.cursor == (0, 1)
         header = view.render_line(1).text
         assert "@@ -1,6 +1,6 @@" in header and "accepted" not in header
+
+
+async def test_split_on_120_columns_says_which_terminal_width_it_needs() -> None:
+    """120 columns can never show the split (the diff needs 120 of its own): the notice names the
+    terminal width that works, and that width does."""
+    from tui.widgets.approvalpanel import SPLIT_TERMINAL_WIDTH
+
+    app = Host(edit_request())
+    async with docked(app, size=(120, 40), notifications=True) as pilot:
+        await press(pilot, "s")
+        assert not diff_view(app).is_split
+        message = next(n.message for n in app._notifications if "Split view" in n.message)
+        assert f"at least {SPLIT_TERMINAL_WIDTH} wide" in message and "this one is 120" in message
+    app = Host(edit_request())
+    async with docked(app, size=(SPLIT_TERMINAL_WIDTH, 40)) as pilot:
+        await press(pilot, "s")
+        await wait_for(pilot, lambda: diff_view(app).is_split, what="the split at the width the notice names")

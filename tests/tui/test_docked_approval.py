@@ -191,3 +191,22 @@ async def test_a_reason_followed_at_once_by_the_call_is_drawn() -> None:
         await answer.flush()  # the flush timer firing before the new widget's mount was handled
         transcript.tool_call("c1", "patch_file", "app.py")
         await wait_for(pilot, lambda: answer.children and answer.region.height > 0, what="the reason drawn")
+
+
+async def test_the_edits_reason_shows_with_the_diff_as_one_safe_line(make_app: Any, workspace: Path,
+                                                                     fake_llm: Any) -> None:
+    """Edit tools take an optional `reason` "shown to the user with the diff": one `why:` line,
+    its control characters shown, not acted on."""
+    edit = call("patch_file", file_path="app.py", reason="Type checker\nwants\u202e it",
+                patches=[{"old_text": "def main():", "new_text": "def main() -> None:"}])
+    fake_llm.script(Reply(tool_calls=[edit]), Reply(text="Done."))
+    app = make_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await ready(pilot)
+        await submit(pilot, "add a return type")
+        panel = await approval(pilot)
+        why = [row for row in panel_text(panel).splitlines() if row.startswith("why: ")]
+        assert len(why) == 1 and "Type checker" in why[0] and "\u202e" not in why[0] and "\n" not in why[0]
+        await pilot.press("y")
+        await answered(pilot)
+        await idle(pilot)

@@ -6,6 +6,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.screen import ModalScreen
+from rich.text import Text
 from textual.widgets import DataTable, Static
 
 
@@ -55,7 +56,16 @@ class KeysScreen(ModalScreen[None]):
         for row in binding_rows():
             keys.add_row(*row)
         commands = self.query_one("#commands", DataTable)
-        commands.add_columns("Command", "Does")
+        names = max(len(name) for name, _ in SLASH_COMMANDS) + 1
+        commands.add_column("Command", width=names)
+        commands.add_column("Does", width=self._description_width(names))
         for name, description in SLASH_COMMANDS:
-            commands.add_row(f"/{name}", description)
+            # Plain text, not markup ("[revoke TOOL | revoke all]" is shown), wrapped, never cut.
+            commands.add_row(Text(f"/{name}"), Text(description), height=None)
         keys.focus()
+
+    def _description_width(self, names: int) -> int:
+        """What is left of the box (110 cells or 96% of the screen) beside the command names:
+        border, padding, both cells' padding and the scrollbar."""
+        box = min(110, self.app.size.width * 96 // 100)
+        return max(20, box - 4 - names - 4 - 2)

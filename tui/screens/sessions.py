@@ -25,9 +25,10 @@ class SessionsScreen(ModalScreen[str | None]):
     """
     BINDINGS = [Binding("escape", "cancel", "Cancel", id="sessions.cancel")]
 
-    def __init__(self, workspace: str) -> None:
+    def __init__(self, workspace: str, current: str | None = None) -> None:
         super().__init__()
         self.workspace = workspace
+        self.current = current  # highlighted when listed; else the newest is
 
     def compose(self) -> ComposeResult:
         with Vertical():
@@ -46,6 +47,9 @@ class SessionsScreen(ModalScreen[str | None]):
             options.add_option(Option(label, id=summary.id))
         if not mine:
             options.add_option(Option("No recorded sessions for this workspace yet.", disabled=True))
+        else:  # Enter continues one at once: the current session, or the newest
+            ids = [summary.id for summary in mine[:200]]
+            options.highlighted = ids.index(self.current) if self.current in ids else 0
         options.focus()
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:

@@ -46,6 +46,7 @@ REVIEW_ACTIONS = {"allow_once", "allow_all", "deny", "stop", "full_screen"} | ED
 # Two rows: the ways to allow (the session one names its tool), then deny, stop and the status.
 ALLOW_CHOICES = (("Allow once (y)", "allow_once", "success"), ("", "allow_all", "primary"))
 OTHER_CHOICES = (("Deny (n)", "deny", "warning"), ("Stop (esc)", "stop", "error"))
+SPLIT_TERMINAL_WIDTH = SPLIT_MIN_WIDTH + 6  # the diff's width and the full-screen panel's frame
 ALLOW_ONCE_WIDTH = len(ALLOW_CHOICES[0][0]) + 3  # label, padding, gap
 
 
@@ -64,6 +65,12 @@ def allow_all_label(tool: str, width: int = 1000, kind: str | None = None) -> st
         if len(label) + 3 <= width:
             return label
     return "Session (a)"
+
+
+def edit_reason(request: ApprovalRequest) -> str:
+    """The `reason` the model gave for an edit (edit tools take it optionally), or ""."""
+    reason = request.args.get("reason") or next((c.reason for c in request.changes if c.reason), "")
+    return str(reason).strip()
 
 
 class ApprovalPanel(Vertical, can_focus=True):
@@ -118,6 +125,9 @@ class ApprovalPanel(Vertical, can_focus=True):
         if request.kind == "edit":
             # The diff's own file headers name the files: said once, not again above them.
             files = [from_change(change) for change in request.changes]
+            if why := edit_reason(request):  # the tool schema promises the model's reason is shown
+                yield Static(Content.assemble(("why: ", "$text-muted"), line(why)), id="approval-reason",
+                             classes="approval-fact")
             yield DiffView(files, split=self._split, id="approval-diff")
         else:
             yield VerticalScroll(*self._request_details(), id="approval-details")
@@ -306,8 +316,14 @@ class ApprovalPanel(Vertical, can_focus=True):
 
     def action_toggle_split(self) -> None:
         view = self.diff
+        if not view.is_split and self.screen.size.width < SPLIT_TERMINAL_WIDTH:
+            # Not even full screen has room (the border, padding and scrollbar take 6 columns).
+            self.notify(f"Split view needs {SPLIT_MIN_WIDTH} columns for the diff: a terminal at least "
+                        f"{SPLIT_TERMINAL_WIDTH} wide (this one is {self.screen.size.width}); staying unified.",
+                        severity="warning")
+            return
         if (not view.is_split and not self.is_maximized and view.size.width < SPLIT_MIN_WIDTH + 1
-                and self.screen.size.width >= SPLIT_MIN_WIDTH + 6):
+                and self.screen.size.width >= SPLIT_TERMINAL_WIDTH):
             # Too narrow under the conversation, wide enough on its own: full screen, then split.
             self.action_full_screen()
             self.call_after_refresh(self.action_toggle_split)
