@@ -113,6 +113,27 @@ class EventHandler:
     def on_step_complete(self, event: ev.StepComplete) -> None:
         self.unhandled(event)
 
+    def on_map_progress(self, event: ev.MapProgress) -> None:
+        self.unhandled(event)
+
+    def on_map_plan(self, event: ev.MapPlan) -> None:
+        self.unhandled(event)
+
+    def on_explore_step(self, event: ev.ExploreStep) -> None:
+        self.unhandled(event)
+
+    def on_explore_error(self, event: ev.ExploreStepFailed) -> None:
+        self.unhandled(event)
+
+    def on_explore_idle(self, event: ev.ExploreIdle) -> None:
+        self.unhandled(event)
+
+    def on_explore_wait(self, event: ev.ExploreWait) -> None:
+        self.unhandled(event)
+
+    def on_explore_progress(self, event: ev.ExploreProgress) -> None:
+        self.unhandled(event)
+
 
 def _handlers() -> dict[type, str]:
     """Event class -> the name of its method, read from the methods' annotations."""

@@ -347,6 +347,69 @@ class RoomClosed(_Event):
     reason: str
 
 
+class MapProgress(_Event):
+    """The codebase map's build: a file parsed or summarised (`coder-tui map`, the agent's map tool)."""
+
+    type: Literal["map_progress"] = "map_progress"
+    phase: Literal["parse", "summarise"]
+    done: int
+    total: int
+    path: str
+
+
+class MapPlan(_Event):
+    """What summarising the map's pending files will cost, before it starts."""
+
+    type: Literal["map_plan"] = "map_plan"
+    summaries: int
+    prompt_tokens: int
+    completion_tokens: int
+    estimated_cost: float | None
+    text: str
+
+
+class ExploreStep(_Event):
+    type: Literal["explore_step"] = "explore_step"
+    kind: str  # "folder" or "summarise"
+    path: str
+    text: str
+
+
+class ExploreStepFailed(_Event):
+    """A file exploration could not summarise (set aside; the next steps go on)."""
+
+    type: Literal["explore_error"] = "explore_error"
+    path: str
+    text: str
+
+
+class ExploreIdle(_Event):
+    type: Literal["explore_idle"] = "explore_idle"
+    text: str
+
+
+class ExploreWait(_Event):
+    type: Literal["explore_wait"] = "explore_wait"
+    seconds: int
+    text: str
+
+
+class ExploreProgress(_Event):
+    """A step of exploration done: the explorer's status (the fields of `explore status`), then how far it is."""
+
+    type: Literal["explore_progress"] = "explore_progress"
+    files: int
+    summarised: int
+    pending: int
+    folders: int
+    last: Any = None
+    running_pid: int | None = None
+    phase: Literal["explore"] = "explore"
+    done: int
+    total: int
+    path: str
+
+
 Event = Annotated[
     Union[
         RunStarted,
@@ -379,6 +442,13 @@ Event = Annotated[
         StepStart,
         AgentAction,
         StepComplete,
+        MapProgress,
+        MapPlan,
+        ExploreStep,
+        ExploreStepFailed,
+        ExploreIdle,
+        ExploreWait,
+        ExploreProgress,
     ],
     Field(discriminator="type"),
 ]

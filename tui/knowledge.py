@@ -9,6 +9,8 @@ from typing import TYPE_CHECKING, Any
 
 from textual.widgets import Input
 
+from agent import events as ev
+from agent.consumer import EventHandler
 from tui.widgets.codemap import CodeMap
 from tui.widgets.transcript import Transcript
 
@@ -19,7 +21,6 @@ if TYPE_CHECKING:
     from tui.app import CoderApp
 
 TASK_CHECK_SECONDS = 30.0
-QUIET = {"explore_step", "explore_progress", "explore_status"}
 
 
 @dataclass
@@ -113,7 +114,7 @@ async def _start(app: CoderApp, current: ExploreRun | None, interval_text: str) 
     except ConfigError as exc:
         _say(app, f"/explore: {exc}", "error")
         return
-    run = ExploreRun(Explorer(workspace, llm, lambda event: _explore_event(app, event)))
+    run = ExploreRun(Explorer(workspace, llm, _ExploreReports(app).handle))
     app.explore_run = run
 
     async def explore() -> None:
@@ -142,11 +143,23 @@ async def _status(app: CoderApp, current: ExploreRun | None) -> None:
               f"{last.get('path', '')}".rstrip())
 
 
-def _explore_event(app: CoderApp, event: dict[str, Any]) -> None:
-    if event["type"] == "explore_step":
-        app.run_worker(reload_map(app), group="codemap", exclusive=True, exit_on_error=False)
-    elif event["type"] not in QUIET and event.get("text"):
-        _say(app, event["text"], "warning" if event["type"] == "explore_error" else "dim")
+class _ExploreReports(EventHandler):
+    """The explorer's reports in the app: a step reloads the map; idle, wait and failure notes are said."""
+
+    def __init__(self, app: CoderApp) -> None:
+        self.app = app
+
+    def on_explore_step(self, event: ev.ExploreStep) -> None:
+        self.app.run_worker(reload_map(self.app), group="codemap", exclusive=True, exit_on_error=False)
+
+    def on_explore_error(self, event: ev.ExploreStepFailed) -> None:
+        _say(self.app, event.text, "warning")
+
+    def on_explore_idle(self, event: ev.ExploreIdle) -> None:
+        _say(self.app, event.text, "dim")
+
+    def on_explore_wait(self, event: ev.ExploreWait) -> None:
+        _say(self.app, event.text, "dim")
 
 
 # -- scheduled tasks ----------------------------------------------------------------------------------

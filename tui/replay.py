@@ -15,6 +15,7 @@ from typing import Any
 
 from agent import events as ev
 from agent.session.notes import is_note
+from agent.session.shapes import recorded_events, skipped_note
 from agent.consumer import EventHandler
 from agent.textsafe import shown_copy
 from agent.attachments import typed_part
@@ -37,7 +38,7 @@ class Recorded:
 
 def replay(data: Any, presenter: Any, transcript: Transcript, mode_flag: str | None = None) -> str | None:
     """Show `data`; returns the mode to switch to (the session's, unless --mode asked for one)."""
-    events = _parsed(data.events)
+    events, skipped = recorded_events(data.events)
     recorder = _Recorder(data.meta.get("mode"))
     for event in events:
         recorder.handle(event)
@@ -59,6 +60,8 @@ def replay(data: Any, presenter: Any, transcript: Transcript, mode_flag: str | N
         note += f" {mode.upper()} mode, as the session left it."
     if data.damaged_lines:
         note += f" {data.damaged_lines} damaged line(s) of its file were skipped."
+    if skipped:
+        note += " " + skipped_note(skipped)
     transcript.notice(note, "dim")
     if (offer := unfinished_plan_note(data.state)) is not None:
         transcript.notice(offer, "warning")
@@ -79,17 +82,6 @@ def unfinished_plan_note(state: dict[str, Any]) -> str | None:
     number = plan.steps.index(step) + 1
     return (f"This session has an unfinished plan: step {number} of {len(plan.steps)} ({step.title}) is next. "
             "/plan continue runs it from there.")
-
-
-def _parsed(records: list[dict[str, Any]]) -> list[ev.Event]:
-    """The session file's events; one from another version (that does not parse) is skipped."""
-    events = []
-    for record in records:
-        try:
-            events.append(ev.parse_event(record))
-        except ValueError:
-            continue
-    return events
 
 
 class _Recorder(EventHandler):

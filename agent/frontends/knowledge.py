@@ -12,11 +12,14 @@ import sys
 from collections.abc import Callable
 from typing import Any, TextIO
 
+from agent import events as ev
+from agent.consumer import EventHandler
 from agent.frontends.common import UsageError, open_or_usage
 
 
-class Reporter:
-    """Progress and notices: a bar on stderr (readable), or JSON lines on stdout."""
+class Reporter(EventHandler):
+    """Progress and notices: a bar on stderr (readable), or JSON lines on stdout. The map's and the
+    explorer's reports arrive as typed events; the final results (map_done, explore_done, tasks) as dicts."""
 
     def __init__(self, as_json: bool, out: TextIO | None = None, err: TextIO | None = None) -> None:
         self.as_json = as_json
@@ -24,14 +27,25 @@ class Reporter:
         self.err = err or sys.stderr
         self._bar = False
 
-    def event(self, event: dict[str, Any]) -> None:
+    def event(self, event: ev.Event | dict[str, Any]) -> None:
         if self.as_json:
-            print(json.dumps(event), file=self.out, flush=True)
-            return
-        if event.get("type") in ("map_progress", "explore_progress"):
-            self._progress(event)
-        elif "text" in event:
-            self.notice(event["text"])
+            shown = event if isinstance(event, dict) else event.model_dump(mode="json")
+            print(json.dumps(shown), file=self.out, flush=True)
+        elif isinstance(event, dict):
+            if "text" in event:
+                self.notice(event["text"])
+        else:
+            self.handle(event)
+
+    def on_map_progress(self, event: ev.MapProgress) -> None:
+        self._progress(event.phase, event.done, event.total, event.path)
+
+    def on_explore_progress(self, event: ev.ExploreProgress) -> None:
+        self._progress(event.phase, event.done, event.total, event.path)
+
+    def unhandled(self, event: ev.Event) -> None:
+        if isinstance(text := getattr(event, "text", None), str):
+            self.notice(text)
 
     def notice(self, text: str) -> None:
         if self.as_json:
@@ -45,15 +59,15 @@ class Reporter:
         if not self.as_json:
             print(text, file=self.out, flush=True)
 
-    def _progress(self, event: dict[str, Any]) -> None:
-        done, total = event["done"], max(1, event["total"])
+    def _progress(self, phase: str, done: int, count: int, path: str) -> None:
+        total = max(1, count)
         width = 30
         filled = width * done // total
-        line = f"{event['phase']} [{'#' * filled}{'.' * (width - filled)}] {done}/{event['total']} {event['path']}"
+        line = f"{phase} [{'#' * filled}{'.' * (width - filled)}] {done}/{count} {path}"
         if self.err.isatty():
             print(f"\r{line[:100]:<100}", end="", file=self.err, flush=True)
             self._bar = True
-        elif done == event["total"] or done % max(1, total // 10) == 0:
+        elif done == count or done % max(1, total // 10) == 0:
             print(line, file=self.err, flush=True)
 
     def _end_bar(self) -> None:

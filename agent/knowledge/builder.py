@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from agent.events import MapPlan, MapProgress
 from agent.knowledge.languages import worth_summary
 from agent.knowledge.rank import ranked_paths
 from agent.knowledge.source import MAX_TEXT_BYTES, MapSource, source_for
@@ -22,7 +23,7 @@ from agent.knowledge.symbols import parse_symbols
 from agent.llm import LLM, LLMError
 from agent.workspaces.base import Workspace, WorkspaceError
 
-Emit = Callable[[dict[str, Any]], None]
+Emit = Callable[[MapProgress | MapPlan], None]
 
 
 @dataclass
@@ -126,8 +127,7 @@ class MapBuilder:
             else:
                 await asyncio.to_thread(_parse_all, [record], {record.path: text})
             self.store.put_files([record])
-            self.emit({"type": "map_progress", "phase": "parse", "done": index + 1, "total": len(records),
-                       "path": record.path})
+            self.emit(MapProgress(phase="parse", done=index + 1, total=len(records), path=record.path))
         return len(records)
 
     def estimate(self, paths: list[str]) -> Any:
@@ -143,10 +143,10 @@ class MapBuilder:
         plan = self.pending()
         report.planned = len(plan)
         guess = self.estimate(plan)
-        self.emit({"type": "map_plan", "summaries": len(plan), "prompt_tokens": guess.prompt_tokens,
-                   "completion_tokens": guess.completion_tokens, "estimated_cost": guess.cost,
-                   "text": f"{len(plan)} file(s) to summarise with {self.llm.model if self.llm else '?'}: "
-                           f"{guess.describe()}"})
+        self.emit(MapPlan(summaries=len(plan), prompt_tokens=guess.prompt_tokens,
+                          completion_tokens=guess.completion_tokens, estimated_cost=guess.cost,
+                          text=f"{len(plan)} file(s) to summarise with {self.llm.model if self.llm else '?'}: "
+                               f"{guess.describe()}"))
         if max_cost is not None and plan and guess.cost is None:
             report.stopped = (f"--max-cost: no price is known for {self.llm.model if self.llm else 'the model'}, so "
                               "the cost cannot be tracked; nothing was summarised (run without --max-cost)")
@@ -162,8 +162,7 @@ class MapBuilder:
                 report.stopped = (f"--max-cost ${max_cost:g} reached (spent ${report.cost or 0:.4f}); "
                                   f"{len(plan) - index} file(s) left for the next run")
                 return
-            self.emit({"type": "map_progress", "phase": "summarise", "done": index, "total": len(plan),
-                       "path": path})
+            self.emit(MapProgress(phase="summarise", done=index, total=len(plan), path=path))
             try:
                 cost = await self.summarise_one(path)
             except (BinaryFile, NotFound) as exc:
@@ -181,8 +180,7 @@ class MapBuilder:
             report.summarised.append(path)
             if cost is not None:
                 report.cost = (report.cost or 0.0) + cost
-        self.emit({"type": "map_progress", "phase": "summarise", "done": len(plan), "total": len(plan),
-                   "path": ""})
+        self.emit(MapProgress(phase="summarise", done=len(plan), total=len(plan), path=""))
 
 
 def _parse_all(records: list[FileRecord], texts: dict[str, str]) -> None:

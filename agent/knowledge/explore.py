@@ -17,6 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from agent.events import ExploreIdle, ExploreProgress, ExploreStep, ExploreStepFailed, ExploreWait
 from agent.github.errors import BinaryFile, NotFound
 from agent.knowledge.builder import MapBuilder
 from agent.knowledge.store import FileRecord
@@ -25,7 +26,7 @@ from agent.knowledge.tasks import alive
 from agent.llm import LLM, LLMError
 from agent.workspaces.base import Workspace
 
-Emit = Callable[[dict[str, Any]], None]
+Emit = Callable[[ExploreStep | ExploreStepFailed | ExploreIdle | ExploreProgress | ExploreWait], None]
 ROOM_REFRESH_STEPS = 10  # a room's files are read through the host: look for changes every 10 plans
 IDLE_SECONDS = 30.0  # when everything is current, how often to look for changes
 IMPORTANT = ("src", "lib", "app", "agent", "core", "pkg", "cmd", "internal", "packages", "server", "api")
@@ -72,8 +73,7 @@ class Explorer:
         step = self.plan()
         if step is None:
             return None
-        self.emit({"type": "explore_step", "kind": step.kind, "path": step.path,
-                   "text": f"{step.describe()}{self._folder_note(step)}"})
+        self.emit(ExploreStep(kind=step.kind, path=step.path, text=f"{step.describe()}{self._folder_note(step)}"))
         if step.kind == "folder":
             self.store.mark_dir(step.path, _now())
         else:
@@ -99,7 +99,7 @@ class Explorer:
     def _failed(self, path: str, why: str) -> None:
         sha = self.store.files()[path].sha
         self.store.set_meta("explore.failed", [*(self.store.get_meta("explore.failed") or []), sha][-1000:])
-        self.emit({"type": "explore_error", "path": path, "text": f"could not summarise {path}: {why}"})
+        self.emit(ExploreStepFailed(path=path, text=f"could not summarise {path}: {why}"))
 
     def status(self) -> dict[str, Any]:
         records = self.store.files()
@@ -144,23 +144,23 @@ class Explorer:
                 if until_done:
                     return "everything is current"
                 if not idle:
-                    self.emit({"type": "explore_idle", "text": f"everything is current; checking for changes "
-                                                               f"every {max(interval, IDLE_SECONDS):g} s"})
+                    self.emit(ExploreIdle(text=f"everything is current; checking for changes "
+                                               f"every {max(interval, IDLE_SECONDS):g} s"))
                 idle = True
                 await _wait(stop, max(interval, IDLE_SECONDS))
                 continue
             idle = False
             status = self.status()
-            self.emit({**status, "type": "explore_progress", "phase": "explore", "done": status["summarised"],
-                       "total": status["files"], "path": step.path})
+            self.emit(ExploreProgress(**{k: v for k, v in status.items() if k != "type"}, done=status["summarised"],
+                                      total=status["files"], path=step.path))
             await _wait(stop, interval)
         return "stopped"
 
     async def _wait_out(self, exc: Any, stop: asyncio.Event) -> None:
         seconds = max(1.0, exc.reset_at.timestamp() - time.time())
         clock = exc.reset_at.astimezone().strftime("%H:%M:%S")
-        self.emit({"type": "explore_wait", "seconds": round(seconds),
-                   "text": f"GitHub rate limit reached; waiting until {clock} ({seconds:.0f} s)"})
+        self.emit(ExploreWait(seconds=round(seconds),
+                              text=f"GitHub rate limit reached; waiting until {clock} ({seconds:.0f} s)"))
         await _wait(stop, seconds)
 
 

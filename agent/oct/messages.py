@@ -170,12 +170,6 @@ class _Model(BaseModel):
     model_config = ConfigDict(extra="allow", populate_by_name=True)
 
 
-class User(_Model):
-    name: str
-    email: str | None = None
-    authProvider: str | None = None
-
-
 class EncryptionMeta(_Model):
     publicKey: str
 
@@ -235,10 +229,6 @@ def parse_model(model: type[_Model], value: Any, what: str) -> Any:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first.get("loc", ()))
         raise ProtocolError(f"invalid {what}: {where} {first.get('msg', '')}".strip()) from None
-
-
-def dump_model(model: BaseModel) -> dict[str, Any]:
-    return model.model_dump(exclude_none=True)
 
 
 class Methods:

@@ -76,3 +76,24 @@ def _event_usable(event: dict[str, Any]) -> bool:
         return all(isinstance(event.get(k, 0), int) for k in numbers) and \
             isinstance(event.get("total_cost"), (int, float, type(None)))
     return True
+
+
+def recorded_events(records: list[dict[str, Any]]) -> tuple[list[Any], int]:
+    """The recorded events as typed events, for the replays, and how many of them did not parse (an
+    unknown type from another version, a damaged or hand-edited one): skipped, counted for a note."""
+    from agent.events import parse_event
+
+    events: list[Any] = []
+    skipped = 0
+    for record in records:
+        try:
+            events.append(parse_event(record))
+        except ValueError:
+            skipped += 1
+    return events, skipped
+
+
+def skipped_note(skipped: int) -> str:
+    """What a replay says about the recorded events it could not read."""
+    return (f"{skipped} recorded event{'s' if skipped != 1 else ''} of an unknown or damaged shape "
+            f"{'were' if skipped != 1 else 'was'} skipped; what {'they' if skipped != 1 else 'it'} recorded is not shown.")

@@ -291,3 +291,27 @@ async def test_sigterm_stops_the_run_records_it_and_exits_0(acp_client: Any, fak
         await asyncio.sleep(0.05)
     session_file = next((isolated_home / "data" / "coder-tui" / "sessions").glob("*.jsonl"))
     assert '"completion_reason": "stopped"' in session_file.read_text()
+
+
+async def test_load_skips_and_says_a_recorded_event_it_cannot_read(acp_client: Any, fake_llm: FakeLLM,
+                                                                   tmp_path: Path, isolated_home: Path) -> None:
+    import json
+
+    root = write_files(tmp_path / "ws", {"a.py": "print('hi')\n"})
+    first = await acp_client("--mode", "allow")
+    sid = await open_session(first, root)
+    fake_llm.script(Reply(tool_calls=[call("bash_exec", command="exit 3")]), Reply(text="It failed."))
+    await first.request("session/prompt", prompt_params(sid, "run it"))
+    await first.stop()
+    session_file = next((isolated_home / "data" / "coder-tui" / "sessions").glob(f"*{sid}*.jsonl"))
+    with session_file.open("a") as out:  # one from a later version, one damaged: neither parses
+        for raw in ({"type": "telepathy"}, {"type": "tool_result", "call_id": "x", "ok": {"x": 1}}):
+            out.write(json.dumps({"t": 1.0, "kind": "event", "data": raw}) + "\n")
+
+    second = await acp_client()
+    await second.initialize()
+    await second.request("session/load", {"sessionId": sid, "cwd": str(root), "mcpServers": []})
+    replay = second.updates(sid)
+    assert [u["status"] for u in replay if u["sessionUpdate"] == "tool_call_update"] == ["completed"]  # as before
+    assert "2 recorded events of an unknown or damaged shape were skipped" in text_of(
+        [u for u in replay if u["sessionUpdate"] == "agent_message_chunk"])

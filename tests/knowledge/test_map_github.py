@@ -88,7 +88,7 @@ async def test_explore_waits_out_the_github_rate_limit_and_says_so(
     monkeypatch.setenv("CODER_TUI_GITHUB_API_URL", gh_server.url)
     opened = await open_github(GitHubRequest("octo/shapes"), Config(),
                                settings={"write_interval": 0.0, "max_rate_wait": 0.0})
-    seen: list[dict[str, Any]] = []
+    seen: list[Any] = []
     explorer = Explorer(opened.workspace, llm_for(summary_llm), seen.append)
     gh_server.exhaust_rate_limit(reset_in=1.5)
     try:
@@ -97,9 +97,9 @@ async def test_explore_waits_out_the_github_rate_limit_and_says_so(
     finally:
         explorer.close()
         await opened.workspace.close()
-    waits = [e for e in seen if e["type"] == "explore_wait"]
+    waits = [e for e in seen if e.type == "explore_wait"]
     assert why == "everything is current" and waits
-    assert "GitHub rate limit reached; waiting until" in waits[0]["text"]
+    assert "GitHub rate limit reached; waiting until" in waits[0].text
     assert status["summarised"] == len(FILES)
 
 

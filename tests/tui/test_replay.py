@@ -84,3 +84,34 @@ async def test_mode_given_on_the_command_line_wins_over_the_recorded_one(make_ap
         assert app.mode == "plan" and app.bridge.session.mode == "plan"
         assert any("It was in ALLOW mode; --mode keeps PLAN" in b.text for b in notices(app))
 
+
+
+async def test_a_recorded_event_of_an_unknown_or_damaged_shape_is_skipped_and_said(
+        make_app: Any, fake_llm: Any, workspace: Path) -> None:
+    import json
+
+    from agent.events import RunStarted, ToolCallEvent, ToolResultEvent
+    from agent.session.record import SessionStore
+    from agent.workspaces.local import LocalWorkspace
+    label = LocalWorkspace(str(workspace)).label
+    writer = SessionStore().create({"workspace": label, "workspace_kind": "local", "root": str(workspace),
+                                    "mode": "ask"})
+    writer.message({"role": "user", "content": "look"})
+    writer.event(RunStarted(prompt="look", model="m", mode="allow", workspace=label, run_id="r1",
+                            session_id=writer.session_id))
+    writer.message({"role": "assistant", "content": "", "tool_calls": [
+        {"id": "c1", "type": "function", "function": {"name": "read_file", "arguments": '{"file_path": "app.py"}'}}]})
+    writer.event(ToolCallEvent(call_id="c1", tool="read_file", args={"file_path": "app.py"}))
+    writer.message({"role": "tool", "tool_call_id": "c1", "content": "print('hello')"})
+    # one from a later version, one damaged (a result whose `ok` is not a yes or no): neither parses
+    for raw in ({"type": "telepathy", "call_id": "c1"}, {"type": "tool_result", "call_id": "c1", "ok": {"x": 1}}):
+        writer.event(None, dumped=json.dumps(raw))
+    writer.event(ToolResultEvent(call_id="c1", tool="read_file", ok=True, output="print('hello')", duration=0.1))
+    writer.close()
+    app = make_app("--resume", writer.session_id)
+    async with app.run_test(size=APP_SIZE) as pilot:
+        await ready(pilot)
+        said = [b.text for b in notices(app) if b.text.startswith("Resumed session")]
+        assert len(said) == 1 and "2 recorded events of an unknown or damaged shape were skipped" in said[0], said
+        assert app.mode == "allow"  # the events that parse are replayed as before
+        assert [(b.who, b.ok) for b in app.query_one("#history").blocks if b.kind == "tool"] == [("read_file", True)]

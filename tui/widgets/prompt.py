@@ -135,10 +135,6 @@ class PromptInput(TextArea):
         """The sent prompts, oldest first."""
         return list(self._history.entries)
 
-    def set_commands(self, commands: Sequence[tuple[str, str]]) -> None:
-        """The slash commands offered after `/`, as (name, description) pairs."""
-        self._commands = list(commands)
-
     def set_files(self, paths: Iterable[str]) -> None:
         """The workspace paths offered after `@` (and recognised as mentions); may come late."""
         self._files = FileIndex(paths)

@@ -22,10 +22,11 @@ from acp.schema import (BlobResourceContents, EmbeddedResourceContentBlock, Reso
 
 from agent import attachments
 from agent.attachments import file_block, note_block, with_files
-from agent.events import PlanStepInfo, TodoItem
+from agent.events import Event, FileChanged, PlanStepInfo, TodoItem, ToolCallEvent, ToolResultEvent
 from agent.frontends.acp.events import OUTPUT_SHOWN, plan_entries
 from agent.frontends.acp.tools import tool_kind, tool_locations, tool_title
 from agent.session.notes import is_note
+from agent.session.shapes import recorded_events
 from agent.textsafe import line as shown_line
 from agent.workspaces.base import Workspace, WorkspaceError
 
@@ -82,10 +83,13 @@ def typed_part(prompt: str) -> str:
     return attachments.typed_part(prompt)[0]
 
 
-def history_updates(data: Any, root: Path | None, approval_kind: Callable[[str], str | None]) -> list[Any]:
-    """A recorded session as the updates that show it: its messages, tool calls and plan."""
-    failed = {e["call_id"] for e in data.events if e.get("type") == "tool_result" and not e.get("ok", True)}
-    diffs = _recorded_diffs(data.events)
+def history_updates(data: Any, root: Path | None, approval_kind: Callable[[str], str | None]
+                    ) -> tuple[list[Any], int]:
+    """A recorded session as the updates that show it (its messages, tool calls and plan), and how many
+    of its recorded events were skipped as unreadable."""
+    events, skipped = recorded_events(data.events)
+    failed = {e.call_id for e in events if isinstance(e, ToolResultEvent) and not e.ok}
+    diffs = _recorded_diffs(events)
     updates: list[Any] = []
     for message in data.history or data.messages:
         role, content = message.get("role"), message.get("content")
@@ -106,20 +110,19 @@ def history_updates(data: Any, root: Path | None, approval_kind: Callable[[str],
     plan = _recorded_plan(data)
     if plan:
         updates.append(update_plan(plan))
-    return updates
+    return updates, skipped
 
 
-def _recorded_diffs(events: list[dict[str, Any]]) -> dict[str, list[str]]:
+def _recorded_diffs(events: list[Event]) -> dict[str, list[str]]:
     """call id -> the unified diffs of the files it changed (the record keeps no whole texts)."""
     diffs: dict[str, list[str]] = {}
     current: str | None = None
     for event in events:
-        kind = event.get("type")
-        if kind == "tool_call":
-            current = event.get("call_id")
-        elif kind == "file_changed" and current is not None:
-            diffs.setdefault(current, []).append(str(event.get("diff", "")))
-        elif kind == "tool_result":
+        if isinstance(event, ToolCallEvent):
+            current = event.call_id
+        elif isinstance(event, FileChanged) and current is not None:
+            diffs.setdefault(current, []).append(event.diff)
+        elif isinstance(event, ToolResultEvent):
             current = None
     return diffs
 

@@ -17,6 +17,7 @@ from agent.frontends.acp.permission import AcpApprover, AcpPlanReviewer
 from agent.frontends.acp.prompt import history_updates, prompt_text
 from agent.frontends.acp.updates import UpdateStream
 from agent.secrets import redact
+from agent.session.shapes import skipped_note
 from agent.workspaces.base import WorkspaceError
 from agent.workspaces.editor import EditorWorkspace
 
@@ -120,8 +121,11 @@ class AcpSession:
     # -- requests ---------------------------------------------------------------------------
     async def replay(self) -> None:
         """A loaded session's conversation, tool calls and plan, before session/load answers."""
-        for update in history_updates(self.session.restored, self.events.root, self._approval_kind):
+        updates, skipped = history_updates(self.session.restored, self.events.root, self._approval_kind)
+        for update in updates:
             self.stream.send(update)
+        if skipped:
+            self.events.handle(WarningEvent(message=skipped_note(skipped)))
         await self.stream.flush()
 
     async def prompt(self, blocks: list[Any]) -> PromptResponse:
