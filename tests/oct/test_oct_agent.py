@@ -257,3 +257,12 @@ async def test_agents_md_of_the_shared_folder_is_in_the_system_prompt(rig):
     await r.host.expect("chat")
     system = r.llm.requests[0]["messages"][0]["content"]
     assert "## Project instructions (AGENTS.md)" in system and "Always answer in French." in system
+
+
+async def test_a_chat_answer_over_several_model_turns_keeps_them_apart(rig):
+    r = await rig()
+    r.llm.script(Reply(text="Let me check readability:", tool_calls=[call("read_file", file_path=DOC)]),
+                 Reply(text="The function is fine."))
+    r.host.send(cmd="chat", text="@agent is it readable?")
+    chat = await r.host.expect("chat")
+    assert "readability:The" not in chat["text"], chat["text"]
