@@ -138,9 +138,11 @@ def plan_note(event: ev.PlanDecisionRequired, session_id: str) -> str:
                   'with "steps", "stop")')
     else:
         failed = next((s.title for s in event.plan.steps if s.id == event.step_id), event.step_id or "a step")
-        what = f"a decision on the failed step \"{visible(failed)}\"" + (f": {visible(event.error)}" if event.error else "")
+        error = f": {visible(event.error)}" if event.error else ""
+        what = f"a decision on the failed step \"{visible(failed)}\"{error}"
         answer = f'{address} with {{"decision": "retry"}} (or "skip", "stop")'
-    return f"[waiting for {what}. To answer, {answer}; start `coder-tui serve --mode allow` to run plans without review.]"
+    return (f"[waiting for {what}. To answer, {answer}; start `coder-tui serve --mode allow` to run plans "
+            "without review.]")
 
 
 def approval_data(event: ev.ApprovalRequired) -> Data:
