@@ -67,7 +67,7 @@ class Executor:
     async def execute(self, call: ToolCallRequest) -> Outcome:
         tool = self.registry.get(call.name)
         if tool is None or not tool.available(self.ctx.workspace):
-            return self._malformed(call, self._unknown(call.name, tool))
+            return self._malformed(call, self._unknown(call.name, tool), self._readable(tool, call))
         if not self.permits(tool):
             return self._malformed(call, f"tool {call.name!r} is not offered to this agent (its profile leaves "
                                          f"it out). Available tools: {self._offered()}")
@@ -98,6 +98,8 @@ class Executor:
 
     def _unknown(self, name: str, tool: Tool | None) -> str:
         offered = self._offered()
+        if tool is not None and (reason := getattr(tool, "unavailable_reason", None)) is not None:
+            return f"tool {name!r} is withdrawn ({reason()}). Available tools: {offered}"
         if tool is not None:
             why = self.ctx.workspace.exec_unavailable_reason if tool.kind == "exec" else "not available here"
             return f"tool {name!r} is not available in this workspace ({why}). Available tools: {offered}"
@@ -106,8 +108,16 @@ class Executor:
     def _offered(self) -> str:
         return ", ".join(t.name for t in self.registry.offered(self.ctx.workspace) if self.permits(t))
 
-    def _malformed(self, call: ToolCallRequest, message: str) -> Outcome:
-        self.ctx.emit(ToolCallEvent(call_id=call.id, tool=call.name, args={"_raw": call.arguments[:2000]}))
+    def _readable(self, tool: Tool | None, call: ToolCallRequest) -> dict[str, Any] | None:
+        """A known tool's arguments as a valid call shows them (None: they do not parse)."""
+        try:
+            return self.registry.parse(tool, call.arguments).model_dump(mode="json") if tool else None
+        except ArgumentError:
+            return None
+
+    def _malformed(self, call: ToolCallRequest, message: str, args: dict[str, Any] | None = None) -> Outcome:
+        shown = args if args is not None else {"_raw": call.arguments[:2000]}
+        self.ctx.emit(ToolCallEvent(call_id=call.id, tool=call.name, args=shown))
         self.ctx.emit(ToolResultEvent(call_id=call.id, tool=call.name, ok=False, error=redact(message)))
         return Outcome(f"Error: {message}", malformed=True)
 

@@ -208,6 +208,9 @@ async def configuration_problem(model: str) -> str | None:
     return None
 
 
+NO_KEY = "no-key"  # sent to a keyless OpenAI-compatible server, which ignores it
+
+
 @dataclass
 class LLM:
     model: str
@@ -279,7 +282,14 @@ class LLM:
             args["api_base"] = self.api_base
         if self.api_key:
             args["api_key"] = self.api_key
+        elif self._keyless_server():
+            args["api_key"] = NO_KEY
         return args
+
+    def _keyless_server(self) -> bool:
+        """An OpenAI-compatible server at --api-base with no key anywhere: a local server needs none
+        (the OpenAI client refuses to send without one; a server that wants one answers 401)."""
+        return bool(self.api_base) and self.model.startswith("openai/") and not os.environ.get("OPENAI_API_KEY")
 
     def _classify(self, exc: Exception, litellm: Any, streaming: bool = False) -> Failure:
         return classify(exc, litellm, self.model, self.api_base, self.key_variable, streaming)
@@ -380,6 +390,11 @@ def _read_usage(usage: Any, reply: ModelReply) -> None:
     # cache writes as cache_creation_input_tokens.
     reply.cache_read_tokens = int(getattr(details, "cached_tokens", None) or 0)
     reply.cache_write_tokens = int(getattr(usage, "cache_creation_input_tokens", None) or 0)
+
+
+def model_prices(model: str) -> Prices | None:
+    """The model's prices per token (None: litellm cannot price it, so no cost is counted)."""
+    return _prices(model)
 
 
 @functools.lru_cache(maxsize=32)

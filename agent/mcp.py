@@ -61,6 +61,12 @@ class McpTool(Tool):
     def available(self, workspace: Any) -> bool:
         return self.server.state == "running" and self.remote_name in self.server.tool_names
 
+    def unavailable_reason(self) -> str:
+        """Why the tool is withdrawn, naming its server (said to the model and shown with the call)."""
+        if self.server.state != "running":
+            return f"MCP server {self.server.name} is not running: {self.server.message or self.server.state}"
+        return f"MCP server {self.server.name} no longer offers {self.remote_name}"
+
     async def prepare(self, args: McpArgs, ctx: ToolContext) -> Proposal:
         shown = json.dumps(args.model_dump(), ensure_ascii=False)[:300]
         # The address shown where a web request shows its URL: which server and tool will act.

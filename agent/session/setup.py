@@ -52,6 +52,7 @@ class AgentSetup:
         self._chain: ModelChain | None = None
         self._chain_base: LLM | None = None
         self._compactor: Compactor | None = None
+        self._unpriced_said = False  # the cost limit's warning for an unpriced model, said once
         self._schemas = toolset.SchemaCache()
         if self.profile.mode and config.sources.get("mode") not in ("command line", "environment"):
             gate.mode = self.profile.mode
@@ -159,11 +160,22 @@ class AgentSetup:
         chain = self.model_chain(llm)
         await self.mcp.ensure_started()
         kind = await self.agent_type(chain.model)
+        self._warn_unpriced(budget, chain.model)
         config, profile = self.config, self.profile
         max_steps = profile.max_steps if profile.max_steps and "max_steps" not in config.sources else config.max_steps
         return RUNS[kind](llm=chain, tools=self.schemas(), max_steps=max_steps, budget=budget,  # type: ignore[arg-type]
                           compactor=self.compactor(await self.context_window(chain.model)),
                           tools_now=self.schemas, **run_args)
+
+    def _warn_unpriced(self, budget: Budget | None, model: str) -> None:
+        """Say once that a cost limit cannot hold for a model litellm has no prices for (a proxy alias)."""
+        from agent.llm import model_prices
+
+        if budget is None or budget.max_cost is None or self._unpriced_said or model_prices(model) is not None:
+            return
+        self._unpriced_said = True
+        self.emit(WarningEvent(message=f"--max-cost is not applied: litellm has no prices for {model}, so "
+                                       "its cost is unknown; --max-tokens still limits a run"))
 
     async def compact_now(self) -> Compacted | None:
         window = await self.context_window(self.llm().model)

@@ -55,7 +55,7 @@ async def instructions(workspace: Any) -> tuple[str, list[str]]:
         from agent.workspaces.base import WorkspaceError
 
         try:
-            text = await workspace.read_text(name) if await workspace.exists(name) else None
+            text = await _read_remote(workspace, name)
         except WorkspaceError as exc:
             return "", [f"ignored {name}: {exc}"]
     if not text:
@@ -64,6 +64,18 @@ async def instructions(workspace: Any) -> tuple[str, list[str]]:
         return text, []
     cut = f"{name} cut at {INSTRUCTIONS_CAP:,} characters (it has {len(text):,})"
     return text[:INSTRUCTIONS_CAP] + f"\n[{cut}]", [cut]
+
+
+async def _read_remote(workspace: Any, name: str) -> str | None:
+    """AGENTS.md through the workspace; in a room, one per shared folder (its root holds only folders)."""
+    if workspace.kind != "room":
+        return await workspace.read_text(name) if await workspace.exists(name) else None
+    found = [f"{folder}/{name}" for folder in workspace.client.status.folders]
+    found = [path for path in found if await workspace.exists(path)]
+    texts = [await workspace.read_text(path) for path in found]
+    if len(found) == 1:
+        return texts[0]
+    return "\n".join(f"### {path}\n{text}" for path, text in zip(found, texts)) or None
 
 
 def _read_cut(root: Path, name: str) -> str | None:

@@ -46,14 +46,26 @@ def fast(model: str, api_base: str | None, api_key: str | None = KEY, var: str |
 
 async def test_a_missing_key_is_named_with_the_variable_to_set(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-    with FakeLLM(Reply(text="never")) as server:
-        error, retries = await failure(fast("openai/gpt-4.1", server.url, None, "OPENAI_API_KEY"))
-        assert server.requests == []  # nothing was sent without a key
+    error, retries = await failure(fast("openai/gpt-4.1", None, None, "OPENAI_API_KEY"))
     assert (error.kind, error.configuration, retries) == ("no_key", True, [])
     assert str(error).startswith("no API key for openai/gpt-4.1: set OPENAI_API_KEY or CODER_TUI_API_KEY")
     assert "server error" not in str(error)
     error, _ = await failure(fast("anthropic/claude-sonnet-4-5", None, None, "ANTHROPIC_API_KEY"))
     assert error.kind == "no_key" and "ANTHROPIC_API_KEY" in str(error)
+
+
+async def test_an_openai_compatible_server_at_an_api_base_needs_no_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A local server (llama.cpp, vLLM, LM Studio) takes no key; the OpenAI client refused to send without one.
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    with FakeLLM(Reply(text="hello")) as server:
+        reply = await fast("openai/local-model", server.url, None, "OPENAI_API_KEY").complete(
+            [{"role": "user", "content": "hi"}], [], lambda text: None, lambda *a: None)
+        assert reply.text == "hello" and len(server.requests) == 1
+        monkeypatch.setenv("OPENAI_API_KEY", "sk-from-the-environment")  # a key the user has is still sent
+        server.script(Reply(text="again"))
+        await fast("openai/local-model", server.url, None, "OPENAI_API_KEY").complete(
+            [{"role": "user", "content": "hi"}], [], lambda text: None, lambda *a: None)
+        assert server.headers[-1].get("Authorization") == "Bearer sk-from-the-environment"
 
 
 @pytest.mark.parametrize("model", ["openai/gpt-4.1", "anthropic/claude-sonnet-4-5", "ollama_chat/qwen2.5-coder"])

@@ -248,3 +248,21 @@ async def test_files_not_open_in_the_editor_go_through_the_hosts_file_system(rig
     assert "data.txt" in outputs[0] and "util.py" in outputs[0]
     assert "ws/lib/util.py:2" in outputs[1]  # search covers the host's files (and the shared texts)
     assert re.search(r"^ *2\t    return 1$", outputs[2], re.M)
+
+
+async def test_agents_md_of_the_shared_folder_is_in_the_system_prompt(rig):
+    r = await rig(files={"ws/AGENTS.md": "Always answer in French.\n"})
+    r.llm.script(Reply(text="d'accord"))
+    r.host.send(cmd="chat", text="@agent hello")
+    await r.host.expect("chat")
+    system = r.llm.requests[0]["messages"][0]["content"]
+    assert "## Project instructions (AGENTS.md)" in system and "Always answer in French." in system
+
+
+async def test_a_chat_answer_over_several_model_turns_keeps_them_apart(rig):
+    r = await rig()
+    r.llm.script(Reply(text="Let me check readability:", tool_calls=[call("read_file", file_path=DOC)]),
+                 Reply(text="The function is fine."))
+    r.host.send(cmd="chat", text="@agent is it readable?")
+    chat = await r.host.expect("chat")
+    assert "readability:The" not in chat["text"], chat["text"]

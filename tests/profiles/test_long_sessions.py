@@ -133,6 +133,20 @@ async def test_a_cost_budget_stops_the_run(make_session: Any) -> None:
     assert "the cost budget is spent ($0.2600 of $0.1000, 101,000 tokens)" in complete.final_response
 
 
+async def test_a_cost_limit_on_a_model_litellm_cannot_price_is_said_once(make_session: Any) -> None:
+    h = make_session(model="openai/my-proxy-alias", max_cost=0.1)
+    h.script(Reply(text="one", usage=(100_000, 1_000)), Reply(text="two", usage=(100_000, 1_000)))
+    await h.run()
+    await h.run()
+    warnings = [e.message for e in h.of("warning") if "--max-cost" in e.message]
+    assert warnings == ["--max-cost is not applied: litellm has no prices for openai/my-proxy-alias, so its "
+                        "cost is unknown; --max-tokens still limits a run"]
+    priced = make_session(model="openai/gpt-4o", max_cost=5.0)
+    priced.script(Reply(text="fine"))
+    await priced.run()
+    assert not [e for e in priced.of("warning") if "--max-cost" in e.message]
+
+
 async def test_a_fallback_model_takes_over_after_a_500(make_session: Any) -> None:
     h = make_session(fallback_models=["openai/backup-model"])
     h.script(Reply(status=500, error_message="boom"), Reply(status=500, error_message="boom"),

@@ -83,7 +83,9 @@ async def test_a_server_that_exits_mid_session_withdraws_its_tools(make_session:
     complete = await h.run()
     assert complete.completion_reason == "answered"
     assert not any(n.startswith("mcp__") for n in requested_tools(h.llm.requests[1]))
-    assert "not available" in h.of("tool_result")[-1].error
+    # The withdrawn call shows its arguments and its server, not {"_raw": ...} and "not available here".
+    assert h.of("tool_call")[-1].args == {"message": "still there?"}
+    assert "withdrawn (MCP server everything is not running: the server stopped" in h.of("tool_result")[-1].error
     errors = [e.message for e in h.of("error")]
     assert len(errors) == 1 and errors[0].startswith("MCP server everything: the server stopped")
     assert "its tools are withdrawn (mcp__everything__echo" in errors[0]

@@ -187,6 +187,35 @@ def test_ask_mode_plan_review_is_answered_over_http(make_serve):
     assert idle.status_code == 409 and unknown.status_code == 404
 
 
+def test_a_seed_only_client_is_told_in_content_how_to_answer_a_plan_review(make_serve):
+    # A client built from seed 002 shows content only: the review must say what waits and how to answer.
+    serve = make_serve(mode="ask", workflow="structured")
+    serve.llm.script(plan_reply("Write the file", goal="Create d.txt"), write("d.txt", "d\n"),
+                     Reply(text="Wrote d.txt."), Reply(text="Report: done."))
+    shown: list[str] = []
+    with serve.client() as client, client.stream("POST", "/api/chat", json={
+            "messages": [{"role": "user", "content": "create d.txt"}]}) as response:
+        for event in sse_events(response.iter_lines()):
+            if event.get("type") == "plan_decision_required":  # its content line came first
+                assert any("/plan with" in t for t in shown), shown
+            text = event.get("content", "")
+            shown.append(text)
+            with serve.client() as answer:
+                if "/plan with" in text:
+                    address = text.split("POST ")[1].split(" with")[0]
+                    assert answer.post(address, json={"decision": "approve"}).status_code == 200
+                elif "POST /api/approvals/" in text:
+                    approval_id = text.split("POST /api/approvals/")[1].split()[0]
+                    assert answer.post(f"/api/approvals/{approval_id}",
+                                       json={"decision": "allow_once"}).status_code == 200
+            if event.get("done"):
+                break
+    review = next(t for t in shown if "/plan with" in t)
+    assert review.startswith('[waiting for review of the plan "Create d.txt" (1. Write the file). To answer, POST '
+                             "/api/sessions/")
+    assert (serve.root / "d.txt").read_text() == "d\n"
+
+
 def test_apply_client_never_sends_an_edit_under_git(make_serve):
     """A hostile model reply asks the editor to write a git hook and config (issue 20)."""
     serve = make_serve(files={"app.py": "x = 1\n"})

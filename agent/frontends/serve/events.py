@@ -28,9 +28,11 @@ class SseMapper(EventHandler):
         self.send = send
         self.newline = newline  # path -> the line end the file uses
         self.turns = TurnText()
+        self.session_id = ""  # the running session's, for the plan decision's address
 
     def on_run_started(self, event: ev.RunStarted) -> None:
         self.turns.run()
+        self.session_id = event.session_id
 
     def on_step_started(self, event: ev.StepStarted) -> None:
         self.turns.step()
@@ -75,6 +77,8 @@ class SseMapper(EventHandler):
         self.send(event.model_dump(mode="json"))
 
     def on_plan_decision_required(self, event: ev.PlanDecisionRequired) -> None:
+        # As for approvals: a seed-only client shows content, so it says what waits and how to answer.
+        self.send({"content": self.turns.block(plan_note(event, self.session_id))})
         self.send(event.model_dump(mode="json"))
 
     def on_step_start(self, event: ev.StepStart) -> None:
@@ -122,6 +126,23 @@ def approval_note(event: ev.ApprovalRequired) -> str:
     elif event.url:
         what = f"fetch {event.url}"
     return f"[waiting for approval: {what}. To answer, {ANSWER.format(id=event.approval_id)}.]"
+
+
+def plan_note(event: ev.PlanDecisionRequired, session_id: str) -> str:
+    """What a plan review (or a failed step) waits for, and the request that answers it."""
+    address = f"POST /api/sessions/{session_id}/plan"
+    if event.kind == "review":
+        steps = "; ".join(f"{n}. {visible(s.title)}" for n, s in enumerate(event.plan.steps, 1))
+        what = f"review of the plan \"{visible(event.plan.refined_goal)}\" ({steps})"
+        answer = (f'{address} with {{"decision": "approve"}} (or "feedback" with "feedback": TEXT, "edit" '
+                  'with "steps", "stop")')
+    else:
+        failed = next((s.title for s in event.plan.steps if s.id == event.step_id), event.step_id or "a step")
+        error = f": {visible(event.error)}" if event.error else ""
+        what = f"a decision on the failed step \"{visible(failed)}\"{error}"
+        answer = f'{address} with {{"decision": "retry"}} (or "skip", "stop")'
+    return (f"[waiting for {what}. To answer, {answer}; start `coder-tui serve --mode allow` to run plans "
+            "without review.]")
 
 
 def approval_data(event: ev.ApprovalRequired) -> Data:
