@@ -13,6 +13,7 @@ from agent.session.ports import SessionPorts
 from agent.session.record import SessionStore
 from agent.session.target import TargetError, TargetSpec, open_target
 from tests.conftest import write_files
+from tests.fakellm import FakeLLM, Reply
 
 
 def config() -> Config:
@@ -29,11 +30,14 @@ async def test_a_local_folder_is_described_and_closes_twice_safely(tmp_path: Pat
     await target.close()
 
 
-async def test_resume_without_a_folder_opens_the_sessions_folder(tmp_path: Path) -> None:
+async def test_resume_without_a_folder_opens_the_sessions_folder(tmp_path: Path, fake_llm: FakeLLM) -> None:
     ws = write_files(tmp_path / "ws", {"a.py": "x = 1\n"})
     store = SessionStore(tmp_path / "sessions")
     first = await open_target(TargetSpec(workspace=str(ws)))
-    session = open_session(first, config(), SessionPorts(QueueApprover(), lambda event: None), store=store)
+    fake_llm.script(Reply(text="hello"))
+    session = open_session(first, Config(model="openai/scripted", api_base=fake_llm.url, api_key="sk-test-1234567890"),
+                           SessionPorts(QueueApprover(), lambda event: None), store=store)
+    await session.run("hi")  # a session is recorded from its first prompt
     await session.close()
     again = await open_target(TargetSpec(resume=session.session_id), store=store)
     assert again.workspace.root == ws.resolve()
