@@ -101,5 +101,10 @@ async def test_a_new_conversation_on_a_repository_records_it_and_gets_its_rate_l
                        what="/clear")
         session = app.bridge.session
         assert app.bridge.target.github.client.notify == session.emit  # waits reach the current chat
+        fake_llm.script(Reply(text="hello"))  # a conversation is recorded from its first prompt
+        await type_text(pilot, "hi")
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: session.writer.path.exists() and not session.running,
+                       timeout=60, what="the first prompt recorded")
     state = load(SessionStore().resolve(session.session_id, workspace=session.workspace.label)).state
     assert state["github"]["repository"] == "octo/hello"
