@@ -56,9 +56,14 @@ XDG = ("XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_CACHE_HOME")
 READY_TIMEOUT = 300  # seconds: its imports take about 5 s of CPU, many more on a busy machine
 
 
+# Set to "True" by agent.llm itself before litellm is imported (in the zygote too), so a test
+# process that loaded litellm in-process carries it without changing what a CLI run imports.
+SET_BY_US = ("LITELLM_LOCAL_MODEL_COST_MAP",)
+
+
 def startup_vars(env: dict[str, str]) -> dict[str, str]:
     return {k: v for k, v in env.items()
-            if k in STARTUP_EXACT or k.upper().startswith(STARTUP_PREFIXES)}
+            if (k in STARTUP_EXACT or k.upper().startswith(STARTUP_PREFIXES)) and k not in SET_BY_US}
 
 
 def preload() -> None:

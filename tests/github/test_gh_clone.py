@@ -97,6 +97,7 @@ async def test_resume_a_clone_session(make_gh_session, repo):
     first = await make_gh_session(clone=True, prompt="resume clone")
     first.script(Reply(tool_calls=[call("write_file", file_path="README.md", content="# Resumed\n")]), Reply(text="1"))
     await first.run()
+    await first.session.close()  # one writer per session: the first closes before it is resumed
     second = await make_gh_session(clone=True, resume=first.session.session_id, prompt="go on")
     assert second.workspace.root == first.workspace.root
     assert [f.path for f in status(second.workspace).staged] == ["README.md"]
