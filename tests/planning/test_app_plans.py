@@ -84,10 +84,12 @@ async def test_a_resumed_session_offers_its_unfinished_plan(make_app: Any, fake_
         await submit(pilot, "plan two steps")
         await idle(pilot)
         session_id = app.bridge.session.session_id
+        first = app.bridge.session
+    await first.close()  # the app's process would end here, and its session lock with it
     fake_llm.script(Reply(text="one done"), Reply(text="two done"), Reply(text="Finished."))
     again = make_app("--resume", session_id, "--mode", "allow")
     async with again.run_test(size=SIZE) as pilot:
-        await wait_for(pilot, lambda: any("unfinished plan" in n for n in notices(again)), what="the offer")
+        await wait_for(pilot, lambda: any("unfinished plan" in n for n in notices(again)), what=f"the offer {notices(again)}")
         await submit(pilot, "/plan continue")
         await idle(pilot)
         assert len(fake_llm.requests) == 4 and "Your step (1 of 2): One" in user_text(fake_llm.requests[1])
