@@ -108,7 +108,7 @@ async def test_checkpoints_and_undo_run_nothing(hostile: tuple[Path, Path]) -> N
     (repo / "a.txt").write_text("two\n")
     touch(repo / "a.txt", 3_000_000)
     await checkpoints.create("after")
-    await checkpoints.restore(first.id)
+    await checkpoints.restore(first.id, include_untouched=True)  # a change made outside the agent
     assert (repo / "a.txt").read_text() == "one\n"
     assert not marks.exists(), marks.read_text()
 

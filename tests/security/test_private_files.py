@@ -66,7 +66,7 @@ def test_a_lock_left_by_a_killed_checkpoint_is_recovered(tmp_path: Path) -> None
     (checkpoints.git_dir / "refs" / "heads" / "checkpoints.lock").write_text("0" * 40)
     (root / "a.txt").write_text("two\n")
     checkpoints.create_sync("second")
-    restored, _ = checkpoints.restore_sync(first.id)
+    restored, _ = checkpoints.restore_sync(first.id, include_untouched=True)
     assert restored.id == first.id and (root / "a.txt").read_text() == "one\n"
     assert not (checkpoints.git_dir / "index.lock").exists()
 
