@@ -47,7 +47,7 @@ def _warm_cli_session(request: pytest.FixtureRequest) -> Iterator[None]:
     # The environment as plugins left it, before any test changes it: what cli_env starts from.
     _zygote.env = {**{k: v for k, v in os.environ.items() if k not in PROVIDER_VARS},
                    "PYTHONPATH": str(ROOT), "NO_COLOR": "1"}
-    if any(item.nodeid in marks.WARM_CLI for item in request.session.items):
+    if os.environ.get("CODER_TUI_TEST_WARM") and any(item.nodeid in marks.WARM_CLI for item in request.session.items):
         _zygote.start()  # it imports while the first tests run
     yield
     _zygote.stop()

@@ -296,7 +296,8 @@ class WarmCli:
     """The test session's zygote, started by the first CLI command of a test that allows it.
 
     `allowed` is set per test (tests/conftest.py); `socket()` is None for a cold command: not
-    allowed, CODER_TUI_TEST_COLD set, or the zygote failed to start (said once on stderr).
+    allowed, CODER_TUI_TEST_WARM unset (the default: CI runs every command cold), or the zygote
+    failed to start (said once on stderr).
     """
 
     def __init__(self, root: str) -> None:
@@ -305,7 +306,7 @@ class WarmCli:
         self.allowed = False
         self._path: str | None = None
         self._proc: subprocess.Popen[bytes] | None = None
-        self._failed = bool(os.environ.get("CODER_TUI_TEST_COLD"))
+        self._failed = not os.environ.get("CODER_TUI_TEST_WARM")
         self._ready = False
         self._lock = threading.Lock()
 

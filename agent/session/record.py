@@ -272,7 +272,7 @@ def load(path: Path) -> SessionData:
     """The session in `path`; lines that are not records of the expected shape (a damaged disk, a
     hand edit, another version) are counted in `damaged_lines` and skipped, never fatal."""
     data = SessionData()
-    with open(path, encoding="utf-8", errors="replace") as handle:
+    with open(path, encoding="utf-8", errors="replace", newline="\n") as handle:  # a stray CR is no line end
         for line in handle:
             kind, payload = _parse(line)
             if kind is None or not take(data, kind, payload):

@@ -18,6 +18,9 @@ from agent.session.record import SessionInUse, SessionStore
 from tests.conftest import cli, cli_env, write_files
 from tests.fakellm import FakeLLM, Reply
 
+# The holder's pid is the process's own: a fork of the warm CLI would name another.
+pytestmark = pytest.mark.cold_cli
+
 
 @pytest.fixture
 def ws(tmp_path: Path) -> Path:

@@ -73,7 +73,7 @@ TARGETED = [  # the shapes that crashed --resume before
 ]
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True)
 @given(damage=st.lists(DAMAGE, min_size=2, max_size=8))
 def test_damaged_lines_of_any_shape_are_set_aside(damage: list[str], tmp_path_factory: Any) -> None:
     path = tmp_path_factory.mktemp("s") / "x.jsonl"

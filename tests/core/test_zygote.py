@@ -8,8 +8,18 @@ import threading
 import time
 from pathlib import Path
 
+import os
+
+import pytest
+
 from tests.conftest import ROOT, cli, cli_env, run_cli
 from tests.fakellm import FakeLLM, Reply
+
+
+# The zygote is opt-in (CODER_TUI_TEST_WARM=1, the quick local loop): CI starts every CLI command
+# cold, as a user's shell does.
+pytestmark = pytest.mark.skipif(not os.environ.get("CODER_TUI_TEST_WARM"),
+                                reason="the warm CLI is opt-in: CODER_TUI_TEST_WARM=1 runs these")
 
 
 def cold(home: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
