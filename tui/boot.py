@@ -86,7 +86,8 @@ async def _trusted_config(app: BootHost, root: Path | None, flags: dict[str, Any
         return config  # nothing to ask, or asked before and declined
     from tui.screens.trust import TrustScreen
 
-    answer = bool(await app.push_screen_wait(TrustScreen(root, wanted)))
+    answered: bool = await app.push_screen_wait(TrustScreen(root, wanted))
+    answer = bool(answered)  # None when the screen closed without an answer
     await asyncio.to_thread(trust.remember, root, answer)
     if not answer:
         return config

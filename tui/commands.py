@@ -172,7 +172,7 @@ async def restore_checkpoint(app: CoderApp, ref: str | None, label: str, confirm
     app.refresh_pane()
 
 
-async def _ask_untouched(app: CoderApp, session: Any, ref: str | None) -> bool:
+async def _ask_untouched(app: CoderApp, session: AgentSession, ref: str | None) -> bool:
     """Whether the restore also takes back files the agent never touched (the user says, seeing them)."""
     if session.checkpoints is None:
         return False
@@ -186,7 +186,8 @@ async def _ask_untouched(app: CoderApp, session: Any, ref: str | None) -> bool:
     question = (f"Undo puts back what the agent changed. These files changed too, but not by the agent:\n"
                 f"{names}{more}\nRestore them as well? Files you made are deleted, your edits undone.")
     # Enter, n and Escape keep them: losing the user's work takes the explicit y
-    return bool(await app.push_screen_wait(ConfirmScreen(question, "Restore them too", "Keep them", default=False)))
+    answer: bool = await app.push_screen_wait(ConfirmScreen(question, "Restore them too", "Keep them", default=False))
+    return bool(answer)  # None when the screen closed without an answer
 
 
 async def _clear(app: CoderApp, arg: str) -> None:
