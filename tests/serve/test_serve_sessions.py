@@ -93,5 +93,6 @@ def test_a_seed_only_client_is_told_in_content_how_to_answer_an_approval(make_se
                                            json={"decision": "allow_once"}).status_code == 200
             elif event.get("done"):
                 break
-    assert "[waiting for approval: write_file on a.txt." in shown[0] and shown[-1] == "ok"
+    # The reply streams in pieces; how many the server coalesces depends on timing.
+    assert "[waiting for approval: write_file on a.txt." in shown[0] and "".join(shown[1:]).endswith("ok")
     assert (serve.root / "a.txt").read_text() == "new\n"
