@@ -28,6 +28,7 @@ from typing import Any
 
 from aiohttp import web
 
+from tests.strict_openai import Problem, chat_problem
 from tests.threaded import ThreadedApp
 
 MODEL = "openai/fake-model"
@@ -77,6 +78,7 @@ class ScriptedServer:
         self.responder = responder
         self.requests: list[dict[str, Any]] = []
         self.headers: list[dict[str, str]] = []  # the request headers, in the order of `requests`
+        self.rejected: list[tuple[dict[str, Any], Any]] = []  # (body, why) of requests refused as invalid
         self._ids = itertools.count(1)
         self._lock = threading.Lock()
         self._closing = threading.Event()
@@ -185,7 +187,13 @@ class ScriptedServer:
 
 
 class FakeLLM(ScriptedServer):
-    """The OpenAI chat-completions wire format."""
+    """The OpenAI chat-completions wire format, strict as OpenAI is (tests/strict_openai.py).
+
+    A request OpenAI would reject is answered with OpenAI's 400 error and recorded in `rejected`
+    (body, problem); it takes no scripted reply. `strict = False` turns the checks off.
+    """
+
+    strict = True
 
     @property
     def url(self) -> str:
@@ -201,6 +209,9 @@ class FakeLLM(ScriptedServer):
         return web.json_response({"object": "list", "data": [{"id": "fake-model", "object": "model"}]})
 
     async def _handle(self, request: web.Request) -> web.StreamResponse:
+        problem = self.strict and chat_problem(await request.json())
+        if problem:
+            return self._reject(await request.json(), problem)
         body, reply = await self._take(request)
         if reply.status != 200:
             payload = {"error": {"message": reply.error_message, "type": "scripted", "code": reply.error_code}}
@@ -210,6 +221,11 @@ class FakeLLM(ScriptedServer):
             frames = [self.sse(chunk) for chunk in self._chunks(reply, usage)]
             return await self._send(request, reply, frames, "text/event-stream", end=b"data: [DONE]\n\n")
         return web.json_response(self._completion(reply, usage))
+
+    def _reject(self, body: dict[str, Any], problem: Problem) -> web.Response:
+        with self._lock:
+            self.rejected.append((body, problem))
+        return problem.response()
 
     def _usage(self, body: dict[str, Any], reply: Reply) -> dict[str, Any]:
         prompt, completion = self._estimate(body, reply)
