@@ -20,7 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from agent import secrets
+from agent import secrets, toolschema
 from agent.llm_errors import Failure, LLMError, classify, unknown_provider, where
 from agent.llm_requests import copy_messages_without_signature_scan, no_price_for_a_stream_not_read_yet
 from agent.llm_usage import (Prices, cap_cache_marks_only_when_over, caches_prompts, prices_for,
@@ -233,12 +233,15 @@ class LLM:
     ) -> ModelReply:
         attempt = 0
         requests, deliver = _RequestLoop.get(), _on_caller_loop(on_text)
+        fitted = toolschema.fit(self.model, messages, tools)  # names, ids, schemas this provider accepts
+        messages, tools = fitted.messages, fitted.tools
         if caches_prompts(self.model):
             messages, tools = with_cache_markers(messages, tools)
         while True:
             try:
                 reply = await requests.run(self._attempt(messages, tools, deliver))
                 await asyncio.sleep(0)  # the text delivered before the reply is handled first
+                fitted.restore(reply.tool_calls)
                 return reply
             except _Retryable as exc:
                 if attempt >= self.max_retries:

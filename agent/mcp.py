@@ -24,6 +24,7 @@ from pydantic import ConfigDict
 from agent import paths
 from agent.events import ErrorEvent, McpServerState
 from agent.secrets import redact, register
+from agent.toolschema import fit_name
 from agent.tools.base import Proposal, Tool, ToolArgs, ToolContext, ToolError
 
 CALL_TIMEOUT = 300.0
@@ -37,18 +38,21 @@ class McpArgs(ToolArgs):
     model_config = ConfigDict(extra="allow")
 
 
-def tool_name(server: str, tool: str) -> str:
-    return NAME_RE.sub("_", f"mcp__{server}__{tool}")[:64]
+def tool_name(server: str, tool: str, taken: frozenset[str] | set[str] = frozenset()) -> str:
+    """`mcp__SERVER__TOOL` as every provider accepts a tool name (agent/toolschema.py): characters
+    outside `[a-zA-Z0-9_-]` become `_`; a name too long, or already taken by another tool once
+    cleaned (`a.b` and `a_b`), ends in a hash of the original instead of being cut or dropped."""
+    return fit_name(f"mcp__{server}__{tool}", taken)
 
 
 class McpTool(Tool):
     Args = McpArgs
 
-    def __init__(self, server: McpServer, spec: Any) -> None:
+    def __init__(self, server: McpServer, spec: Any, name: str | None = None) -> None:
         self.server = server
         self.mcp_server = server.name
         self.remote_name = spec.name
-        self.name = tool_name(server.name, spec.name)  # type: ignore[misc]
+        self.name = name or tool_name(server.name, spec.name)  # type: ignore[misc]
         self.description = (spec.description or spec.title or spec.name)[:1024]  # type: ignore[misc]
         schema = dict(spec.input_schema or {})
         schema.setdefault("type", "object")
@@ -276,15 +280,17 @@ class McpManager:
         await asyncio.gather(*(server.start() for server in self.servers))
 
     def tools(self) -> list[McpTool]:
+        known = {(t.mcp_server, t.remote_name) for t in self._tools.values()}
         for server in self.servers:
             for spec in server.tools:
-                name = tool_name(server.name, spec.name)
-                if name not in self._tools:
-                    self._tools[name] = McpTool(server, spec)
+                if (server.name, spec.name) not in known:
+                    name = tool_name(server.name, spec.name, set(self._tools))
+                    self._tools[name] = McpTool(server, spec, name)
+                    known.add((server.name, spec.name))
         return list(self._tools.values())
 
     def _changed(self, server: McpServer) -> None:
-        names = sorted(tool_name(server.name, t.name) for t in server.tools)
+        names = sorted(t.name for t in self.tools() if t.mcp_server == server.name)
         if server.state == "running":
             self.emit(McpServerState(server=server.name, state="running", tools=names))
             return
