@@ -24,7 +24,7 @@ from pydantic import ConfigDict
 from agent import paths
 from agent.events import ErrorEvent, McpServerState
 from agent.secrets import redact, register
-from agent.toolschema import fit_name
+from agent.toolschema import NAME_OK, fit_name
 from agent.tools.base import Proposal, Tool, ToolArgs, ToolContext, ToolError
 
 CALL_TIMEOUT = 300.0
@@ -281,12 +281,15 @@ class McpManager:
 
     def tools(self) -> list[McpTool]:
         known = {(t.mcp_server, t.remote_name) for t in self._tools.values()}
-        for server in self.servers:
-            for spec in server.tools:
-                if (server.name, spec.name) not in known:
-                    name = tool_name(server.name, spec.name, set(self._tools))
-                    self._tools[name] = McpTool(server, spec, name)
-                    known.add((server.name, spec.name))
+        new = [(server, spec) for server in self.servers for spec in server.tools
+               if (server.name, spec.name) not in known]
+        # names valid as they are keep them; a cleaned name that clashes gets the hash
+        new.sort(key=lambda pair: not NAME_OK.match(f"mcp__{pair[0].name}__{pair[1].name}"))
+        for server, spec in new:
+            if (server.name, spec.name) not in known:
+                name = tool_name(server.name, spec.name, set(self._tools))
+                self._tools[name] = McpTool(server, spec, name)
+                known.add((server.name, spec.name))
         return list(self._tools.values())
 
     def _changed(self, server: McpServer) -> None:

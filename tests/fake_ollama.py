@@ -5,6 +5,14 @@ call whole in one chunk's `message.tool_calls` (its arguments a JSON object, not
 a last `done: true` line with `done_reason`, `prompt_eval_count` and `eval_count`. Errors are
 `{"error": "..."}` bodies. Requests go through litellm's `ollama_chat` adapter with
 `model="ollama_chat/..."` and `api_base=server.url` (no key).
+
+Strict as Ollama is (github.com/ollama/ollama docs/api.md and the Go types it decodes into, whose
+decoding errors are its 400 answers): `model` given and pulled (else 404 "not found, try pulling
+it first"); each message's `content` a string, `role` a string, `images` strings, a tool call's
+`function.arguments` an object (not a JSON string), a tool message's `tool_name` a string;
+each tool `{"type": "function", "function": {"name", "parameters"}}` with `parameters.type` a
+string, `required` a list of strings, each property's `type` a string or list of strings,
+`description` a string and `enum` a list. Refused requests are recorded in `rejected`.
 """
 
 from __future__ import annotations
@@ -36,6 +44,11 @@ class FakeOllama(ScriptedServer):
                                   "capabilities": ["completion", "tools"], "name": name})
 
     async def _handle(self, request: web.Request) -> web.StreamResponse:
+        refused = chat_problem(await request.json(), self.model.split("/", 1)[1])
+        if refused:
+            with self._lock:
+                self.rejected.append((await request.json(), refused[1]))
+            return web.json_response({"error": refused[1]}, status=refused[0])
         body, reply = await self._take(request)
         if reply.status != 200:
             return web.json_response({"error": reply.error_message}, status=reply.status, headers=reply.headers)
@@ -75,3 +88,69 @@ class FakeOllama(ScriptedServer):
                       "prompt_eval_count": prompt, "prompt_eval_duration": 1000,
                       "eval_count": completion, "eval_duration": 1000})
         return lines
+
+
+def _go_type(value: Any) -> str:
+    return {str: "string", bool: "bool", int: "number", float: "number", list: "array", dict: "object"}.get(
+        type(value), "null")
+
+
+def _unmarshal(value: Any, want: type, field: str, go: str) -> str | None:
+    """Go's json decoding error for a value of the wrong JSON type (None when it decodes)."""
+    if value is None or isinstance(value, want):
+        return None
+    return f"json: cannot unmarshal {_go_type(value)} into Go struct field {field} of type {go}"
+
+
+def chat_problem(body: dict[str, Any], pulled: str) -> tuple[int, str] | None:
+    """(status, error) Ollama answers this /api/chat body with, or None when it accepts it."""
+    model = body.get("model")
+    if not model:
+        return 400, "model is required"
+    if model not in (pulled, f"{pulled}:latest"):
+        return 404, f'model "{model}" not found, try pulling it first'
+    for message in body.get("messages") or []:
+        problem = (_unmarshal(message.get("role"), str, "ChatRequest.messages.role", "string")
+                   or _unmarshal(message.get("content"), str, "ChatRequest.messages.content", "string")
+                   or _unmarshal(message.get("tool_name"), str, "ChatRequest.messages.tool_name", "string")
+                   or next(filter(None, (_unmarshal(i, str, "ChatRequest.messages.images", "api.ImageData")
+                                         for i in message.get("images") or [])), None)
+                   or next(filter(None, (_unmarshal((c.get("function") or {}).get("arguments"), dict,
+                                                    "ChatRequest.messages.tool_calls.function.arguments",
+                                                    "api.ToolCallFunctionArguments")
+                                         for c in message.get("tool_calls") or [])), None))
+        if problem:
+            return 400, problem
+    for tool in body.get("tools") or []:
+        problem = _tool_problem(tool)
+        if problem:
+            return 400, problem
+    return None
+
+
+def _tool_problem(tool: dict[str, Any]) -> str | None:
+    function = tool.get("function") or {}
+    parameters = function.get("parameters") or {}
+    where = "ChatRequest.tools.function.parameters"
+    problem = (_unmarshal(function.get("name"), str, "ChatRequest.tools.function.name", "string")
+               or _unmarshal(parameters, dict, where, "struct")
+               or _unmarshal(parameters.get("type"), str, f"{where}.type", "string")
+               or _unmarshal(parameters.get("required"), list, f"{where}.required", "[]string")
+               or _unmarshal(parameters.get("properties"), dict, f"{where}.properties", "map[string]api.ToolProperty"))
+    if problem:
+        return problem
+    for name in parameters.get("required") or []:
+        if not isinstance(name, str):
+            return f"json: cannot unmarshal {_go_type(name)} into Go struct field {where}.required of type string"
+    for prop in (parameters.get("properties") or {}).values():
+        kind = prop.get("type") if isinstance(prop, dict) else None
+        if not isinstance(prop, dict):
+            return f"json: cannot unmarshal {_go_type(prop)} into Go value of type api.ToolProperty"
+        if kind is not None and not (isinstance(kind, str) or isinstance(kind, list)
+                                     and all(isinstance(k, str) for k in kind)):
+            return "invalid type: must be a string or an array of strings"
+        problem = (_unmarshal(prop.get("description"), str, f"{where}.properties.description", "string")
+                   or _unmarshal(prop.get("enum"), list, f"{where}.properties.enum", "[]interface {}"))
+        if problem:
+            return problem
+    return None
