@@ -16,6 +16,7 @@ import os
 import random
 import threading
 import uuid
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -50,6 +51,12 @@ def load_litellm() -> Any:
     # (before any usage exists): O(history) per step, for a number nobody reads. Usage comes
     # from the provider; when it does not, litellm no longer estimates it (we show 0).
     litellm.disable_token_counter = True
+    # Responses-API models (openai/gpt-5-codex, ...): a request with a reasoning effort also asks
+    # for the reasoning summary, which litellm streams back as reasoning_content.
+    litellm.reasoning_auto_summary = True
+    # litellm's Responses bridge puts Chat usage where its model expects Responses usage, and
+    # pydantic warns on stderr at every reply (over the app's screen, into `run`'s output).
+    warnings.filterwarnings("ignore", message="Pydantic serializer warnings", category=UserWarning)
     return litellm
 
 
