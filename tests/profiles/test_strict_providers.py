@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from tests.conftest import ROOT
 from tests.fake_gemini import FakeGemini
 from tests.fake_ollama import FakeOllama
 from tests.fake_responses import FakeResponses
@@ -26,7 +27,6 @@ from tests.mcp_dotted import LONG
 SERVERS: dict[str, type[ScriptedServer]] = {"openai": FakeLLM, "responses": FakeResponses, "gemini": FakeGemini,
                                             "ollama": FakeOllama}
 VALID = re.compile(r"^[a-zA-Z_][a-zA-Z0-9_-]{0,63}$")
-DOTTED = {"command": sys.executable, "args": ["-m", "tests.mcp_dotted"]}
 
 
 @pytest.fixture(params=list(SERVERS))
@@ -69,7 +69,8 @@ def three_calls() -> Callable[[dict[str, Any]], Reply]:
 
 async def test_a_three_tool_task_with_a_dotted_mcp_server(make_session: Any, fake_llm: ScriptedServer) -> None:
     fake_llm.responder = three_calls()
-    h = make_session(mode="allow", files={"a.txt": "alpha\n"}, mcp_servers={"dotted": DOTTED})
+    dotted = {"command": sys.executable, "args": [str(ROOT / "tests" / "mcp_dotted.py")]}  # a Python process: `slow`
+    h = make_session(mode="allow", files={"a.txt": "alpha\n"}, mcp_servers={"dotted": dotted})
     complete = await h.run("use the tools")
     assert fake_llm.rejected == []
     assert (complete.completion_reason, complete.final_response) == ("answered", "All three done.")
