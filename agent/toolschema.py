@@ -115,21 +115,38 @@ def _tools(tools: list[dict[str, Any]], names: dict[str, str], gemini: bool) -> 
 
 
 # -- schemas --------------------------------------------------------------------------------
+SCHEMA_MAPS = ("properties", "$defs", "definitions", "patternProperties")  # name -> schema
+SCHEMA_LISTS = ("anyOf", "oneOf", "allOf", "prefixItems")
+SCHEMA_ONE = ("items", "additionalProperties", "not")
+
+
 def _gemini_schema(schema: Any) -> Any:
-    """`schema` with `const` as a one-value `enum` (litellm would send it as an object type)."""
-    if isinstance(schema, list):
-        items = [_gemini_schema(s) for s in schema]
-        return items if any(a is not b for a, b in zip(items, schema)) else schema
+    """`schema` with each `const` as a one-value `enum` (litellm would send it as an object type);
+    only schema positions are walked, so a parameter named `const` stays a parameter."""
     if not isinstance(schema, dict):
         return schema
-    changed = {k: _gemini_schema(v) for k, v in schema.items() if k not in ("const", "enum", "default", "examples")}
+    changed: dict[str, Any] = {}
+    for key in SCHEMA_MAPS:
+        if isinstance(schema.get(key), dict):
+            changed[key] = _same_or({k: _gemini_schema(v) for k, v in schema[key].items()}, schema[key])
+    for key in SCHEMA_LISTS:
+        if isinstance(schema.get(key), list):
+            changed[key] = _same_or([_gemini_schema(v) for v in schema[key]], schema[key])
+    for key in SCHEMA_ONE:
+        if key in schema:
+            changed[key] = _gemini_schema(schema[key])
     if "const" in schema:
-        value = schema["const"]
-        changed["enum"] = [value]
-        changed.setdefault("type", _json_type(value))
-    if "const" not in schema and all(changed[k] is schema[k] for k in changed):
+        changed["enum"] = [schema["const"]]
+        changed.setdefault("type", schema.get("type") or _json_type(schema["const"]))
+    elif all(changed[k] is schema[k] for k in changed):
         return schema
     return {**{k: v for k, v in schema.items() if k != "const"}, **changed}
+
+
+def _same_or(new: Any, old: Any) -> Any:
+    """`old` when walking it changed nothing (no copy), else `new`."""
+    pairs = zip(new.values(), old.values()) if isinstance(new, dict) else zip(new, old)
+    return old if all(a is b for a, b in pairs) else new
 
 
 def _json_type(value: Any) -> str:

@@ -170,13 +170,15 @@ def test_gemini_refuses_what_its_api_refuses(gemini: FakeGemini) -> None:
 
 async def test_gemini_gets_const_as_an_enum_and_calls_come_back_under_our_names(gemini: FakeGemini) -> None:
     schema = {"type": "object", "additionalProperties": False, "$schema": "http://json-schema.org/draft-07/schema#",
-              "properties": {"mode": {"const": "full"}, "path": {"type": "string"}}}
+              "properties": {"mode": {"const": "full"}, "path": {"type": "string"},
+                             "const": {"type": "string"}}}  # a parameter named so stays one
     gemini.script(Reply(tool_calls=[call("files_read", path="a.py", mode="full")]))
     reply = await complete(gemini, USER, [tool("files.read", schema)])
     assert [(c.name, json.loads(c.arguments)) for c in reply.tool_calls] == [("files.read", {"path": "a.py",
                                                                                              "mode": "full"})]
     declared = gemini.requests[0]["tools"][0]["function_declarations"][0]
     assert declared["parameters"]["properties"]["mode"] == {"type": "string", "enum": ["full"]}
+    assert declared["parameters"]["properties"]["const"] == {"type": "string"}
 
 
 # -- OpenAI Responses ------------------------------------------------------------------------
