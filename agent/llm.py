@@ -240,10 +240,10 @@ class LLM:
     ) -> ModelReply:
         attempt = 0
         requests, deliver = _RequestLoop.get(), _on_caller_loop(on_text)
-        fitted = toolschema.fit(self.model, messages, tools)  # names, ids, schemas this provider accepts
-        messages, tools = fitted.messages, fitted.tools
         if caches_prompts(self.model):
             messages, tools = with_cache_markers(messages, tools)
+        fitted = toolschema.fit(self.model, messages, tools)  # names, ids, schemas this provider accepts
+        messages, tools = fitted.messages, fitted.tools
         while True:
             try:
                 reply = await requests.run(self._attempt(messages, tools, deliver))

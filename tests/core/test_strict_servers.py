@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
@@ -15,7 +16,7 @@ from typing import Any
 import pytest
 
 from agent.llm import LLM, LLMError, ensure_loaded
-from tests.conftest import TEST_KEY
+from tests.conftest import TEST_KEY, cli, cli_env, write_files
 from tests.fake_gemini import FakeGemini
 from tests.fake_mistral import FakeMistral
 from tests.fake_ollama import FakeOllama
@@ -239,3 +240,19 @@ async def test_ollama_accepts_what_litellm_sends_for_a_tool_turn() -> None:
         assert reply.text == "done" and server.rejected == []
         sent = server.requests[0]["messages"][2]["tool_calls"][0]["function"]["arguments"]
         assert sent == {"path": "a.py"}  # an object, as Ollama decodes it
+
+
+def test_run_with_a_codex_model_answers_through_the_responses_api(tmp_path: Any, isolated_home: Any) -> None:
+    """`coder-tui run --model openai/gpt-5-codex` as a user runs it: a tool call and an answer through
+    litellm's Responses bridge, and nothing on stderr (its usage mismatch warns at every reply)."""
+    ws = write_files(tmp_path / "ws", {"a.txt": "alpha\n"})
+    with FakeResponses(Reasoned(tool_calls=[call("read_file", file_path="a.txt")]),
+                       Reasoned(text="It says alpha.")) as server:
+        done = subprocess.run(cli("run", "what does a.txt say", "--workspace", str(ws), "--model", server.model,
+                                  "--api-base", server.url, "--api-key", TEST_KEY, "--mode", "allow", "--json"),
+                              env=cli_env(isolated_home), capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    events = [json.loads(line) for line in done.stdout.splitlines()]
+    assert events[-1]["type"] == "complete" and events[-1]["final_response"] == "It says alpha."
+    assert "alpha" in json.dumps(server.requests[-1]["input"]) and server.rejected == []
+    assert "Pydantic" not in done.stderr and "Warning" not in done.stderr, done.stderr
