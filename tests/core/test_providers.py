@@ -1,9 +1,13 @@
-"""The core scenarios through litellm's Anthropic and Ollama adapters, not only the OpenAI wire format.
+"""The core scenarios through litellm's Anthropic, Ollama, Gemini and Responses adapters, not only the
+OpenAI wire format.
 
 Each test runs the real loop against a scripted server speaking the provider's own protocol on
 loopback (tests/fake_anthropic.py: Messages API, `tool_use` blocks streamed as `input_json_delta`;
-tests/fake_ollama.py: /api/chat NDJSON with whole tool calls), through `anthropic/...` and
-`ollama_chat/...` model strings with api_base, as users run them.
+tests/fake_ollama.py: /api/chat NDJSON with whole tool calls; tests/fake_gemini.py:
+streamGenerateContent with `functionCall` parts; tests/fake_responses.py: the Responses API that
+litellm uses for `openai/gpt-5-codex`), through `anthropic/...`, `ollama_chat/...`, `gemini/...`
+and `openai/gpt-5-codex` model strings with api_base, as users run them. The Ollama, Gemini and
+Responses servers refuse what their real APIs refuse.
 """
 
 from __future__ import annotations
@@ -16,10 +20,12 @@ import pytest
 
 from agent.approval import Decision
 from tests.fake_anthropic import FakeAnthropic
+from tests.fake_gemini import FakeGemini
 from tests.fake_ollama import FakeOllama
+from tests.fake_responses import FakeResponses
 from tests.fakellm import Reply, ScriptedServer, call
 
-PROVIDERS = {"anthropic": FakeAnthropic, "ollama": FakeOllama}
+PROVIDERS = {"anthropic": FakeAnthropic, "ollama": FakeOllama, "gemini": FakeGemini, "responses": FakeResponses}
 
 
 @pytest.fixture(params=sorted(PROVIDERS))
@@ -35,12 +41,22 @@ def sent_tool_results(server: ScriptedServer, request: int = -1) -> list[str]:
     if isinstance(server, FakeAnthropic):  # tool_result blocks inside user messages
         return [str(block["content"]) for m in body["messages"] if isinstance(m["content"], list)
                 for block in m["content"] if block.get("type") == "tool_result"]
+    if isinstance(server, FakeGemini):  # function_response parts
+        return [json.dumps(p["function_response"]["response"]) for c in body["contents"] for p in c["parts"]
+                if "function_response" in p]
+    if isinstance(server, FakeResponses):  # function_call_output items
+        return [json.dumps(i["output"]) for i in body["input"] if i.get("type") == "function_call_output"]
     return [m["content"] for m in body["messages"] if m["role"] == "tool"]
 
 
 def sent_tool_calls(server: ScriptedServer, request: int = -1) -> list[tuple[str, dict[str, Any]]]:
     """The assistant's earlier tool calls as the provider received them back: (name, input)."""
     body = server.requests[request]
+    if isinstance(server, FakeGemini):
+        return [(p["function_call"]["name"], p["function_call"]["args"]) for c in body["contents"]
+                for p in c["parts"] if "function_call" in p]
+    if isinstance(server, FakeResponses):
+        return [(i["name"], json.loads(i["arguments"])) for i in body["input"] if i.get("type") == "function_call"]
     calls = []
     for message in body["messages"]:
         if message["role"] != "assistant":
@@ -107,7 +123,7 @@ async def test_resume_a_session(make_harness: Any) -> None:
     # The resumed conversation reaches the provider whole: prompt, call, result, answer, new prompt.
     assert sent_tool_calls(h.llm) == [("read_file", {"file_path": "a.txt"})]
     assert any("first" in r for r in sent_tool_results(h.llm))
-    texts = json.dumps(body["messages"])
+    texts = json.dumps(body.get("messages") or body.get("contents") or body.get("input"))
     assert "what does a.txt say?" in texts and "It says first." in texts and "and now?" in texts
     assert h2.session.totals.prompt_tokens > 0
 
@@ -120,7 +136,9 @@ async def test_a_malformed_call_goes_back_as_an_error(make_harness: Any) -> None
     assert any("file_path" in r for r in sent_tool_results(h.llm))
 
 
-async def test_arguments_that_are_not_json_go_back_as_an_error(make_harness: Any) -> None:
+async def test_arguments_that_are_not_json_go_back_as_an_error(make_harness: Any, fake_llm: ScriptedServer) -> None:
+    if isinstance(fake_llm, FakeGemini):
+        pytest.skip("Gemini's functionCall.args is a JSON object on the wire: it cannot be malformed")
     h = make_harness(files={"a.txt": "x\n"})
     h.script(Reply(tool_calls=[call("read_file", '{"file_path": "a.txt"')]), Reply(text="sorry"))
     assert (await h.run()).final_response == "sorry"
