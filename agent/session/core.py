@@ -204,8 +204,11 @@ class AgentSession:
         llm = self.llm()
         self._task, self._stop_requested = asyncio.current_task(), False
         self._budget = self.agent.budget()
+        command = self.agent.expand(prompt)  # `/name args`: a custom command (agent/custom/commands.py)
         self.emit(RunStarted(run_id=uuid.uuid4().hex[:12], session_id=self.session_id, mode=self.mode,
-                             model=llm.model, workspace=self.workspace.label, prompt=prompt))
+                             model=(command and command.model) or llm.model, workspace=self.workspace.label,
+                             prompt=prompt))
+        prompt = command.prompt if command is not None else prompt
         workflow, self.plan_next = ("structured" if self.plan_next else self.workflow), False
         try:
             if workflow == "direct" and prompt.strip() and self.unfinished_plan is None:
@@ -221,7 +224,7 @@ class AgentSession:
             self._task.uncancel()
             complete = self._stopped_early()
         finally:
-            self._task, self._budget = None, None
+            self._task, self._budget, self.agent.turn = None, None, None
             self.inbox.clear()
         await self.writer.durable()  # a completed turn's record is on disk before the turn ends
         return complete

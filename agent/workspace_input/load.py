@@ -24,6 +24,8 @@ class WorkspaceInput:
     mcp_servers: dict[str, Any]
     ignored: list[Ignored] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # other things said about the input, as lines
+    commands: Any = None  # agent.custom.commands.CommandSet
+    skills: Any = None  # agent.custom.skills.SkillSet
 
     def notices(self) -> list[str]:
         """One line per item left out (with the config file's), as a `warning` says it."""
@@ -37,7 +39,17 @@ def workspace_input(root: Path | None, config: Any) -> WorkspaceInput:
 
     profiles = load_profiles(root, trusted=config.workspace_trusted, base_mode=config.mode)
     servers, server_notes = allowed_servers(config)
-    return WorkspaceInput(profiles, servers, [*config.ignored, *profiles.ignored], server_notes)
+    commands, skills = custom_files(root, config.workspace_trusted)
+    return WorkspaceInput(profiles, servers, [*config.ignored, *profiles.ignored],
+                          [*server_notes, *commands.notes, *skills.notes], commands, skills)
+
+
+def custom_files(root: Path | None, trusted: bool) -> tuple[Any, Any]:
+    """The custom commands and the skills of the workspace (trusted only) and of the user."""
+    from agent.custom import commands, skills
+
+    return (commands.load_commands(root, trusted, commands.user_folders()),
+            skills.load_skills(root, trusted, skills.user_folders()))
 
 
 async def instructions(workspace: Any) -> tuple[str, list[str]]:
