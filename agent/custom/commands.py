@@ -33,6 +33,7 @@ FILE_CAP = 64 * 1024
 MAX_FILES = 500
 MAX_DEPTH = 4
 NAME = re.compile(r"^[A-Za-z0-9][\w.-]*(:[A-Za-z0-9][\w.-]*)*$")
+TYPED = re.compile(r"^/(\S+)\s*(.*)$", re.DOTALL)
 POSITIONAL = re.compile(r"\$([1-9])(?!\d)")
 STRINGS = ("description", "argument-hint", "model")
 
@@ -90,10 +91,11 @@ class CommandSet:
 
     def expand(self, text: str) -> Expansion | None:
         """`/name args` → its Expansion; None when the text is not a custom command."""
-        if not text.startswith("/"):
+        match = TYPED.match(text)
+        if match is None:
             return None
-        name, _, arguments = text[1:].partition(" ")
-        command = self.commands.get(name.strip())
+        name, arguments = match.groups()
+        command = self.commands.get(name)
         if command is None:
             return None
         return Expansion(command, command.expand(arguments.strip()), command.file.model, command.file.allowed_tools)
