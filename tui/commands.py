@@ -58,6 +58,9 @@ def _idle(app: CoderApp, what: str) -> AgentSession | None:
 async def run_command(app: CoderApp, text: str) -> None:
     name, _, arg = text[1:].partition(" ")
     handler = HANDLERS.get(name.lower())
+    if handler is None and name in dict(custom_commands(app)):
+        app.send_prompt(text)  # the session expands it (agent/custom/commands.py)
+        return
     if handler is None:
         _say(app, f"unknown command /{name}; /help lists the commands", "error")
         return
@@ -363,6 +366,13 @@ HANDLERS: dict[str, Handler] = {
 }
 
 
+def custom_commands(app: CoderApp) -> list[tuple[str, str]]:
+    """The session's custom commands (name, description) for completion, /help and the palette."""
+    session = app.bridge.session
+    found = getattr(getattr(session, "agent", None), "input", None)
+    return found.commands.listing() if found is not None and found.commands is not None else []
+
+
 def palette_commands(app: CoderApp) -> Iterable[SystemCommand]:
     """The app's actions for the command palette (Textual adds theme, keys, quit, screenshot)."""
 
@@ -382,5 +392,7 @@ def palette_commands(app: CoderApp) -> Iterable[SystemCommand]:
     yield SystemCommand("New session", "Start a new conversation (Ctrl+N)", command("/clear"))
     yield SystemCommand("Side panel", "Show or hide the plan and workspace panel (Ctrl+B)", app.action_toggle_side)
     yield SystemCommand("Setup…", "Choose the model, server and key again", command("/setup"))
+    for name, description in custom_commands(app):
+        yield SystemCommand(f"/{name}", description, command(f"/{name}"))
     if app.bridge.on_github:
         yield SystemCommand("Pull request", "Publish the changes as one commit and open a PR", command("/pr"))
