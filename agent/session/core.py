@@ -82,6 +82,7 @@ class AgentSession:
         self._stop_requested = False
         self.state: dict[str, Any] = {}  # named values restored from the session file
         self._said: set[str] = set()  # notes on the workspace's instructions, said once a session
+        self.instructions: Any = None  # the instructions last loaded (agent/custom/instructions.py Loaded)
         self.resumed = data is not None
         self.workflow = config.workflow  # auto | direct | structured (agent/planning)
         self.plan_reviewer: Any = QueueReviewer()  # a PlanReviewer; front ends answer a QueueReviewer by its methods
@@ -364,9 +365,11 @@ class AgentSession:
         return f"{text}\n{section}" if section else text
 
     async def _agents_md(self) -> str:
-        from agent.workspace_input.load import instructions
+        from agent.workspace_input.load import load_instructions
 
-        text, notes = await instructions(self.workspace)
+        loaded = await load_instructions(self.workspace)
+        self.instructions = loaded  # what was loaded, for the app's /memory
+        text, notes = loaded.text, loaded.notes
         for note in notes:
             if note not in self._said:  # once per session, not once per request
                 self._said.add(note)

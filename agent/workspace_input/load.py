@@ -11,11 +11,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agent.workspace_input import files
 from agent.workspace_input.policy import INSTRUCTIONS, Ignored, notices
 
-INSTRUCTIONS_CAP = 20_000  # characters of AGENTS.md in the system prompt
-INSTRUCTIONS_READ = 1 << 20  # bytes read at most (a larger file is cut, a device refused)
+INSTRUCTIONS_CAP = 20_000  # characters of a remote AGENTS.md in the system prompt (local: agent/custom/instructions.py)
 
 
 @dataclass
@@ -54,22 +52,35 @@ def custom_files(root: Path | None, trusted: bool) -> tuple[Any, Any]:
 
 async def instructions(workspace: Any) -> tuple[str, list[str]]:
     """AGENTS.md's text for the system prompt (cut at INSTRUCTIONS_CAP) and what to say about it."""
-    name = INSTRUCTIONS.where
+    loaded = await load_instructions(workspace)
+    return loaded.text, loaded.notes
+
+
+async def load_instructions(workspace: Any) -> Any:
+    """The instructions (agent/custom/instructions.py `Loaded`): for a local folder the user's global
+    AGENTS.md and those from the repository's root down to it, with their imports; else the root's."""
+    from agent.custom.instructions import Loaded, gather
+
     root = getattr(workspace, "root", None)
     if workspace.kind == "local" and root is not None:
         import asyncio
 
-        try:
-            text = await asyncio.to_thread(_read_cut, Path(root), name)
-        except files.OutsideWorkspace as exc:
-            return "", [f"ignored {name}: {exc}"]
-    else:  # a GitHub repository or a room: the text comes through the workspace, no local file
-        from agent.workspaces.base import WorkspaceError
+        from agent import paths
 
-        try:
-            text = await _read_remote(workspace, name)
-        except WorkspaceError as exc:
-            return "", [f"ignored {name}: {exc}"]
+        return await asyncio.to_thread(gather, Path(root), paths.config_dir())
+    text, notes = await _remote_instructions(workspace)
+    return Loaded(text, [(INSTRUCTIONS.where, len(text))] if text else [], notes)
+
+
+async def _remote_instructions(workspace: Any) -> tuple[str, list[str]]:
+    """A GitHub repository's or a room's AGENTS.md: the text comes through the workspace, no local file."""
+    from agent.workspaces.base import WorkspaceError
+
+    name = INSTRUCTIONS.where
+    try:
+        text = await _read_remote(workspace, name)
+    except WorkspaceError as exc:
+        return "", [f"ignored {name}: {exc}"]
     if not text:
         return "", []
     if len(text) <= INSTRUCTIONS_CAP:
@@ -89,6 +100,3 @@ async def _read_remote(workspace: Any, name: str) -> str | None:
         return texts[0]
     return "\n".join(f"### {path}\n{text}" for path, text in zip(found, texts)) or None
 
-
-def _read_cut(root: Path, name: str) -> str | None:
-    return files.read_inside(root, name, cap=INSTRUCTIONS_READ, cut=True)
