@@ -34,6 +34,7 @@ SLASH_COMMANDS: list[tuple[str, str]] = [
     ("map", "[QUERY]: show (or search) the codebase map in the side panel; again hides it"),
     ("explore", "start [SECONDS] | stop | status: learn the repository step by step in the background"),
     ("setup", "choose the model, server and key again"),
+    ("memory", "[N]: the instruction files loaded (AGENTS.md, CLAUDE.md, imports); N opens one in $EDITOR"),
     ("help", "commands and keys"),
     ("quit", "leave coder-tui"),
 ]
@@ -357,12 +358,18 @@ async def _explore(app: CoderApp, arg: str) -> None:
     await explore_command(app, arg)
 
 
+async def _memory(app: CoderApp, arg: str) -> None:
+    from tui.memory import memory_command
+
+    await memory_command(app, arg)
+
+
 HANDLERS: dict[str, Handler] = {
     "plan": _plan,
     "mode": _mode, "model": _model, "profile": _profile, "compact": _compact, "undo": _undo,
     "allowances": _allowances, "clear": _clear, "new": _clear, "sessions": _sessions, "resume": _resume,
     "theme": _theme, "pr": _pr, "setup": _setup, "help": _help, "quit": _quit, "exit": _quit,
-    "map": _map, "explore": _explore,
+    "map": _map, "explore": _explore, "memory": _memory,
 }
 
 
