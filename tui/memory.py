@@ -3,7 +3,6 @@ the user's editor ($VISUAL or $EDITOR) while the app steps aside (Textual's `sus
 
 from __future__ import annotations
 
-import asyncio
 import os
 import shlex
 import subprocess
@@ -56,8 +55,8 @@ async def open_in_editor(app: CoderApp, path: str) -> None:
         _say(app, f"$EDITOR cannot be read as a command: {line(editor)}", "error")
         return
     try:
-        with app.suspend():
-            code = await asyncio.to_thread(subprocess.call, command)
+        with app.suspend():  # as Textual documents it: the editor owns the terminal until it exits
+            code = subprocess.call(command)
     except OSError as exc:
         _say(app, f"could not start {line(command[0])}: {exc.strerror}", "error")
         return

@@ -152,7 +152,7 @@ def load_commands(root: Path | None, trusted: bool, user_folders: list[Path]) ->
 
     found = CommandSet()
     if root is not None:
-        present = [folder for folder in WORKSPACE_FOLDERS if (root / folder).is_dir()]
+        present = [folder for folder in WORKSPACE_FOLDERS if command_names(root / folder)]
         if present and not trusted:
             from agent.workspace_input.policy import NOT_TRUSTED
 

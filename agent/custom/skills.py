@@ -126,7 +126,7 @@ def load_skills(root: Path | None, trusted: bool, user_folders: list[Path]) -> S
 
     found = SkillSet()
     if root is not None:
-        present = [folder for folder in WORKSPACE_FOLDERS if (root / folder).is_dir()]
+        present = [folder for folder in WORKSPACE_FOLDERS if _folders(root / folder)]
         if present and not trusted:
             from agent.workspace_input.policy import NOT_TRUSTED
 
