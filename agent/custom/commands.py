@@ -166,8 +166,8 @@ def load_commands(root: Path | None, trusted: bool, user_folders: list[Path]) ->
             for name, path in command_names(root / folder):
                 rel = path.relative_to(root).as_posix()
                 _add(found, name, rel, "workspace", lambda rel=rel: files.read_inside(root, rel, cap=FILE_CAP))
-    for folder in user_folders:
-        for name, path in command_names(folder):
+    for user_folder in user_folders:
+        for name, path in command_names(user_folder):
             _add(found, name, str(path), "user", lambda path=path: _read_user(path))
     return found
 

@@ -152,6 +152,8 @@ class AcpSession:
         from acp.schema import AvailableCommand, AvailableCommandsUpdate, UnstructuredCommandInput
 
         commands = self.session.agent.input.commands.commands.values()
+        if not commands:  # nothing to offer: the client's list stays empty
+            return
         self.stream.send(AvailableCommandsUpdate(session_update="available_commands_update", available_commands=[
             AvailableCommand(name=c.name, description=c.description or c.name,
                              input=UnstructuredCommandInput(hint=c.file.argument_hint) if c.file.argument_hint else None)
