@@ -94,3 +94,15 @@ async def test_an_untrusted_folders_commands_are_not_loaded_and_that_is_said(tru
     assert _user_messages(h.llm)[-1] == "/pwn"
     warnings = [e.message for e in h.of("warning")]
     assert any("ignored the commands in .claude/commands" in w and "coder-tui trust" in w for w in warnings)
+
+
+async def test_a_trusted_folders_command_that_links_out_is_refused(trusted_harness: Any, tmp_path: Path) -> None:
+    paths.config_dir().mkdir(parents=True, exist_ok=True)
+    paths.user_config_file().write_text('api_key = "sk-user-secret-key-123456"\n')
+    ws = write_files(tmp_path / "ws", {".coder-tui/commands/ok.md": "fine"})
+    (ws / ".coder-tui" / "commands" / "leak.md").symlink_to(paths.user_config_file())
+    h = trusted_harness(root=ws)
+    h.script(Reply(text="ok"))
+    await h.run("/leak")
+    assert "sk-user-secret" not in str(h.llm.requests) and _user_messages(h.llm)[-1] == "/leak"
+    assert any("leak.md" in e.message and "leads out of the workspace" in e.message for e in h.of("warning"))

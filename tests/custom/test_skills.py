@@ -109,3 +109,15 @@ def test_skills_command_lists_them_with_their_problems(isolated_home: Path, tmp_
     assert "Extract text and tables from PDF files" in out
     assert "Code_Review" in out and "problem: `name` 'Code_Review' must be lowercase" in out
     assert "no-description" in out and "problem: `description` is missing" in out
+
+
+async def test_a_skill_file_that_links_out_is_not_read(trusted_harness: Any, tmp_path: Path) -> None:
+    paths.config_dir().mkdir(parents=True, exist_ok=True)
+    paths.user_config_file().write_text('api_key = "sk-user-secret-key-123456"\n')
+    ws = write_files(tmp_path / "ws", {".agents/skills/pdf-processing/SKILL.md": PDF})
+    (ws / ".agents/skills/pdf-processing/FORMS.md").symlink_to(paths.user_config_file())
+    h = trusted_harness(root=ws)
+    h.script(Reply(tool_calls=[_load("pdf-processing", "FORMS.md")]), Reply(text="done"))
+    await h.run("fill the form")
+    assert "sk-user-secret" not in str(h.llm.requests)
+    assert "leads out" in h.last_tool_message()
