@@ -97,9 +97,10 @@ class CoderApp(App[int]):
         yield Footer()
 
     def slash_commands(self) -> list[tuple[str, str]]:
-        from tui.commands import SLASH_COMMANDS
+        from tui.commands import SLASH_COMMANDS, custom_commands
 
-        return [c for c in SLASH_COMMANDS if self.options.github or c[0] != "pr"]  # /pr: GitHub only
+        builtin = [c for c in SLASH_COMMANDS if self.options.github or c[0] != "pr"]  # /pr: GitHub only
+        return builtin + custom_commands(self)  # the user's and the trusted workspace's (agent/custom)
 
     def on_mount(self) -> None:
         status = self.query_one(StatusBar)

@@ -30,6 +30,7 @@ COMMANDS_HELP = """commands:
   coder-tui sessions           list recorded sessions (resume one with --resume ID)
   coder-tui room ROOM_ID       join a live OCT room and answer @agent prompts (`coder-tui room --help`)
   coder-tui profiles           list agent profiles (built in, user, workspace); pick one with --profile
+  coder-tui skills             list the Agent Skills (SKILL.md) the agent is offered, and broken ones
   coder-tui mcp                start the configured MCP servers and list their state and tools
   coder-tui trust [DIR]        trust a folder's own files (`--list`, `--revoke DIR`; `coder-tui trust --help`)
   coder-tui serve [DIR]        serve the agent over HTTP + SSE for editors (`coder-tui serve --help`)
@@ -295,6 +296,14 @@ def _cmd_profiles(argv: list[str]) -> int:
     return list_profiles(options)
 
 
+def _cmd_skills(argv: list[str]) -> int:
+    options = listing_parser("skills", "List the Agent Skills this folder's sessions offer (name, description, "
+                                       "where from) and the ones left out with their problems.").parse_args(argv)
+    from agent.frontends.custom import list_skills
+
+    return list_skills(options)
+
+
 def _cmd_mcp(argv: list[str]) -> int:
     options = listing_parser("mcp", "Start the configured MCP servers, list their state and tools, and "
                                     "stop them. Exit code 1 when a server does not start.").parse_args(argv)
@@ -358,7 +367,7 @@ def _launch_problem(options: argparse.Namespace) -> str | None:
 
 COMMANDS: dict[str, Callable[[list[str]], int]] = {
     "run": _cmd_run, "undo": _cmd_undo, "sessions": _cmd_sessions, "room": _cmd_room,
-    "profiles": _cmd_profiles, "mcp": _cmd_mcp, "serve": _cmd_serve, "acp": _cmd_acp, "trust": _cmd_trust,
+    "profiles": _cmd_profiles, "skills": _cmd_skills, "mcp": _cmd_mcp, "serve": _cmd_serve, "acp": _cmd_acp, "trust": _cmd_trust,
     "map": knowledge_cli.cmd_map, "explore": knowledge_cli.cmd_explore, "tasks": knowledge_cli.cmd_tasks,
 }
 

@@ -34,6 +34,7 @@ SLASH_COMMANDS: list[tuple[str, str]] = [
     ("map", "[QUERY]: show (or search) the codebase map in the side panel; again hides it"),
     ("explore", "start [SECONDS] | stop | status: learn the repository step by step in the background"),
     ("setup", "choose the model, server and key again"),
+    ("memory", "[N]: the instruction files loaded (AGENTS.md, CLAUDE.md, imports); N opens one in $EDITOR"),
     ("help", "commands and keys"),
     ("quit", "leave coder-tui"),
 ]
@@ -58,6 +59,9 @@ def _idle(app: CoderApp, what: str) -> AgentSession | None:
 async def run_command(app: CoderApp, text: str) -> None:
     name, _, arg = text[1:].partition(" ")
     handler = HANDLERS.get(name.lower())
+    if handler is None and name in dict(custom_commands(app)):
+        app.send_prompt(text)  # the session expands it (agent/custom/commands.py)
+        return
     if handler is None:
         _say(app, f"unknown command /{name}; /help lists the commands", "error")
         return
@@ -354,13 +358,26 @@ async def _explore(app: CoderApp, arg: str) -> None:
     await explore_command(app, arg)
 
 
+async def _memory(app: CoderApp, arg: str) -> None:
+    from tui.memory import memory_command
+
+    await memory_command(app, arg)
+
+
 HANDLERS: dict[str, Handler] = {
     "plan": _plan,
     "mode": _mode, "model": _model, "profile": _profile, "compact": _compact, "undo": _undo,
     "allowances": _allowances, "clear": _clear, "new": _clear, "sessions": _sessions, "resume": _resume,
     "theme": _theme, "pr": _pr, "setup": _setup, "help": _help, "quit": _quit, "exit": _quit,
-    "map": _map, "explore": _explore,
+    "map": _map, "explore": _explore, "memory": _memory,
 }
+
+
+def custom_commands(app: CoderApp) -> list[tuple[str, str]]:
+    """The session's custom commands (name, description) for completion, /help and the palette."""
+    session = app.bridge.session
+    found = getattr(getattr(session, "agent", None), "input", None)
+    return found.commands.listing() if found is not None and found.commands is not None else []
 
 
 def palette_commands(app: CoderApp) -> Iterable[SystemCommand]:
@@ -382,5 +399,7 @@ def palette_commands(app: CoderApp) -> Iterable[SystemCommand]:
     yield SystemCommand("New session", "Start a new conversation (Ctrl+N)", command("/clear"))
     yield SystemCommand("Side panel", "Show or hide the plan and workspace panel (Ctrl+B)", app.action_toggle_side)
     yield SystemCommand("Setup…", "Choose the model, server and key again", command("/setup"))
+    for name, description in custom_commands(app):
+        yield SystemCommand(f"/{name}", description, command(f"/{name}"))
     if app.bridge.on_github:
         yield SystemCommand("Pull request", "Publish the changes as one commit and open a PR", command("/pr"))

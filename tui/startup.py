@@ -93,6 +93,10 @@ def session_opened(app: CoderApp, session: AgentSession) -> None:
         app.run_task(_idle_once_loaded(app), name="load-models")
     app.refresh_pane()
     app.load_files()
+    from tui.widgets.prompt import PromptInput
+
+    for prompt in app.query("#prompt").results(PromptInput):  # once mounted; else it is mounted with them
+        prompt.set_commands(app.slash_commands())
     app.bridge.session_ready()
 
 

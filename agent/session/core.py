@@ -82,6 +82,7 @@ class AgentSession:
         self._stop_requested = False
         self.state: dict[str, Any] = {}  # named values restored from the session file
         self._said: set[str] = set()  # notes on the workspace's instructions, said once a session
+        self.instructions: Any = None  # the instructions last loaded (agent/custom/instructions.py Loaded)
         self.resumed = data is not None
         self.workflow = config.workflow  # auto | direct | structured (agent/planning)
         self.plan_reviewer: Any = QueueReviewer()  # a PlanReviewer; front ends answer a QueueReviewer by its methods
@@ -204,8 +205,11 @@ class AgentSession:
         llm = self.llm()
         self._task, self._stop_requested = asyncio.current_task(), False
         self._budget = self.agent.budget()
+        command = self.agent.expand(prompt)  # `/name args`: a custom command (agent/custom/commands.py)
         self.emit(RunStarted(run_id=uuid.uuid4().hex[:12], session_id=self.session_id, mode=self.mode,
-                             model=llm.model, workspace=self.workspace.label, prompt=prompt))
+                             model=(command and command.model) or llm.model, workspace=self.workspace.label,
+                             prompt=prompt))
+        prompt = command.prompt if command is not None else prompt
         workflow, self.plan_next = ("structured" if self.plan_next else self.workflow), False
         try:
             if workflow == "direct" and prompt.strip() and self.unfinished_plan is None:
@@ -221,7 +225,7 @@ class AgentSession:
             self._task.uncancel()
             complete = self._stopped_early()
         finally:
-            self._task, self._budget = None, None
+            self._task, self._budget, self.agent.turn = None, None, None
             self.inbox.clear()
         await self.writer.durable()  # a completed turn's record is on disk before the turn ends
         return complete
@@ -361,9 +365,11 @@ class AgentSession:
         return f"{text}\n{section}" if section else text
 
     async def _agents_md(self) -> str:
-        from agent.workspace_input.load import instructions
+        from agent.workspace_input.load import load_instructions
 
-        text, notes = await instructions(self.workspace)
+        loaded = await load_instructions(self.workspace)
+        self.instructions = loaded  # what was loaded, for the app's /memory
+        text, notes = loaded.text, loaded.notes
         for note in notes:
             if note not in self._said:  # once per session, not once per request
                 self._said.add(note)

@@ -54,6 +54,11 @@ class AgentSetup:
         self._compactor: Compactor | None = None
         self._unpriced_said = False  # the cost limit's warning for an unpriced model, said once
         self._schemas = toolset.SchemaCache()
+        self.turn: Any = None  # a custom command's Expansion while its turn runs (agent/custom/turn.py)
+        if self.input.skills.skills and registry.get("load_skill") is None:
+            from agent.custom.skilltool import LoadSkill
+
+            registry.register(LoadSkill(self.input.skills))
         if self.profile.mode and config.sources.get("mode") not in ("command line", "environment"):
             gate.mode = self.profile.mode
         self.report_ignored()
@@ -69,7 +74,13 @@ class AgentSetup:
 
     def prompt_section(self) -> str:
         text = self.profile.prompt_text()
-        return f"\n## Profile: {self.profile.name}\n{text}\n" if text else ""
+        section = f"\n## Profile: {self.profile.name}\n{text}\n" if text else ""
+        return section + self.input.skills.prompt_section()
+
+    def expand(self, prompt: str) -> Any:
+        """A custom command's Expansion for `/name args` (None: not one); its turn uses its model and tools."""
+        self.turn = self.input.commands.expand(prompt)
+        return self.turn
 
     # -- tools ----------------------------------------------------------------------------
     def _sync_mcp(self) -> None:
@@ -80,8 +91,13 @@ class AgentSetup:
 
     def offered(self) -> list[Tool]:
         self._sync_mcp()
-        return toolset.offered(self.registry, self.workspace, self.profile,
-                               self.gate.mode, self.extras)
+        tools = toolset.offered(self.registry, self.workspace, self.profile, self.gate.mode, self.extras)
+        if self.turn is not None and self.turn.tools:
+            from agent.custom.turn import selectors
+
+            chosen = selectors(self.turn.tools)
+            tools = [t for t in tools if toolset.selected(t, chosen, False)]
+        return tools
 
     def schemas(self) -> list[dict[str, Any]]:
         return self._schemas(self.offered())
@@ -158,6 +174,8 @@ class AgentSetup:
         """A run with the profile's tools, agent type, step limit, models and compaction, spending
         from `budget` (a turn's runs share one: see AgentSession.new_run)."""
         chain = self.model_chain(llm)
+        if self.turn is not None and self.turn.model:  # a custom command's model, for its turn
+            chain = ModelChain(_with_model(llm, self.turn.model), list(self.config.fallback_models), self.emit)
         await self.mcp.ensure_started()
         kind = await self.agent_type(chain.model)
         self._warn_unpriced(budget, chain.model)

@@ -11,11 +11,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agent.workspace_input import files
 from agent.workspace_input.policy import INSTRUCTIONS, Ignored, notices
 
-INSTRUCTIONS_CAP = 20_000  # characters of AGENTS.md in the system prompt
-INSTRUCTIONS_READ = 1 << 20  # bytes read at most (a larger file is cut, a device refused)
+INSTRUCTIONS_CAP = 20_000  # characters of a remote AGENTS.md in the system prompt (local: agent/custom/instructions.py)
 
 
 @dataclass
@@ -24,6 +22,8 @@ class WorkspaceInput:
     mcp_servers: dict[str, Any]
     ignored: list[Ignored] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # other things said about the input, as lines
+    commands: Any = None  # agent.custom.commands.CommandSet
+    skills: Any = None  # agent.custom.skills.SkillSet
 
     def notices(self) -> list[str]:
         """One line per item left out (with the config file's), as a `warning` says it."""
@@ -37,27 +37,50 @@ def workspace_input(root: Path | None, config: Any) -> WorkspaceInput:
 
     profiles = load_profiles(root, trusted=config.workspace_trusted, base_mode=config.mode)
     servers, server_notes = allowed_servers(config)
-    return WorkspaceInput(profiles, servers, [*config.ignored, *profiles.ignored], server_notes)
+    commands, skills = custom_files(root, config.workspace_trusted)
+    return WorkspaceInput(profiles, servers, [*config.ignored, *profiles.ignored],
+                          [*server_notes, *commands.notes, *skills.notes], commands, skills)
+
+
+def custom_files(root: Path | None, trusted: bool) -> tuple[Any, Any]:
+    """The custom commands and the skills of the workspace (trusted only) and of the user."""
+    from agent.custom import commands, skills
+
+    return (commands.load_commands(root, trusted, commands.user_folders()),
+            skills.load_skills(root, trusted, skills.user_folders()))
 
 
 async def instructions(workspace: Any) -> tuple[str, list[str]]:
     """AGENTS.md's text for the system prompt (cut at INSTRUCTIONS_CAP) and what to say about it."""
-    name = INSTRUCTIONS.where
+    loaded = await load_instructions(workspace)
+    return loaded.text, loaded.notes
+
+
+async def load_instructions(workspace: Any) -> Any:
+    """The instructions (agent/custom/instructions.py `Loaded`): for a local folder the user's global
+    AGENTS.md and those from the repository's root down to it, with their imports; else the root's."""
+    from agent.custom.instructions import Loaded, gather
+
     root = getattr(workspace, "root", None)
     if workspace.kind == "local" and root is not None:
         import asyncio
 
-        try:
-            text = await asyncio.to_thread(_read_cut, Path(root), name)
-        except files.OutsideWorkspace as exc:
-            return "", [f"ignored {name}: {exc}"]
-    else:  # a GitHub repository or a room: the text comes through the workspace, no local file
-        from agent.workspaces.base import WorkspaceError
+        from agent import paths
 
-        try:
-            text = await _read_remote(workspace, name)
-        except WorkspaceError as exc:
-            return "", [f"ignored {name}: {exc}"]
+        return await asyncio.to_thread(gather, Path(root), paths.config_dir())
+    text, notes = await _remote_instructions(workspace)
+    return Loaded(text, [(INSTRUCTIONS.where, len(text))] if text else [], notes)
+
+
+async def _remote_instructions(workspace: Any) -> tuple[str, list[str]]:
+    """A GitHub repository's or a room's AGENTS.md: the text comes through the workspace, no local file."""
+    from agent.workspaces.base import WorkspaceError
+
+    name = INSTRUCTIONS.where
+    try:
+        text = await _read_remote(workspace, name)
+    except WorkspaceError as exc:
+        return "", [f"ignored {name}: {exc}"]
     if not text:
         return "", []
     if len(text) <= INSTRUCTIONS_CAP:
@@ -77,6 +100,3 @@ async def _read_remote(workspace: Any, name: str) -> str | None:
         return texts[0]
     return "\n".join(f"### {path}\n{text}" for path, text in zip(found, texts)) or None
 
-
-def _read_cut(root: Path, name: str) -> str | None:
-    return files.read_inside(root, name, cap=INSTRUCTIONS_READ, cut=True)

@@ -149,7 +149,16 @@ PROFILE = InputKind("profile", ".coder-tui/profiles/*.toml", "agent.profiles:Pro
     "max_steps": Harmless(), "max_cost": Harmless(), "max_tokens": Harmless(),
 })
 INSTRUCTIONS = InputKind("instructions", "AGENTS.md", "", {"text": Text()})
-KINDS: tuple[InputKind, ...] = (CONFIG, PROFILE, INSTRUCTIONS)
+# Commands and skills of an untrusted folder are not loaded at all (agent/custom): a command's
+# `model` and tools, a skill's instructions the model follows on its own, come from whoever wrote them.
+COMMAND_WHY = "the folder's commands are loaded once you trust it"
+COMMANDS = InputKind("commands", ".coder-tui/commands/**/*.md", "agent.custom.commands:CommandFile", {
+    key: NeedsTrust(COMMAND_WHY) for key in ("description", "argument_hint", "model", "allowed_tools", "body")})
+SKILL_WHY = "the folder's skills are loaded once you trust it"
+SKILLS = InputKind("skills", ".agents/skills/*/SKILL.md", "agent.custom.skills:SkillFile", {
+    key: NeedsTrust(SKILL_WHY) for key in ("name", "description", "license", "compatibility", "metadata",
+                                           "allowed_tools", "body")})
+KINDS: tuple[InputKind, ...] = (CONFIG, PROFILE, INSTRUCTIONS, COMMANDS, SKILLS)
 UNKNOWN = NeedsTrust("coder-tui does not know what it does")
 
 

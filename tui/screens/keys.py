@@ -49,17 +49,19 @@ class KeysScreen(ModalScreen[None]):
             yield DataTable(id="commands", cursor_type="row", zebra_stripes=True)
 
     def on_mount(self) -> None:
-        from tui.commands import SLASH_COMMANDS
+        from tui.commands import SLASH_COMMANDS, custom_commands
+
+        listed = [*SLASH_COMMANDS, *custom_commands(self.app)]  # type: ignore[arg-type]
 
         keys = self.query_one("#keys", DataTable)
         keys.add_columns("Keys", "Does", "Id")
         for row in binding_rows():
             keys.add_row(*row)
         commands = self.query_one("#commands", DataTable)
-        names = max(len(name) for name, _ in SLASH_COMMANDS) + 1
+        names = max(len(name) for name, _ in listed) + 1
         commands.add_column("Command", width=names)
         commands.add_column("Does", width=self._description_width(names))
-        for name, description in SLASH_COMMANDS:
+        for name, description in listed:
             # Plain text, not markup ("[revoke TOOL | revoke all]" is shown), wrapped, never cut.
             commands.add_row(Text(f"/{name}"), Text(description), height=None)
         keys.focus()

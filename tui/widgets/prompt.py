@@ -135,6 +135,10 @@ class PromptInput(TextArea):
         """The sent prompts, oldest first."""
         return list(self._history.entries)
 
+    def set_commands(self, commands: Sequence[tuple[str, str]]) -> None:
+        """The commands offered after `/` (custom ones come with the session)."""
+        self._commands = list(commands)
+
     def set_files(self, paths: Iterable[str]) -> None:
         """The workspace paths offered after `@` (and recognised as mentions); may come late."""
         self._files = FileIndex(paths)
@@ -315,7 +319,7 @@ class PromptInput(TextArea):
             return None
         row, column = self.cursor_location
         before = self.document[row][:column]
-        if row == 0 and self._commands and (match := re.fullmatch(r"/([\w-]*)", before)):
+        if row == 0 and self._commands and (match := re.fullmatch(r"/([\w:.-]*)", before)):
             return _Context("/", 0, 0, match[1])
         if match := re.search(r"(?<!\S)@(\S*)$", before):
             return _Context("@", row, match.start(), match[1])

@@ -60,6 +60,7 @@ class AcpAgent:
 
     async def new_session(self, cwd: str, mcp_servers: list[Any] | None = None, **kwargs: Any) -> NewSessionResponse:
         session = await self._open(cwd, mcp_servers or [], resume=None)
+        asyncio.get_running_loop().call_soon(session.advertise_commands)  # after the response: the id is known
         return NewSessionResponse(session_id=session.session_id, modes=mode_state(session.session.mode))
 
     async def load_session(self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None,
@@ -68,6 +69,7 @@ class AcpAgent:
             raise RequestError.invalid_params({"sessionId": session_id, "message": "this session is already open"})
         session = await self._open(cwd, mcp_servers or [], resume=session_id)
         await session.replay()
+        asyncio.get_running_loop().call_soon(session.advertise_commands)
         return LoadSessionResponse(modes=mode_state(session.session.mode))
 
     async def _open(self, cwd: str, mcp_servers: list[Any], resume: str | None) -> AcpSession:

@@ -147,6 +147,18 @@ class AcpSession:
             raise RequestError(-32603, self.events.problem or complete.final_response)
         return PromptResponse(stop_reason=STOP_REASONS.get(complete.completion_reason, "end_turn"))
 
+    def advertise_commands(self) -> None:
+        """The custom commands (agent/custom/commands.py) as the client's available commands."""
+        from acp.schema import AvailableCommand, AvailableCommandsUpdate, UnstructuredCommandInput
+
+        commands = self.session.agent.input.commands.commands.values()
+        if not commands:  # nothing to offer: the client's list stays empty
+            return
+        self.stream.send(AvailableCommandsUpdate(session_update="available_commands_update", available_commands=[
+            AvailableCommand(name=c.name, description=c.description or c.name,
+                             input=UnstructuredCommandInput(hint=c.file.argument_hint) if c.file.argument_hint else None)
+            for c in sorted(commands, key=lambda c: c.name)]))
+
     def cancel(self) -> None:
         self.session.stop()
 
