@@ -2,7 +2,8 @@
 
 Routes (every one but `/api/health` needs `Authorization: Bearer TOKEN`):
     POST /api/chat              a turn: seed 002's body, answered as text/event-stream
-                                (or one JSON object with `"stream": false`)
+                                (or one JSON object with `"stream": false`); `?events=seed`
+                                gives seed 003's event shapes (agent/frontends/seedevents.py)
     POST /api/approvals/{id}    answer an `approval_required` event (ask mode)
     POST /api/sessions/{id}/plan  answer a `plan_decision_required` event (structured workflow, ask mode)
     GET  /api/sessions          the live sessions, whether they run, their pending approvals
@@ -108,6 +109,11 @@ async def _body(request: web.Request) -> bytes:
 
 async def _chat(request: web.Request) -> web.StreamResponse:
     chat: ChatRequest = parse(ChatRequest, await _body(request))
+    shape = request.query.get("events")
+    if shape is not None:
+        if shape not in ("ours", "seed"):
+            raise BadRequest(f"events={shape!r}: give `ours` (the default) or `seed` (seed 003's shapes)")
+        chat = chat.model_copy(update={"events": shape})
     sessions = request.app[SESSIONS]
     live = await sessions.open(chat, chat.session_id or request.headers.get(SESSION_HEADER))
     if chat.stream:
@@ -173,6 +179,8 @@ async def _collect(sessions: Sessions, live: Live, chat: ChatRequest) -> web.Res
             result["errors"].append(data["error"])
         elif data.get("type") == "classification":
             result["task_type"] = data["task_type"]
+            if data.get("intent"):
+                result["intent"] = data["intent"]
         elif data.get("type") == "published":
             result["published"] = data
         elif data.get("type") == "complete":
