@@ -76,3 +76,28 @@ def test_an_unknown_event_shape_is_refused(make_serve):
                                                       "events": "theirs"})
     assert response.status_code == 400 and "events='theirs'" in response.json()["error"]
     assert body_refused.status_code == 400 and "events" in body_refused.json()["error"]
+
+
+def test_a_client_over_its_turn_limit_gets_429_with_retry_after(make_serve):
+    serve = make_serve(rate_limit=2)
+    serve.llm.script(Reply(text="one"), Reply(text="two"))
+    assert serve.chat("one")[0].status_code == 200 and serve.chat("two")[0].status_code == 200
+    with serve.client() as client:
+        refused = client.post("/api/chat", json={"messages": [{"role": "user", "content": "three"}]})
+        assert client.get("/api/sessions").status_code == 200  # only turns are counted
+    assert refused.status_code == 429
+    assert 1 <= int(refused.headers["Retry-After"]) <= 60
+    assert "at most 2 turns a minute" in refused.json()["error"]
+    assert serve.llm.remaining == 0 and len(serve.llm.requests) == 2  # the third never reached the model
+
+
+def test_the_turn_window_slides():
+    from agent.frontends.serve.limits import TurnLimit
+
+    now = [100.0]
+    limit = TurnLimit(2, clock=lambda: now[0])
+    assert limit.wait("a") == 0 and limit.wait("a") == 0
+    now[0] = 130.2
+    assert limit.wait("a") == 30 and limit.wait("b") == 0  # another client has its own window
+    now[0] = 160.0
+    assert limit.wait("a") == 0  # the first turn left the window

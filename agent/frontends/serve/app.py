@@ -8,6 +8,7 @@ Routes (every one but `/api/health` needs `Authorization: Bearer TOKEN`):
     POST /api/sessions/{id}/plan  answer a `plan_decision_required` event (structured workflow, ask mode)
     GET  /api/sessions          the live sessions, whether they run, their pending approvals
     GET  /api/health            {"status": "ok"} (no token needed)
+A client (address) starts at most `rate_limit` turns a minute; more get 429 with Retry-After.
 A turn whose client disconnects is stopped and awaited before its handler returns, so no run
 outlives its request; edits are written whole (atomically) or not at all.
 """
@@ -26,6 +27,7 @@ from aiohttp.typedefs import Middleware
 from agent import __version__
 from agent.approval import Decision
 from agent.frontends.serve.guard import guard
+from agent.frontends.serve.limits import RATE_LIMIT, turn_limit
 from agent.frontends.serve.request import ApprovalAnswer, BadRequest, ChatRequest, parse
 from agent.frontends.serve.sessions import Busy, Live, NotFound, Sessions, Unavailable
 from agent.planning.review import PlanDecision
@@ -40,9 +42,11 @@ BODY_LIMIT = web.AppKey("body_limit", int)
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 
-def build_app(sessions: Sessions, token: str, max_body: int = MAX_BODY, check_host: bool = True) -> web.Application:
+def build_app(sessions: Sessions, token: str, max_body: int = MAX_BODY, check_host: bool = True,
+              rate_limit: int = RATE_LIMIT) -> web.Application:
     """The application; run it with `handler_cancellation=True` so a disconnect stops its run."""
-    app = web.Application(middlewares=[_errors, guard(check_host), _auth(token)], client_max_size=max_body)
+    app = web.Application(middlewares=[_errors, guard(check_host), _auth(token), turn_limit(rate_limit)],
+                          client_max_size=max_body)
     app[SESSIONS] = sessions
     app[BODY_LIMIT] = max_body
     app.router.add_post("/api/chat", _chat)
