@@ -351,7 +351,8 @@ class AgentSession:
         agents = await self._agents_md()
         if agents:
             text += f"\n## Project instructions ({AGENTS_FILE})\n{agents}\n"
-        text += self.agent.prompt_section()
+        tools = ", ".join(tool.name for tool in self.agent.offered())
+        text += self.agent.prompt_section({"mode": self.mode, "facts": facts, "tools": tools})
         from agent.knowledge.prompt import map_section
         from agent.knowledge.store import take_notices
 

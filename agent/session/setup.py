@@ -67,8 +67,12 @@ class AgentSetup:
         self._chain = None
         return self.profile
 
-    def prompt_section(self) -> str:
+    def prompt_section(self, markers: dict[str, str] | None = None) -> str:
+        """The profile's prompt, its built-in markers (seed 003: `{mode}`, `{facts}`, `{tools}`)
+        replaced; any other braces are left as written."""
         text = self.profile.prompt_text()
+        for name, value in (markers or {}).items():
+            text = text.replace("{" + name + "}", value)
         return f"\n## Profile: {self.profile.name}\n{text}\n" if text else ""
 
     # -- tools ----------------------------------------------------------------------------

@@ -159,3 +159,19 @@ async def test_unknown_profile_is_a_clear_error_and_records_nothing(make_session
     with pytest.raises(ProfileError, match="no profile 'nope'; known profiles: architect, ask, coder, reviewer"):
         make_session(profile="nope")
     assert SessionStore().list() == []
+
+
+async def test_a_profile_prompt_gets_the_built_in_markers(make_session: Any) -> None:
+    # seed 003: a profile's prompt may use {mode}, {facts} and {tools}; other braces stay as written
+    folder = user_dir()
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "docs.toml").write_text('description = "writes docs"\ntools = ["read"]\nsystem_prompt = """'
+                                      'Mode: {mode}. Tools: {tools}.\nFacts:\n{facts}\nKeep {this} and {{that}}."""\n')
+    h = make_session(mode="ask", profile="docs")
+    h.script(Reply(text="fine"))
+    await h.run("hello")
+    system = h.llm.requests[-1]["messages"][0]["content"]
+    section = system.split("## Profile: docs\n", 1)[1]
+    assert section.startswith("Mode: ask. Tools: ") and "read_file" in section.split("\n")[0]
+    assert "write_file" not in section.split("\n")[0]  # the tools this profile is offered
+    assert "- date: " in section and "Keep {this} and {{that}}." in section
