@@ -19,7 +19,7 @@ from agent.llm import ToolCallRequest
 from agent.secrets import redact
 from agent.tools.base import Proposal, Tool, ToolArgs, ToolContext, ToolError
 from agent.tools.registry import ArgumentError, ToolRegistry
-from agent.tools.textutil import number, to_lines
+from agent.tools.textutil import number, text_size, to_lines
 from agent.workspaces.base import WorkspaceError, refuse_git_path
 
 OUTPUT_CAP = 30_000
@@ -243,9 +243,9 @@ def _describe(change: FileChange) -> str:
     """What an applied change did, with the changed region re-numbered for follow-up edits."""
     added, removed = count_changes(change)
     if change.old is None:
-        head = f"Created {change.path} ({len(to_lines(change.new or '')[0])} lines)."
+        head = f"Created {change.path} ({len(to_lines(change.new or '')[0])} lines, {text_size(change.new or '')})."
     else:
-        head = f"Edited {change.path}: +{added} -{removed} lines."
+        head = f"Edited {change.path}: +{added} -{removed} lines, now {text_size(change.new or '')}."
     lines, _ = to_lines(change.new or "")
     start, end = change.changed_lines()
     if not lines or start == 0:

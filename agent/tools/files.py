@@ -9,7 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from agent.diffing import FileChange
 from agent.tools.base import EditArgs, EditTool, Tool, ToolArgs, ToolContext, ToolError
 from agent.tools.lines import numbered_view
-from agent.tools.textutil import closest_lines, line_of, occurrences
+from agent.tools.textutil import closest_lines, human_size, line_of, occurrences
 from agent.workspaces.base import DirEntry, Workspace, WorkspaceError
 
 MAX_DIR_ENTRIES = 500
@@ -30,8 +30,8 @@ class ReadFile(Tool):
     Args = ReadFileArgs
 
     async def run(self, args: ReadFileArgs, ctx: ToolContext) -> str:
-        path, view, count = await numbered_view(ctx, args.file_path, args.start_line, args.end_line)
-        return f"{path} ({count} lines)\n{view}" if count else view
+        path, view, count, size = await numbered_view(ctx, args.file_path, args.start_line, args.end_line)
+        return f"{path} ({count} lines, {size})\n{view}" if count else view
 
 
 class ListDirArgs(ToolArgs):
@@ -61,15 +61,9 @@ class ListDir(Tool):
 def _entry_line(entry: DirEntry) -> str:
     if entry.is_dir:
         return f"{entry.name}/"
-    return f"{entry.name}  ({entry.note or _size(entry.size)})"
+    return f"{entry.name}  ({entry.note or human_size(entry.size)})"
 
 
-def _size(size: int) -> str:
-    if size < 1024:
-        return f"{size} B"
-    if size < 1024 * 1024:
-        return f"{size / 1024:.1f} KB"
-    return f"{size / 1024 / 1024:.1f} MB"
 
 
 class WriteFileArgs(EditArgs):
