@@ -71,6 +71,9 @@ class Executor:
         if not self.permits(tool):
             return self._malformed(call, f"tool {call.name!r} is not offered to this agent (its profile leaves "
                                          f"it out). Available tools: {self._offered()}")
+        if tool.name in self.registry.disabled:
+            return self._malformed(call, f"tool {call.name!r} is turned off in the user's configuration. "
+                                         f"Available tools: {self._offered()}")
         try:
             args = self.registry.parse(tool, call.arguments)
         except ArgumentError as exc:
