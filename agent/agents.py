@@ -84,7 +84,9 @@ class ReactRun(IterativeRun):
 
     def before_request(self) -> None:
         base = str(self.messages[0].get("content") or "").split(f"\n\n{PROTOCOL_HEADING}")[0]
-        self.messages[0] = {"role": "system", "content": f"{base}\n\n{protocol(self.tools)}"}
+        registry = self.executor.registry
+        examples = {name: tool.examples for name in registry.names if (tool := registry.get(name)) is not None}
+        self.messages[0] = {"role": "system", "content": f"{base}\n\n{protocol(self.tools, examples)}"}
 
     async def _steps(self) -> str:
         while True:

@@ -28,6 +28,7 @@ class ReadFile(Tool):
         "saying how to continue. Use start_line/end_line to read part of a file."
     )
     Args = ReadFileArgs
+    examples = ({"file_path": "src/app.py"}, {"file_path": "src/app.py", "start_line": 120, "end_line": 180})
 
     async def run(self, args: ReadFileArgs, ctx: ToolContext) -> str:
         path, view, count, size = await numbered_view(ctx, args.file_path, args.start_line, args.end_line)
@@ -78,6 +79,9 @@ class WriteFile(EditTool):
         "to part of an existing file. An existing file keeps its encoding, line ends and final newline."
     )
     Args = WriteFileArgs
+    examples = ({"file_path": "tests/test_util.py", "content": "from util import add\n\n\ndef test_add():\n"
+                                                             "    assert add(1, 2) == 3\n",
+                 "reason": "A test for add()"},)
 
     async def plan(self, args: WriteFileArgs, ctx: ToolContext) -> list[FileChange]:
         ws = ctx.workspace
@@ -158,6 +162,9 @@ class PatchFile(EditTool):
         "in order and all succeed or nothing changes. On a mismatch the closest actual lines are shown."
     )
     Args = PatchFileArgs
+    examples = ({"file_path": "src/util.py", "patches": [{"old_text": "def calc(x, y):",
+                                                          "new_text": "def calculate_sum(x, y):"}],
+                 "reason": "A name that says what it does"},)
 
     async def plan(self, args: PatchFileArgs, ctx: ToolContext) -> list[FileChange]:
         return [await patched(ctx.workspace, args.file_path, args.patches)]

@@ -83,6 +83,8 @@ class ReplaceLines(EditTool):
     name = "replace_lines"
     description = "Replace lines start_line..end_line (inclusive) with new_content."
     Args = ReplaceLinesArgs
+    examples = ({"file_path": "src/app.py", "start_line": 12, "end_line": 13,
+                 "new_content": "    return total\n", "reason": "Return the sum"},)
 
     async def plan(self, args: ReplaceLinesArgs, ctx: ToolContext) -> list[FileChange]:
         path, old, lines, trailing = await _load(ctx, args.file_path)

@@ -63,6 +63,13 @@ def describe_parameters(args_model: type[ToolArgs]) -> str:
     return ", ".join(parts) or "no parameters"
 
 
+def describe_tool(tool: Tool) -> str:
+    """What a tool does, its parameters and its examples, as `/help TOOL` shows it."""
+    lines = [f"{tool.name} ({tool.kind}): {tool.description}", f"parameters: {describe_parameters(tool.Args)}"]
+    lines += [f"example: {json.dumps(example)}" for example in tool.examples]
+    return "\n".join(lines)
+
+
 class ToolRegistry:
     def __init__(self, tools: list[Tool]) -> None:
         self._tools: dict[str, Tool] = {}

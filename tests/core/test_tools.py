@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 from typing import Any
 
@@ -186,3 +187,18 @@ async def test_shell_exec_timeout_kills_the_shell(make_harness: Any) -> None:
     out = await use(h, "shell_exec", session_id="sh1", command="sleep 20", timeout=1)
     assert "timed out after 1 s; shell sh1 was killed" in out
     assert "sh1" not in h.session.ctx.extras["shells"].sessions
+
+
+def test_every_tool_example_is_a_valid_call() -> None:
+    # seed 003's tool `examples`: shown to text-protocol models and in /help TOOL, so each must parse
+    from agent.tools import default_tools
+    from agent.tools.registry import ToolRegistry, describe_tool
+
+    registry = ToolRegistry(default_tools())
+    with_examples = [tool for tool in default_tools() if tool.examples]
+    assert {"read_file", "write_file", "patch_file", "replace_lines", "search_code", "bash_exec"} <= {
+        t.name for t in with_examples}
+    for tool in with_examples:
+        for example in tool.examples:
+            registry.parse(tool, json.dumps(example))  # raises ArgumentError when an example is wrong
+        assert "example: {" in describe_tool(tool)

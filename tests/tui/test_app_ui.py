@@ -64,6 +64,12 @@ async def test_slash_commands(make_app: Any, workspace: Path, fake_llm: Any, iso
         await submit(pilot, "/help")
         await wait_for(pilot, lambda: isinstance(app.screen, KeysScreen), what="/help")
         await pilot.press("escape")
+        await submit(pilot, "/help patch_file")  # seed 003: a tool's parameters and examples
+        await wait_for(pilot, lambda: any("patch_file (edit):" in n and 'example: {"file_path": "src/util.py"' in n
+                                          for n in notices(app)), what="/help TOOL")
+        await submit(pilot, "/help nosuchtool")
+        await wait_for(pilot, lambda: any("no tool 'nosuchtool'; the tools:" in n for n in notices(app)),
+                       what="/help with an unknown tool")
         await submit(pilot, "/theme nosuchtheme")
         await wait_for(pilot, lambda: any("no theme 'nosuchtheme'" in n for n in notices(app)), what="bad theme")
 
