@@ -8,6 +8,7 @@ Routes (every one but `/api/health` needs `Authorization: Bearer TOKEN`):
     POST /api/sessions/{id}/plan  answer a `plan_decision_required` event (structured workflow, ask mode)
     GET  /api/sessions          the live sessions, whether they run, their pending approvals
     GET  /api/health            {"status": "ok"} (no token needed)
+    GET  /ws, /ws/{token}       the same sessions over a WebSocket (agent/frontends/serve/ws.py)
 A client (address) starts at most `rate_limit` turns a minute; more get 429 with Retry-After.
 A turn whose client disconnects is stopped and awaited before its handler returns, so no run
 outlives its request; edits are written whole (atomically) or not at all.
@@ -54,6 +55,8 @@ def build_app(sessions: Sessions, token: str, max_body: int = MAX_BODY, check_ho
     app.router.add_get("/api/sessions", _sessions)
     app.router.add_post("/api/sessions/{id}/plan", _plan)
     app.router.add_get("/api/health", _health)
+    app.router.add_get("/ws", _websocket)
+    app.router.add_get("/ws/{token}", _websocket)
 
     async def close_sessions(_app: web.Application) -> None:
         await sessions.close()
@@ -94,6 +97,8 @@ def _auth(token: str) -> Middleware:
     async def auth(request: web.Request, handler: Handler) -> web.StreamResponse:
         if request.path != "/api/health":
             given = request.headers.get("Authorization", "").encode()
+            if not given and request.path.startswith("/ws/"):  # seed 003's /ws/{token}: browsers set no headers
+                given = f"Bearer {request.path.removeprefix('/ws/')}".encode()
             if not hmac.compare_digest(given, expected):
                 response = error_response(401, "missing or wrong token: send Authorization: Bearer TOKEN "
                                                "(the token `coder-tui serve` printed)")
@@ -225,6 +230,12 @@ async def _plan(request: web.Request) -> web.Response:
 
 async def _sessions(request: web.Request) -> web.Response:
     return web.json_response({"sessions": request.app[SESSIONS].listing()})
+
+
+async def _websocket(request: web.Request) -> web.StreamResponse:
+    from agent.frontends.serve.ws import websocket
+
+    return await websocket(request, request.app[SESSIONS], request.app[BODY_LIMIT])
 
 
 async def _health(request: web.Request) -> web.Response:
