@@ -208,6 +208,14 @@ class McpServerState(_Event):
     tools: list[str] = Field(default_factory=list)
 
 
+class FileReady(_Event):
+    """A stream agent's code block saved as a file (seed 003's StreamAgent), after its approval."""
+
+    type: Literal["file_ready"] = "file_ready"
+    path: str
+    lines: int
+
+
 class Complete(_Event):
     type: Literal["complete"] = "complete"
     success: bool
@@ -428,6 +436,7 @@ Event = Annotated[
         Compacted,
         ModelFallback,
         McpServerState,
+        FileReady,
         Complete,
         ErrorEvent,
         WarningEvent,

@@ -154,6 +154,9 @@ class Presenter(EventHandler):
         self.transcript.notice(f"Published {len(event.files)} file(s) to {event.branch} (commit {event.commit[:7]}): "
                                f"{event.compare_url}", "success")
 
+    def on_file_ready(self, event: ev.FileReady) -> None:
+        self.transcript.notice(f"Saved {event.path} ({event.lines} lines) from a code block of the answer", "success")
+
     def on_error(self, event: ev.ErrorEvent) -> None:
         self.transcript.notice(event.message, "error")
 

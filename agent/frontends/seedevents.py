@@ -81,6 +81,9 @@ class SeedMapper(EventHandler):
         self.send({"type": "approval_required", "approval_id": event.approval_id, "tool_name": event.tool,
                    "tool_parameters": event.args})
 
+    def on_file_ready(self, event: ev.FileReady) -> None:
+        self.send({"type": "file_ready", "path": event.path, "lines": event.lines})
+
     def on_error(self, event: ev.ErrorEvent) -> None:
         self.send({"type": "error", "error": event.message})
 

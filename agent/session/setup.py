@@ -167,6 +167,8 @@ class AgentSetup:
         self._warn_unpriced(budget, chain.model)
         config, profile = self.config, self.profile
         max_steps = profile.max_steps if profile.max_steps and "max_steps" not in config.sources else config.max_steps
+        if kind == "stream" and profile.save_code_blocks:
+            run_args["save_blocks"] = True
         return RUNS[kind](llm=chain, tools=self.schemas(), max_steps=max_steps, budget=budget,  # type: ignore[arg-type]
                           compactor=self.compactor(await self.context_window(chain.model)),
                           tools_now=self.schemas, **run_args)

@@ -148,6 +148,7 @@ PROFILE = InputKind("profile", ".coder-tui/profiles/*.toml", "agent.profiles:Pro
     "model": NeedsTrust(MODEL_WHY),
     "small_model": NeedsTrust(MODEL_WHY),
     "max_steps": Harmless(), "max_cost": Harmless(), "max_tokens": Harmless(),
+    "save_code_blocks": Harmless(),  # each file still goes through the approval the mode asks for
 })
 INSTRUCTIONS = InputKind("instructions", "AGENTS.md", "", {"text": Text()})
 KINDS: tuple[InputKind, ...] = (CONFIG, PROFILE, INSTRUCTIONS)

@@ -97,6 +97,9 @@ class SseMapper(EventHandler):
     def on_published(self, event: ev.Published) -> None:
         self.send(event.model_dump(mode="json"))
 
+    def on_file_ready(self, event: ev.FileReady) -> None:
+        self.send(event.model_dump(mode="json"))
+
     def on_complete(self, event: ev.Complete) -> None:
         self.send({"type": "complete", "success": event.success, "completion_reason": event.completion_reason})
 
