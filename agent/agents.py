@@ -7,12 +7,14 @@ tool list per request (MCP tools come and go).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from agent.compaction import Compactor
-from agent.events import Complete, StepStarted
+from agent.codeblocks import named_blocks
+from agent.events import Complete, FileReady, StepStarted
 from agent.llm import LLMError, ModelReply, ToolCallRequest
 from agent.loop import MAX_MALFORMED, FatalLoopError, Run, strip_markers
 from agent.modelchain import Budget, BudgetExceeded
@@ -62,7 +64,11 @@ class IterativeRun(Run):
 
 @dataclass
 class StreamRun(IterativeRun):
-    """The seed's StreamAgent: one answer, no tools."""
+    """The seed's StreamAgent: one answer, no tools; with `save_blocks` (the profile's
+    `save_code_blocks`), the answer's code blocks that name a file are proposed as that file,
+    through the usual approval, and each one saved is a `file_ready` event."""
+
+    save_blocks: bool = False
 
     async def _steps(self) -> str:
         self.tools = []
@@ -72,7 +78,18 @@ class StreamRun(IterativeRun):
         reply = await self._query()
         self._append({"role": "assistant", "content": reply.text or None})
         self.last_text = reply.text
+        if self.save_blocks:
+            await self._save_blocks(reply.text)
         return strip_markers(reply.text)
+
+    async def _save_blocks(self, text: str) -> None:
+        for n, (path, content) in enumerate(named_blocks(text), 1):
+            arguments = json.dumps({"file_path": path, "content": content,
+                                    "reason": "a code block of the answer names this file"})
+            call = ToolCallRequest(id=f"block_{self.iterations}_{n}", name="write_file", arguments=arguments)
+            outcome = await self.executor.execute(call, scoped=False)
+            if not outcome.failed:
+                self.emit(FileReady(path=path, lines=len(content.splitlines())))
 
 
 @dataclass
@@ -84,7 +101,9 @@ class ReactRun(IterativeRun):
 
     def before_request(self) -> None:
         base = str(self.messages[0].get("content") or "").split(f"\n\n{PROTOCOL_HEADING}")[0]
-        self.messages[0] = {"role": "system", "content": f"{base}\n\n{protocol(self.tools)}"}
+        registry = self.executor.registry
+        examples = {name: tool.examples for name in registry.names if (tool := registry.get(name)) is not None}
+        self.messages[0] = {"role": "system", "content": f"{base}\n\n{protocol(self.tools, examples)}"}
 
     async def _steps(self) -> str:
         while True:

@@ -91,6 +91,16 @@ class RoomSettings(BaseModel):
     allow_tasks: bool = False
 
 
+class ToolSettings(BaseModel):
+    """`[tools.NAME]` (seed 003's per-tool configuration): `enabled = false` never offers the tool;
+    `timeout` is the seconds a tool with a timeout parameter gets when the model gives none."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    enabled: bool = True
+    timeout: int | None = Field(default=None, ge=1, le=600)
+
+
 class FolderTrust(BaseModel):
     """`[folder_trust."PATH"]`: the user's answer for one folder, bound to its identity."""
 
@@ -131,6 +141,7 @@ class Settings(BaseModel):
     max_tokens: int | None = Field(default=None, ge=1)  # per run
     tool_calling: Literal["auto", "native", "text"] = "auto"  # text: the ReAct protocol
     mcp_servers: dict[str, McpServerSettings] = Field(default_factory=dict)
+    tools: dict[str, ToolSettings] = Field(default_factory=dict)  # per tool: enabled, timeout
     room: RoomSettings = Field(default_factory=RoomSettings)  # what room participants may use
     map_tokens: int = Field(default=1024, ge=0, le=64_000)  # the prompt's map section; 0 leaves it out
     workflow: Workflow = "direct"  # auto (plan when needed), direct (one loop), structured (always plan)

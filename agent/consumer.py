@@ -71,6 +71,12 @@ class EventHandler:
     def on_mcp_server(self, event: ev.McpServerState) -> None:
         self.unhandled(event)
 
+    def on_scratchpad(self, event: ev.ScratchpadUpdated) -> None:
+        self.unhandled(event)
+
+    def on_file_ready(self, event: ev.FileReady) -> None:
+        self.unhandled(event)
+
     def on_complete(self, event: ev.Complete) -> None:
         self.unhandled(event)
 

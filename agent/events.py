@@ -208,6 +208,22 @@ class McpServerState(_Event):
     tools: list[str] = Field(default_factory=list)
 
 
+class ScratchpadUpdated(_Event):
+    """The agent's own notes changed (seed 001's scratchpad and observations)."""
+
+    type: Literal["scratchpad"] = "scratchpad"
+    text: str
+    observations: list[str] = Field(default_factory=list)
+
+
+class FileReady(_Event):
+    """A stream agent's code block saved as a file (seed 003's StreamAgent), after its approval."""
+
+    type: Literal["file_ready"] = "file_ready"
+    path: str
+    lines: int
+
+
 class Complete(_Event):
     type: Literal["complete"] = "complete"
     success: bool
@@ -428,6 +444,8 @@ Event = Annotated[
         Compacted,
         ModelFallback,
         McpServerState,
+        FileReady,
+        ScratchpadUpdated,
         Complete,
         ErrorEvent,
         WarningEvent,

@@ -19,7 +19,7 @@ from agent.llm import ToolCallRequest
 from agent.secrets import redact
 from agent.tools.base import Proposal, Tool, ToolArgs, ToolContext, ToolError
 from agent.tools.registry import ArgumentError, ToolRegistry
-from agent.tools.textutil import number, to_lines
+from agent.tools.textutil import number, text_size, to_lines
 from agent.workspaces.base import WorkspaceError, refuse_git_path
 
 OUTPUT_CAP = 30_000
@@ -31,6 +31,7 @@ TouchedHook = Callable[[list[str] | None], Awaitable[None]]  # the files a chang
 class Outcome:
     content: str  # what the model reads
     malformed: bool = False  # unknown tool or unusable arguments
+    failed: bool = False  # the call did not do what it asked (an error, a denial, a refusal)
 
 
 class Denied(Exception):
@@ -64,13 +65,18 @@ class Executor:
         self._checkpointed = False
         self.step_label = label
 
-    async def execute(self, call: ToolCallRequest) -> Outcome:
+    async def execute(self, call: ToolCallRequest, scoped: bool = True) -> Outcome:
+        """Run one call through the approvals; `scoped=False`: the agent itself proposes it (a stream
+        agent's code block), so the profile's tool scope does not apply (the mode still does)."""
         tool = self.registry.get(call.name)
         if tool is None or not tool.available(self.ctx.workspace):
             return self._malformed(call, self._unknown(call.name, tool), self._readable(tool, call))
-        if not self.permits(tool):
+        if scoped and not self.permits(tool):
             return self._malformed(call, f"tool {call.name!r} is not offered to this agent (its profile leaves "
                                          f"it out). Available tools: {self._offered()}")
+        if tool.name in self.registry.disabled:
+            return self._malformed(call, f"tool {call.name!r} is turned off in the user's configuration. "
+                                         f"Available tools: {self._offered()}")
         try:
             args = self.registry.parse(tool, call.arguments)
         except ArgumentError as exc:
@@ -119,7 +125,7 @@ class Executor:
         shown = args if args is not None else {"_raw": call.arguments[:2000]}
         self.ctx.emit(ToolCallEvent(call_id=call.id, tool=call.name, args=shown))
         self.ctx.emit(ToolResultEvent(call_id=call.id, tool=call.name, ok=False, error=redact(message)))
-        return Outcome(f"Error: {message}", malformed=True)
+        return Outcome(f"Error: {message}", malformed=True, failed=True)
 
     def _finish(self, call: ToolCallRequest, tool: Tool, started: float,
                 output: str | None = None, error: str | None = None) -> Outcome:
@@ -128,7 +134,7 @@ class Executor:
         if error is not None:
             error = redact(cap_output(error))
             self.ctx.emit(ToolResultEvent(call_id=call.id, tool=tool.name, ok=False, error=error, duration=duration))
-            return Outcome(f"Error: {error}")
+            return Outcome(f"Error: {error}", failed=True)
         text = redact(cap_output(output or ""))
         self.ctx.emit(ToolResultEvent(call_id=call.id, tool=tool.name, ok=True, output=text, duration=duration))
         return Outcome(text)
@@ -243,9 +249,9 @@ def _describe(change: FileChange) -> str:
     """What an applied change did, with the changed region re-numbered for follow-up edits."""
     added, removed = count_changes(change)
     if change.old is None:
-        head = f"Created {change.path} ({len(to_lines(change.new or '')[0])} lines)."
+        head = f"Created {change.path} ({len(to_lines(change.new or '')[0])} lines, {text_size(change.new or '')})."
     else:
-        head = f"Edited {change.path}: +{added} -{removed} lines."
+        head = f"Edited {change.path}: +{added} -{removed} lines, now {text_size(change.new or '')}."
     lines, _ = to_lines(change.new or "")
     start, end = change.changed_lines()
     if not lines or start == 0:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -77,8 +78,9 @@ def _json_object(text: str, tool: str) -> tuple[str, str | None]:
     return json.dumps(value), None
 
 
-def protocol(tools: list[dict[str, Any]]) -> str:
-    """The system prompt section that teaches the protocol and lists the tools."""
+def protocol(tools: list[dict[str, Any]], examples: Mapping[str, Sequence[dict[str, Any]]] | None = None) -> str:
+    """The system prompt section that teaches the protocol and lists the tools (with the registry's
+    example arguments: a model that writes its calls as text follows examples better than schemas)."""
     lines = [
         PROTOCOL_HEADING,
         "You call tools by writing, and then stopping:",
@@ -98,6 +100,7 @@ def protocol(tools: list[dict[str, Any]]) -> str:
         required = ", ".join(function["parameters"].get("required", [])) or "none"
         lines.append(f"- {function['name']}: {function['description']}\n  parameters: {parameters}; "
                      f"required: {required}")
+        lines += [f"  example: ACTION_INPUT: {json.dumps(e)}" for e in (examples or {}).get(function["name"], ())]
     return "\n".join(lines)
 
 

@@ -143,6 +143,9 @@ def run_parser() -> argparse.ArgumentParser:
     parser.add_argument("--max-cost", type=_usd, metavar="USD", help="stop the run once it has cost this much")
     parser.add_argument("--max-tokens", type=positive, metavar="N", help="stop the run once it has used N tokens")
     parser.add_argument("--json", action="store_true", help="print one JSON event per line, nothing else")
+    parser.add_argument("--json-format", choices=("ours", "seed"), metavar="FORMAT",
+                        help="with --json (implied): `ours` (default, every event) or `seed`, seed 003's shapes "
+                             "(text_chunk, agent_step, approval_required, complete, error)")
     _workspace_options(parser)
     _github_options(parser).add_argument(
         "--no-publish", action="store_true",

@@ -52,6 +52,17 @@ the first event). A client that disconnects stops its run. See the README's `ser
 """
 
 
+def _count(text: str) -> int:
+    """A whole number, 0 or more."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more, got {value}")
+    return value
+
+
 def _port(text: str) -> int:
     try:
         value = int(text)
@@ -76,6 +87,9 @@ def serve_parser() -> argparse.ArgumentParser:
                         help="the bearer token clients send (default: CODER_TUI_SERVE_TOKEN, else a new one is printed)")
     server.add_argument("--max-body", type=positive, default=8 * 1024 * 1024, metavar="BYTES",
                         help="largest request body accepted; larger ones get 413 (default: 8 MiB)")
+    server.add_argument("--rate-limit", type=_count, default=30, metavar="N",
+                        help="turns (POST /api/chat) one client may start a minute; more get 429 with "
+                             "Retry-After (default: 30; 0: no limit)")
     agent = parser.add_argument_group("agent")
     agent.add_argument("--mode", choices=MODES,
                        help="approval mode (default: ask, or the config's); ask sends approval_required events")

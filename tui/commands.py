@@ -35,7 +35,7 @@ SLASH_COMMANDS: list[tuple[str, str]] = [
     ("explore", "start [SECONDS] | stop | status: learn the repository step by step in the background"),
     ("setup", "choose the model, server and key again"),
     ("memory", "[N]: the instruction files loaded (AGENTS.md, CLAUDE.md, imports); N opens one in $EDITOR"),
-    ("help", "commands and keys"),
+    ("help", "[TOOL]: commands and keys, or what a tool does, its parameters and examples"),
     ("quit", "leave coder-tui"),
 ]
 Handler = Callable[["CoderApp", str], Awaitable[None]]
@@ -303,7 +303,19 @@ async def _setup(app: CoderApp, arg: str) -> None:
 
 
 async def _help(app: CoderApp, arg: str) -> None:
-    app.action_show_keys()
+    if not arg.strip():
+        app.action_show_keys()
+        return
+    from agent.tools.registry import describe_tool
+
+    session = app.bridge.session
+    registry = session.registry if session is not None else None
+    tool = registry.get(arg.strip()) if registry is not None else None
+    if tool is None:
+        names = ", ".join(sorted(registry.names)) if registry is not None else "none yet (the agent is loading)"
+        _say(app, f"no tool {arg.strip()!r}; the tools: {names}", "warning")
+        return
+    _say(app, describe_tool(tool))
 
 
 async def _quit(app: CoderApp, arg: str) -> None:

@@ -4,6 +4,7 @@ work loads after parsing, in agent.frontends.knowledge)."""
 from __future__ import annotations
 
 import argparse
+import sys
 
 from tui.cliargs import MODES, connection_options, workspace_option
 
@@ -59,9 +60,12 @@ def tasks_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="coder-tui tasks", description=(
             "List the workspace's scheduled tasks, cancel one, or run the due ones (`run-due`) as recorded "
-            "headless sessions; run-due is what a cron job or systemd timer calls. Tasks run unattended: in "
+            "headless sessions; run-due is what a cron job or systemd timer calls, `worker` runs them as "
+            "they come due until Ctrl+C, and `install` writes a systemd user timer (or with --cron a crontab "
+            "line) that calls run-due, after showing it. Tasks run unattended: in "
             "ask mode their edits and commands are denied, so use --mode allow or plan."))
-    parser.add_argument("action", nargs="?", choices=("list", "run-due", "cancel"), default="list")
+    parser.add_argument("action", nargs="?", choices=("list", "run-due", "cancel", "worker", "install"),
+                        default="list")
     parser.add_argument("task_id", nargs="?", metavar="ID", help="with cancel: the task id")
     workspace_option(parser)
     _github(parser, "the tasks of a GitHub repository", "run in the cached clone")
@@ -70,6 +74,12 @@ def tasks_parser() -> argparse.ArgumentParser:
     parser.add_argument("--mode", choices=MODES, help="approval mode for tasks run now")
     connection_options(parser)
     parser.add_argument("--json", action="store_true", help="one JSON event per line on stdout")
+    parser.add_argument("--interval", type=float, default=60.0, metavar="SECONDS",
+                        help="with worker: the longest wait between looks at the task list (default: 60)")
+    parser.add_argument("--every", type=int, default=10, metavar="MINUTES",
+                        help="with install: how often run-due runs (default: 10)")
+    parser.add_argument("--cron", action="store_true", help="with install: a crontab line instead of a systemd timer")
+    parser.add_argument("--yes", action="store_true", help="with install: write without asking")
     return parser
 
 
@@ -94,4 +104,17 @@ def cmd_tasks(argv: list[str]) -> int:
         parser.error("cancel needs the task ID")
     from agent.frontends.knowledge import main, run_tasks
 
+    if options.action == "install":
+        from agent.frontends.common import UsageError
+        from agent.frontends.taskworker import install
+
+        try:
+            return install(options)
+        except UsageError as exc:
+            print(f"coder-tui: error: {exc}", file=sys.stderr)
+            return 2
+    if options.action == "worker":
+        from agent.frontends.taskworker import run_worker
+
+        return main(run_worker, options)
     return main(run_tasks, options)

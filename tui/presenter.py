@@ -14,6 +14,7 @@ from agent import events as ev
 from agent.consumer import EventHandler
 from agent.textsafe import shown_copy
 from tui.toolresult import decision_notes, shown_result
+from tui.widgets.scratchpad import show_scratchpad
 from tui.widgets.statusbar import LOADING_MODELS, StatusBar
 from tui.widgets.timeline import Timeline
 from tui.widgets.transcript import Transcript
@@ -153,6 +154,12 @@ class Presenter(EventHandler):
     def on_published(self, event: ev.Published) -> None:
         self.transcript.notice(f"Published {len(event.files)} file(s) to {event.branch} (commit {event.commit[:7]}): "
                                f"{event.compare_url}", "success")
+
+    def on_scratchpad(self, event: ev.ScratchpadUpdated) -> None:
+        show_scratchpad(self.timeline, event)
+
+    def on_file_ready(self, event: ev.FileReady) -> None:
+        self.transcript.notice(f"Saved {event.path} ({event.lines} lines) from a code block of the answer", "success")
 
     def on_error(self, event: ev.ErrorEvent) -> None:
         self.transcript.notice(event.message, "error")

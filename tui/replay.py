@@ -203,6 +203,11 @@ class _TimelineReplay(EventHandler):
     def on_plan_updated(self, event: ev.PlanUpdated) -> None:
         self.timeline.set_plan(list(event.todos))
 
+    def on_scratchpad(self, event: ev.ScratchpadUpdated) -> None:
+        from tui.widgets.scratchpad import show_scratchpad
+
+        show_scratchpad(self.timeline, event)
+
     def on_checkpoint(self, event: ev.CheckpointEvent) -> None:
         self.timeline.checkpoint(event.id, event.label)
 

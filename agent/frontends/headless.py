@@ -30,13 +30,21 @@ if TYPE_CHECKING:
 UNANSWERED = 3  # exit code: an approval was denied because stdin closed before an answer came
 
 
+def _printer(options: SessionOptions) -> Any:
+    if options.json_format == "seed":
+        from agent.frontends.seedevents import SeedPrinter
+
+        return SeedPrinter(sys.stdout)
+    return JsonPrinter(sys.stdout) if options.json else TextPrinter(sys.stdout, sys.stderr)
+
+
 async def run_headless(options: SessionOptions) -> int:
     """Run one prompt headless; returns the exit code."""
     from agent.profiles import ProfileError
     from agent.session.open import open_session
     from agent.session.record import SessionError
 
-    printer = JsonPrinter(sys.stdout) if options.json else TextPrinter(sys.stdout, sys.stderr)
+    printer = _printer(options)
     target = await _open(options, printer)
     if not target.prompt.strip() and not options.resume:
         await target.close()

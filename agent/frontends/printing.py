@@ -165,6 +165,9 @@ class TextPrinter(EventHandler):
         self._line(self._paint(f"published {count} to {event.repository} branch {event.branch} as commit "
                                f"{event.commit[:7]}: {event.compare_url}", "green"), self.err)
 
+    def on_file_ready(self, event: ev.FileReady) -> None:
+        self._line(self._paint(f"saved {event.path} ({event.lines} lines) from a code block", "green"), self.err)
+
     def on_compacted(self, event: ev.Compacted) -> None:
         self._line(self._paint(f"◇ compacted the conversation: about {event.tokens_before:,} → "
                                f"{event.tokens_after:,} "

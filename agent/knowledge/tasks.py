@@ -1,7 +1,9 @@
 """Scheduled tasks, stored durably per workspace (seed 001's scheduleTask / listAgentTasks).
 
-A task is a prompt the agent runs later as a recorded headless session: once at a time, after
-a delay, or on a cron schedule. Status: pending, in-progress, completed, failed, cancelled.
+A task is a prompt the agent runs later as a recorded headless session, or a named action with a
+payload (seed 001's callback and payload): `explore` (one exploration step), `summarize` (one
+file's map summary, payload `{"path": ...}`) or `refresh_map` (the map's structure, no model);
+once at a time, after a delay, or on a cron schedule. Status: pending, in-progress, completed, failed, cancelled.
 Running a task first claims it in one SQLite transaction, so two processes never run the same
 task; a task left in progress by a process that died is marked failed with that reason.
 """
@@ -26,8 +28,11 @@ if TYPE_CHECKING:
 Status = Literal["pending", "in-progress", "completed", "failed", "cancelled"]
 STATUSES: tuple[str, ...] = ("pending", "in-progress", "completed", "failed", "cancelled")
 COLUMNS = ("id", "description", "status", "created", "updated", "completed", "due", "cron", "notes",
-           "session_id", "runs", "pid", "host", "workspace")
+           "session_id", "runs", "pid", "host", "workspace", "action", "payload")
+ADDED = ("action", "payload")  # columns a store made before them lacks (added on open)
 SCHEMA = f"CREATE TABLE IF NOT EXISTS tasks ({', '.join(COLUMNS)}, PRIMARY KEY (id))"
+Action = Literal["prompt", "explore", "summarize", "refresh_map"]
+ACTIONS: tuple[str, ...] = ("prompt", "explore", "summarize", "refresh_map")
 
 
 class TaskError(Exception):
@@ -50,6 +55,8 @@ class Task:
     pid: int | None = None
     host: str | None = None
     workspace: str = ""
+    action: str = "prompt"
+    payload: dict[str, Any] = field(default_factory=dict)
 
     def due_text(self) -> str:
         if self.due is None:
@@ -58,6 +65,7 @@ class Task:
 
     def to_json(self) -> dict[str, Any]:
         data = {name: getattr(self, name) for name in COLUMNS if name not in ("pid", "host")}
+        data["payload"] = dict(self.payload)
         data["due"] = self.due_text() if self.due is not None else None
         return data
 
@@ -65,7 +73,22 @@ class Task:
         when = f"cron {self.cron!r}, next {self.due_text()}" if self.cron else f"due {self.due_text()}"
         session = f", session {self.session_id}" if self.session_id else ""
         note = f" — {self.notes[-1]}" if self.notes else ""
-        return f"{self.id}  [{self.status}] {self.description} ({when}, runs {self.runs}{session}){note}"
+        action = "" if self.action == "prompt" else f"{self.action}{_payload_text(self.payload)}: "
+        return f"{self.id}  [{self.status}] {action}{self.description} ({when}, runs {self.runs}{session}){note}"
+
+
+def _payload_text(payload: dict[str, Any]) -> str:
+    return f" {payload['path']}" if payload.get("path") else ""
+
+
+def check_action(action: str, payload: dict[str, Any] | None) -> dict[str, Any]:
+    """The payload an action needs, checked (TaskError says what is missing)."""
+    if action not in ACTIONS:
+        raise TaskError(f"action must be one of {', '.join(ACTIONS)} (got {action!r})")
+    payload = dict(payload or {})
+    if action == "summarize" and not isinstance(payload.get("path"), str):
+        raise TaskError('the summarize action needs a payload with the file\'s path: {"path": "src/app.py"}')
+    return payload
 
 
 def now_text() -> str:
@@ -87,20 +110,28 @@ class TaskStore:
         self.workspace = workspace
         self.db = open_private_db(self.path)
         self.db.execute(SCHEMA)
+        have = {row[1] for row in self.db.execute("PRAGMA table_info(tasks)")}
+        for column in ADDED:
+            if column not in have:
+                self.db.execute(f"ALTER TABLE tasks ADD COLUMN {column}")
         self.reap()
 
     def close(self) -> None:
         self.db.close()
 
     def schedule(self, description: str, at: str | None = None, delay_seconds: float | None = None,
-                 cron: str | None = None, now: float | None = None) -> Task:
+                 cron: str | None = None, now: float | None = None, action: str = "prompt",
+                 payload: dict[str, Any] | None = None) -> Task:
         given = [name for name, value in (("at", at), ("delay_seconds", delay_seconds), ("cron", cron))
                  if value is not None]
         if len(given) != 1:
             raise TaskError("give exactly one of `at`, `delay_seconds` or `cron`"
                             + (f" (got {', '.join(given)})" if given else ""))
+        payload = check_action(action, payload)
         if not description.strip():
-            raise TaskError("the task needs a description: the prompt the agent will run")
+            if action == "prompt":
+                raise TaskError("the task needs a description: the prompt the agent will run")
+            description = f"{action}{_payload_text(payload)}"
         moment = dt.datetime.now().astimezone().timestamp() if now is None else now
         if cron is not None:
             due = parse_cron(cron).next_after(dt.datetime.fromtimestamp(moment).astimezone()).timestamp()
@@ -112,7 +143,7 @@ class TaskStore:
             due = moment + delay_seconds
         stamp = now_text()
         task = Task(uuid.uuid4().hex[:8], description.strip(), "pending", stamp, stamp, due=due, cron=cron,
-                    workspace=self.workspace)
+                    workspace=self.workspace, action=action, payload=payload)
         self._write(task)
         return task
 
@@ -182,6 +213,7 @@ class TaskStore:
     def _write(self, task: Task) -> None:
         values = [getattr(task, name) for name in COLUMNS]
         values[COLUMNS.index("notes")] = json.dumps(task.notes)
+        values[COLUMNS.index("payload")] = json.dumps(task.payload)
         try:
             self.db.execute(f"INSERT OR REPLACE INTO tasks VALUES ({', '.join('?' * len(COLUMNS))})", values)
         except sqlite3.Error as exc:
@@ -193,6 +225,8 @@ class TaskStore:
         for row in rows:
             data = dict(zip(COLUMNS, row))
             data["notes"] = json.loads(data["notes"] or "[]")
+            data["payload"] = json.loads(data["payload"] or "{}")
+            data["action"] = data["action"] or "prompt"
             tasks.append(Task(**data))
         return tasks
 

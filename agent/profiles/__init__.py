@@ -51,6 +51,7 @@ class Profile(BaseModel):
     max_steps: int | None = Field(default=None, ge=1, le=10_000)
     max_cost: float | None = Field(default=None, gt=0)
     max_tokens: int | None = Field(default=None, ge=1)
+    save_code_blocks: bool = False  # agent = "stream": an answer's code blocks that name a file are proposed as it
     _source: str = PrivateAttr("built in")
 
     @field_validator("tools")

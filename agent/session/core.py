@@ -22,8 +22,8 @@ from agent.session.setup import AgentSetup
 from agent.approval import ApprovalGate, Approver, Decision, QueueApprover
 from agent.checkpoints import CheckpointError, CheckpointInfo, Checkpoints
 from agent.config import Config
-from agent.events import (Complete, DecisionKind, ErrorEvent, Mode, RunStarted, TextDelta, TodoItem, WarningEvent,
-                          parse_event)
+from agent.events import (Complete, DecisionKind, ErrorEvent, Mode, RunStarted, ScratchpadUpdated, TextDelta,
+                          TodoItem, WarningEvent, parse_event)
 from agent.executor import Executor
 from agent.llm import LLM
 from agent.agents import IterativeRun
@@ -37,6 +37,7 @@ from agent.session.record import SessionData, SessionStore, SessionWriter
 from agent.tools import default_tools
 from agent.tools.base import Tool, ToolContext
 from agent.tools.registry import ToolRegistry
+from agent.tools.scratchpad import Scratchpad
 from agent.tools.shell import ShellManager
 from agent.workspaces.base import Workspace, WorkspaceError
 
@@ -95,11 +96,19 @@ class AgentSession:
             register(config.api_key.get_secret_value())
         if data is not None:
             self._restore(data)
+        self.scratchpad = Scratchpad(on_change=self._scratchpad_changed)  # the agent's own notes (seed 001)
+        self.scratchpad.load(self.state.get("scratchpad"))
+        self.ctx.extras["scratchpad"] = self.scratchpad
         # the agent factory (profile, tools, limits, MCP), given its inputs; the session uses what it built
         self.agent = AgentSetup(config, workspace, self.registry, self.gate, self.messages, self.totals, self.llm,
                                 self.emit, writer.compaction)
         self.executor.permits = self.agent.permits
         self.ctx.extras["extract"] = self.agent.extract
+
+    def _scratchpad_changed(self, pad: Scratchpad) -> None:
+        self.state["scratchpad"] = pad.dump()
+        self.writer.state("scratchpad", pad.dump())
+        self.emit(ScratchpadUpdated(text=pad.text, observations=list(pad.observations)))
 
     # -- construction ---------------------------------------------------------------------
     @classmethod
@@ -355,7 +364,9 @@ class AgentSession:
         agents = await self._agents_md()
         if agents:
             text += f"\n## Project instructions ({AGENTS_FILE})\n{agents}\n"
-        text += self.agent.prompt_section()
+        tools = ", ".join(tool.name for tool in self.agent.offered())
+        text += self.agent.prompt_section({"mode": self.mode, "facts": facts, "tools": tools})
+        text += self.scratchpad.prompt_section()
         from agent.knowledge.prompt import map_section
         from agent.knowledge.store import take_notices
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from agent.config import Config
+from agent.events import WarningEvent
 from agent.session.core import AgentSession
 from agent.session.ports import SessionPorts
 from agent.session.record import SessionStore
@@ -39,6 +40,9 @@ def open_session(target: Target, config: Config, ports: SessionPorts, *, resume:
                                 resume=resume, store=store, registry=target.registry(),
                                 meta={**target.meta, **(meta or {})})
     sandbox.configure(session)
+    for name in session.registry.configure(config.tools):
+        session.emit(WarningEvent(message=f"[tools.{name}] in the config names no tool: use the names the "
+                                          f"model sees, such as bash_exec or read_file"))
     if ports.reviewer is not None:
         session.plan_reviewer = ports.reviewer
     for port in (ports.approver, ports.reviewer):

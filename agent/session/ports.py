@@ -64,6 +64,7 @@ class SessionOptions(BaseModel):
     trust: bool = False
     # how the front end reports
     json_output: bool = False
+    json_format: Literal["ours", "seed"] = "ours"
     no_publish: bool = False
 
     @property
@@ -78,4 +79,6 @@ class SessionOptions(BaseModel):
             values["room"] = values["room_id"]
         if "json" in values:
             values["json_output"] = bool(values.pop("json"))
+        if values.get("json_format"):
+            values["json_output"] = True
         return cls.model_validate(values)

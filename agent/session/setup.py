@@ -72,8 +72,12 @@ class AgentSetup:
         self._chain = None
         return self.profile
 
-    def prompt_section(self) -> str:
+    def prompt_section(self, markers: dict[str, str] | None = None) -> str:
+        """The profile's prompt, its built-in markers (seed 003: `{mode}`, `{facts}`, `{tools}`)
+        replaced; any other braces are left as written."""
         text = self.profile.prompt_text()
+        for name, value in (markers or {}).items():
+            text = text.replace("{" + name + "}", value)
         section = f"\n## Profile: {self.profile.name}\n{text}\n" if text else ""
         return section + self.input.skills.prompt_section()
 
@@ -181,6 +185,8 @@ class AgentSetup:
         self._warn_unpriced(budget, chain.model)
         config, profile = self.config, self.profile
         max_steps = profile.max_steps if profile.max_steps and "max_steps" not in config.sources else config.max_steps
+        if kind == "stream" and profile.save_code_blocks:
+            run_args["save_blocks"] = True
         return RUNS[kind](llm=chain, tools=self.schemas(), max_steps=max_steps, budget=budget,  # type: ignore[arg-type]
                           compactor=self.compactor(await self.context_window(chain.model)),
                           tools_now=self.schemas, **run_args)

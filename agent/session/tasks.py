@@ -41,7 +41,10 @@ async def run_due(workspace: Workspace, config: Config, say: Say, sink: Callable
             if not store.claim(task):  # another process took it
                 continue
             say(f"running task {task.id}: {task.description}")
-            finished.append(await _run_one(store, task, workspace, config, sink, github))
+            if task.action == "prompt":
+                finished.append(await _run_one(store, task, workspace, config, sink, github))
+            else:
+                finished.append(await _run_action(store, task, workspace, config))
             say(f"task {task.id} {finished[-1].status}: {finished[-1].notes[-1]}")
     finally:
         store.close()
@@ -73,3 +76,58 @@ async def _run_one(store: TaskStore, task: Task, workspace: Workspace, config: C
     answer = complete.final_response.strip().replace("\n", " ")
     note = f"{complete.completion_reason}: {answer[:200]}" if answer else complete.completion_reason
     return store.finish(task, complete.success, note, session.session_id)
+
+
+async def _run_action(store: TaskStore, task: Task, workspace: Workspace, config: Config) -> Task:
+    """A named action (seed 001's callback with its payload): no agent session, the map's own work."""
+    try:
+        note = await ACTIONS[task.action](workspace, config, task.payload)
+    except asyncio.CancelledError:
+        store.finish(task, False, "stopped before it finished", None)
+        raise
+    except Exception as exc:  # noqa: BLE001 - any failure is the task's outcome, recorded as such
+        return store.finish(task, False, f"failed to run: {exc}", None)
+    return store.finish(task, True, note, None)
+
+
+async def _refresh_map(workspace: Workspace, config: Config, payload: dict[str, Any]) -> str:
+    from agent.knowledge.builder import MapBuilder
+
+    builder = MapBuilder(workspace)
+    try:
+        r = await builder.refresh()
+    finally:
+        builder.close()
+    return f"mapped {r.files} file(s): {len(r.added)} new, {len(r.changed)} changed, {len(r.removed)} removed"
+
+
+async def _summarize(workspace: Workspace, config: Config, payload: dict[str, Any]) -> str:
+    from agent.knowledge.builder import MapBuilder
+    from agent.knowledge.summarize import summary_llm
+
+    builder = MapBuilder(workspace, summary_llm(config))
+    try:
+        await builder.refresh()
+        path = workspace.normalize(str(payload.get("path", "")))
+        if path not in builder.store.files():
+            raise ValueError(f"{path} is not a file of the workspace's map")
+        await builder.summarise_one(path)
+    finally:
+        builder.close()
+    return f"summarised {path}"
+
+
+async def _explore(workspace: Workspace, config: Config, payload: dict[str, Any]) -> str:
+    from agent.knowledge.explore import Explorer
+    from agent.knowledge.summarize import summary_llm
+
+    explorer = Explorer(workspace, summary_llm(config))
+    try:
+        step = await explorer.step()
+    finally:
+        explorer.close()
+    return f"explored: {step.describe()}" if step is not None else "explored: everything is current"
+
+
+ACTIONS: dict[str, Callable[[Workspace, Config, dict[str, Any]], Any]] = {
+    "refresh_map": _refresh_map, "summarize": _summarize, "explore": _explore}

@@ -67,6 +67,8 @@ class Tool(ABC):
     description: ClassVar[str]
     Args: ClassVar[type[ToolArgs]]
     kind: ClassVar[ToolKind] = "read"
+    # seed 003: example arguments, shown to models that call tools through text (ReAct) and in `/help TOOL`
+    examples: ClassVar[tuple[dict[str, Any], ...]] = ()
 
     def available(self, workspace: Workspace) -> bool:
         """Whether the model is offered this tool in this workspace."""

@@ -9,7 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from agent.diffing import FileChange
 from agent.tools.base import EditArgs, EditTool, Tool, ToolArgs, ToolContext, ToolError
 from agent.tools.lines import numbered_view
-from agent.tools.textutil import closest_lines, line_of, occurrences
+from agent.tools.textutil import closest_lines, human_size, line_of, occurrences
 from agent.workspaces.base import DirEntry, Workspace, WorkspaceError
 
 MAX_DIR_ENTRIES = 500
@@ -28,10 +28,11 @@ class ReadFile(Tool):
         "saying how to continue. Use start_line/end_line to read part of a file."
     )
     Args = ReadFileArgs
+    examples = ({"file_path": "src/app.py"}, {"file_path": "src/app.py", "start_line": 120, "end_line": 180})
 
     async def run(self, args: ReadFileArgs, ctx: ToolContext) -> str:
-        path, view, count = await numbered_view(ctx, args.file_path, args.start_line, args.end_line)
-        return f"{path} ({count} lines)\n{view}" if count else view
+        path, view, count, size = await numbered_view(ctx, args.file_path, args.start_line, args.end_line)
+        return f"{path} ({count} lines, {size})\n{view}" if count else view
 
 
 class ListDirArgs(ToolArgs):
@@ -61,15 +62,9 @@ class ListDir(Tool):
 def _entry_line(entry: DirEntry) -> str:
     if entry.is_dir:
         return f"{entry.name}/"
-    return f"{entry.name}  ({entry.note or _size(entry.size)})"
+    return f"{entry.name}  ({entry.note or human_size(entry.size)})"
 
 
-def _size(size: int) -> str:
-    if size < 1024:
-        return f"{size} B"
-    if size < 1024 * 1024:
-        return f"{size / 1024:.1f} KB"
-    return f"{size / 1024 / 1024:.1f} MB"
 
 
 class WriteFileArgs(EditArgs):
@@ -84,6 +79,9 @@ class WriteFile(EditTool):
         "to part of an existing file. An existing file keeps its encoding, line ends and final newline."
     )
     Args = WriteFileArgs
+    examples = ({"file_path": "tests/test_util.py", "content": "from util import add\n\n\ndef test_add():\n"
+                                                             "    assert add(1, 2) == 3\n",
+                 "reason": "A test for add()"},)
 
     async def plan(self, args: WriteFileArgs, ctx: ToolContext) -> list[FileChange]:
         ws = ctx.workspace
@@ -164,6 +162,9 @@ class PatchFile(EditTool):
         "in order and all succeed or nothing changes. On a mismatch the closest actual lines are shown."
     )
     Args = PatchFileArgs
+    examples = ({"file_path": "src/util.py", "patches": [{"old_text": "def calc(x, y):",
+                                                          "new_text": "def calculate_sum(x, y):"}],
+                 "reason": "A name that says what it does"},)
 
     async def plan(self, args: PatchFileArgs, ctx: ToolContext) -> list[FileChange]:
         return [await patched(ctx.workspace, args.file_path, args.patches)]

@@ -9,13 +9,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import ClassVar
+from typing import ClassVar, Literal
 
 from pydantic import Field
 
 from agent.knowledge.cron import CronError
 from agent.knowledge.builder import current_view
-from agent.knowledge.tasks import STATUSES, TaskError, TaskStore, parse_at, task_store
+from agent.knowledge.tasks import STATUSES, TaskError, TaskStore, check_action, parse_at, task_store
 from agent.tools.base import Proposal, Tool, ToolArgs, ToolContext, ToolError, ToolKind
 
 
@@ -60,7 +60,13 @@ class GetCodebaseMap(Tool):
 
 
 class ScheduleArgs(ToolArgs):
-    description: str = Field(description="What to do: the prompt the agent runs when the task is due.")
+    description: str = Field(default="", description="What to do: the prompt the agent runs when the task is due "
+                                                     "(for another action, a label).")
+    action: Literal["prompt", "explore", "summarize", "refresh_map"] = Field(
+        default="prompt", description="prompt (run the description as an agent session), explore (one exploration "
+                                      "step), summarize (one file's map summary: payload {\"path\": ...}) or "
+                                      "refresh_map (the map's structure).")
+    payload: dict[str, str] = Field(default_factory=dict, description="The action's data, e.g. {\"path\": \"src/app.py\"}.")
     at: str | None = Field(default=None, description="When, as an ISO 8601 time (local time unless it has a zone).")
     delay_seconds: int | None = Field(default=None, ge=0, description="Or: run this many seconds from now.")
     cron: str | None = Field(default=None, description="Or: a repeating five-field cron schedule, e.g. '0 9 * * 1-5'.")
@@ -83,7 +89,10 @@ class ScheduleTask(Tool):
         given = [n for n in ("at", "delay_seconds", "cron") if getattr(args, n) is not None]
         if len(given) != 1:
             raise ToolError("give exactly one of `at`, `delay_seconds` or `cron`")
+        if args.action == "prompt" and not args.description.strip():
+            raise ToolError("a prompt task needs a description: the prompt the agent will run")
         try:
+            check_action(args.action, args.payload)
             if args.at is not None:
                 parse_at(args.at)
             if args.cron is not None:
@@ -95,11 +104,14 @@ class ScheduleTask(Tool):
         when = {"at": f"at {args.at}", "delay_seconds": f"in {args.delay_seconds} s",
                 "cron": f"on cron {args.cron!r}"}[given[0]]
         return Proposal(summary=f"Schedule a task {when} in {ctx.workspace.label}",
-                        command=f"coder-tui run {args.description!r}  ({when})", cwd=ctx.workspace.label)
+                        command=(f"coder-tui run {args.description!r}" if args.action == "prompt" else
+                                 f"{args.action} {args.payload.get('path', '')}".strip()) + f"  ({when})",
+                        cwd=ctx.workspace.label)
 
     async def run(self, args: ScheduleArgs, ctx: ToolContext) -> str:
         with _task_store(ctx) as store:
-            task = store.schedule(args.description, args.at, args.delay_seconds, args.cron)
+            task = store.schedule(args.description, args.at, args.delay_seconds, args.cron, action=args.action,
+                                  payload=args.payload)
         return f"Scheduled task {task.id}: {task.line()}"
 
 

@@ -10,7 +10,7 @@ from pydantic import Field
 
 from agent.diffing import FileChange
 from agent.tools.base import EditArgs, EditTool, Tool, ToolArgs, ToolContext, ToolError
-from agent.tools.textutil import content_lines, from_lines, number, to_lines, window
+from agent.tools.textutil import content_lines, from_lines, number, text_size, to_lines, window
 
 
 class LineRangeArgs(ToolArgs):
@@ -29,15 +29,15 @@ def _check_range(path: str, count: int, start: int, end: int) -> None:
 
 
 async def numbered_view(ctx: ToolContext, file_path: str, start: int | None,
-                        end: int | None) -> tuple[str, str, int]:
-    """Read a file, remember the read, and show start..end numbered; (path, text, line count)."""
+                        end: int | None) -> tuple[str, str, int, str]:
+    """Read a file, remember the read, and show start..end numbered; (path, text, line count, size)."""
     ws = ctx.workspace
     path = ws.normalize(file_path)
     text = await ws.read_text(path)
     ws.note_read(path, text)
     lines, _ = to_lines(text)
     if not lines:
-        return path, f"{path} is empty.", 0
+        return path, f"{path} is empty.", 0, text_size(text)
     first = start or 1
     if first > len(lines):
         raise ToolError(f"start_line {first} is past the end of {path} ({len(lines)} lines)")
@@ -49,7 +49,7 @@ async def numbered_view(ctx: ToolContext, file_path: str, start: int | None,
         parts.append(f"[{path} ends at line {len(lines)}]")
     if note:
         parts.append(note)
-    return path, "\n".join(parts), len(lines)
+    return path, "\n".join(parts), len(lines), text_size(text)
 
 
 class GetLineRange(Tool):
@@ -83,6 +83,8 @@ class ReplaceLines(EditTool):
     name = "replace_lines"
     description = "Replace lines start_line..end_line (inclusive) with new_content."
     Args = ReplaceLinesArgs
+    examples = ({"file_path": "src/app.py", "start_line": 12, "end_line": 13,
+                 "new_content": "    return total\n", "reason": "Return the sum"},)
 
     async def plan(self, args: ReplaceLinesArgs, ctx: ToolContext) -> list[FileChange]:
         path, old, lines, trailing = await _load(ctx, args.file_path)

@@ -63,11 +63,33 @@ def describe_parameters(args_model: type[ToolArgs]) -> str:
     return ", ".join(parts) or "no parameters"
 
 
+def describe_tool(tool: Tool) -> str:
+    """What a tool does, its parameters and its examples, as `/help TOOL` shows it."""
+    lines = [f"{tool.name} ({tool.kind}): {tool.description}", f"parameters: {describe_parameters(tool.Args)}"]
+    lines += [f"example: {json.dumps(example)}" for example in tool.examples]
+    return "\n".join(lines)
+
+
 class ToolRegistry:
     def __init__(self, tools: list[Tool]) -> None:
         self._tools: dict[str, Tool] = {}
+        self.disabled: set[str] = set()  # config `[tools.NAME] enabled = false`: never offered nor run
+        self.defaults: dict[str, dict[str, Any]] = {}  # tool -> argument values used when the model gives none
         for tool in tools:
             self.register(tool)
+
+    def configure(self, settings: dict[str, Any]) -> list[str]:
+        """Apply `[tools.NAME]` settings (objects with `enabled` and `timeout`); the names that match
+        no tool here (MCP tools, `mcp__SERVER__TOOL`, come later and are not listed)."""
+        unknown = []
+        for name, given in settings.items():
+            if not given.enabled:
+                self.disabled.add(name)
+            if given.timeout is not None:
+                self.defaults.setdefault(name, {})["timeout"] = given.timeout
+            if name not in self._tools and not name.startswith("mcp__"):
+                unknown.append(name)
+        return unknown
 
     def register(self, tool: Tool) -> None:
         if tool.name in self._tools:
@@ -82,7 +104,7 @@ class ToolRegistry:
         return list(self._tools)
 
     def offered(self, workspace: Workspace) -> list[Tool]:
-        return [tool for tool in self._tools.values() if tool.available(workspace)]
+        return [tool for tool in self._tools.values() if tool.available(workspace) and tool.name not in self.disabled]
 
     def schemas(self, workspace: Workspace) -> list[dict[str, Any]]:
         return [
@@ -97,8 +119,7 @@ class ToolRegistry:
             for tool in self.offered(workspace)
         ]
 
-    @staticmethod
-    def parse(tool: Tool, raw: str) -> ToolArgs:
+    def parse(self, tool: Tool, raw: str) -> ToolArgs:
         text = raw.strip() or "{}"
         try:
             data = json.loads(text)
@@ -109,8 +130,9 @@ class ToolRegistry:
         if not isinstance(data, dict):
             raise ArgumentError(
                 f"the arguments must be a JSON object, got {type(data).__name__}; {_expected(tool)}")
+        defaults = {k: v for k, v in self.defaults.get(tool.name, {}).items() if k in tool.Args.model_fields}
         try:
-            return tool.Args.model_validate(data)
+            return tool.Args.model_validate({**defaults, **data})
         except ValidationError as exc:
             problems = "; ".join(_problem(err) for err in exc.errors()[:5])
             raise ArgumentError(f"invalid arguments: {problems}. {_expected(tool)}") from None

@@ -43,6 +43,7 @@ class SearchCode(Tool):
         "matching line. Honours .gitignore; skips binary files."
     )
     Args = SearchCodeArgs
+    examples = ({"pattern": "def load_config"}, {"pattern": r"TODO|FIXME", "path": "src"})
 
     async def run(self, args: SearchCodeArgs, ctx: ToolContext) -> str:
         regex, note = compile_pattern(args.pattern)

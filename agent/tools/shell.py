@@ -94,6 +94,7 @@ class BashExec(Tool):
         "(each capped). The command has no terminal and no stdin; it is killed after `timeout` seconds."
     )
     Args = BashExecArgs
+    examples = ({"command": "python -m pytest -q tests/test_util.py"}, {"command": "git status --short"})
     kind = "exec"
 
     def available(self, workspace: Workspace) -> bool:

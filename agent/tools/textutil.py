@@ -9,6 +9,20 @@ MAX_CHARS_SHOWN = 60_000
 MAX_LINE_CHARS = 2000
 
 
+def human_size(size: int) -> str:
+    """A byte count as a person reads it: 512 B, 3.4 KB, 1.2 MB."""
+    if size < 1024:
+        return f"{size} B"
+    if size < 1024 * 1024:
+        return f"{size / 1024:.1f} KB"
+    return f"{size / 1024 / 1024:.1f} MB"
+
+
+def text_size(text: str) -> str:
+    """The size of a text as UTF-8 (seed 003's read/write results carry sizes)."""
+    return human_size(len(text.encode("utf-8", "surrogatepass")))
+
+
 def to_lines(text: str) -> tuple[list[str], bool]:
     """The lines of a text and whether it ends with a newline."""
     if text == "":

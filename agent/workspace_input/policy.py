@@ -137,6 +137,7 @@ CONFIG = InputKind("workspace config", ".coder-tui.toml", "agent.config:Settings
     "max_steps": Harmless(), "timeout": Harmless(), "max_retries": Harmless(), "theme": Harmless(),
     "context_window": Harmless(), "max_cost": Harmless(), "max_tokens": Harmless(),
     "tool_calling": Harmless(), "map_tokens": Harmless(), "workflow": Harmless(),
+    "tools": Harmless(),  # per tool: turn one off, or its default timeout (limits, never a new power)
 })
 PROFILE = InputKind("profile", ".coder-tui/profiles/*.toml", "agent.profiles:Profile", {
     "name": Text(), "description": Text(), "system_prompt": Text(),
@@ -147,6 +148,7 @@ PROFILE = InputKind("profile", ".coder-tui/profiles/*.toml", "agent.profiles:Pro
     "model": NeedsTrust(MODEL_WHY),
     "small_model": NeedsTrust(MODEL_WHY),
     "max_steps": Harmless(), "max_cost": Harmless(), "max_tokens": Harmless(),
+    "save_code_blocks": Harmless(),  # each file still goes through the approval the mode asks for
 })
 INSTRUCTIONS = InputKind("instructions", "AGENTS.md", "", {"text": Text()})
 # Commands and skills of an untrusted folder are not loaded at all (agent/custom): a command's

@@ -48,6 +48,8 @@ def test_a_provider_key_alone_picks_a_default_model(tmp_path: Path) -> None:
     ('mode = "yolo"\n', "key `mode`: Input should be 'plan', 'ask' or 'allow'"),
     ("max_steps = 0\n", "key `max_steps`: Input should be greater than or equal to 1"),
     ('colour = "red"\n', "key `colour`: Extra inputs are not permitted"),
+    ("[tools.bash_exec]\ntimeout = 0\n", "key `tools.bash_exec.timeout`: Input should be greater than or equal to 1"),
+    ("[tools.bash_exec]\ntimout = 5\n", "key `tools.bash_exec.timout`: Extra inputs are not permitted"),
 ])
 def test_bad_files_name_file_and_key(tmp_path: Path, text: str, message: str) -> None:
     _write(tmp_path / ".coder-tui.toml", text)

@@ -151,3 +151,18 @@ def test_resume_by_id_continues_in_the_sessions_folder(fake_llm: FakeLLM, ws: Pa
     assert next(e for e in events if e["type"] == "tool_result")["ok"]
     assert [m["content"] for m in fake_llm.requests[-1]["messages"] if m["role"] == "user"] == [
         "make f return 2", "and now?"]
+
+
+def test_json_format_seed_prints_seed_003s_shapes(fake_llm: FakeLLM, ws: Path, isolated_home: Path) -> None:
+    fake_llm.script(Reply(text="Editing.", tool_calls=EDIT.tool_calls), Reply(text="Done."))
+    done = subprocess.run(run_args(fake_llm, ws, "--mode", "allow", "--json-format", "seed"),
+                          env=cli_env(isolated_home), capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    events = [json.loads(line) for line in done.stdout.splitlines()]
+    assert {e["type"] for e in events} == {"text_chunk", "agent_step", "complete"}
+    steps = [e for e in events if e["type"] == "agent_step"]
+    assert steps[0]["tool_calls"][0]["name"] == "replace_lines" and steps[0]["tool_results"][0]["success"]
+    assert steps[-1]["is_complete"] and steps[-1]["response_text"] == "Done."
+    assert events[-1] == {"type": "complete", "success": True, "iterations": 2, "final_response": "Done.",
+                          "completion_reason": events[-1]["completion_reason"]}
+    assert (ws / "a.py").read_text() == "def f():\n    return 2\n"

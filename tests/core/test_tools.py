@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 from typing import Any
 
@@ -23,7 +24,7 @@ async def test_read_file_numbers_lines_and_pages_large_files(make_harness: Any) 
     big = "".join(f"row {i}\n" for i in range(1, 3001))
     h = make_harness(files={"small.py": "a = 1\nb = 2\n", "big.txt": big})
     out = await use(h, "read_file", file_path="small.py")
-    assert out == "small.py (2 lines)\n     1\ta = 1\n     2\tb = 2"
+    assert out == "small.py (2 lines, 12 B)\n     1\ta = 1\n     2\tb = 2"  # seed 003: sizes in results
     out = await use(h, "read_file", file_path="big.txt")
     assert "  2000\trow 2000" in out and "row 2001" not in out
     assert "call again with start_line=2001" in out
@@ -76,10 +77,10 @@ async def test_todo_write_updates_the_plan(make_harness: Any) -> None:
 async def test_write_file_creates_and_keeps_final_newline(make_harness: Any) -> None:
     h = make_harness(files={"keep.txt": "old\n"})
     out = await use(h, "write_file", file_path="new/dir/n.py", content="x = 1\n")
-    assert out.startswith("Created new/dir/n.py (1 lines).")
+    assert out.startswith("Created new/dir/n.py (1 lines, 6 B).")
     assert h.read("new/dir/n.py") == "x = 1\n"
-    await use(h, "write_file", file_path="keep.txt", content="new")
-    assert h.read("keep.txt") == "new\n"
+    out = await use(h, "write_file", file_path="keep.txt", content="new")
+    assert h.read("keep.txt") == "new\n" and out.startswith("Edited keep.txt: +1 -1 lines, now 4 B.")
 
 
 async def test_patch_file_unique_ambiguous_missing(make_harness: Any) -> None:
@@ -186,3 +187,18 @@ async def test_shell_exec_timeout_kills_the_shell(make_harness: Any) -> None:
     out = await use(h, "shell_exec", session_id="sh1", command="sleep 20", timeout=1)
     assert "timed out after 1 s; shell sh1 was killed" in out
     assert "sh1" not in h.session.ctx.extras["shells"].sessions
+
+
+def test_every_tool_example_is_a_valid_call() -> None:
+    # seed 003's tool `examples`: shown to text-protocol models and in /help TOOL, so each must parse
+    from agent.tools import default_tools
+    from agent.tools.registry import ToolRegistry, describe_tool
+
+    registry = ToolRegistry(default_tools())
+    with_examples = [tool for tool in default_tools() if tool.examples]
+    assert {"read_file", "write_file", "patch_file", "replace_lines", "search_code", "bash_exec"} <= {
+        t.name for t in with_examples}
+    for tool in with_examples:
+        for example in tool.examples:
+            registry.parse(tool, json.dumps(example))  # raises ArgumentError when an example is wrong
+        assert "example: {" in describe_tool(tool)

@@ -17,7 +17,7 @@ from tests.profiles.conftest import requested_tools
 # issue 12's knowledge tools: the map and the task list are reads; scheduling and cancelling change
 # what runs later, so they are exec tools (never offered in plan mode or to read-only profiles)
 READS = {"read_file", "list_dir", "get_line_range", "search_code", "get_project_info", "todo_read", "todo_write",
-         "get_codebase_map", "list_tasks"}
+         "get_codebase_map", "list_tasks", "scratchpad_write", "note_observation"}
 EDITS = {"write_file", "patch_file", "multi_edit", "replace_lines", "insert_at_line", "delete_lines"}
 EXECS = {"bash_exec", "shell_open", "shell_exec", "shell_close", "schedule_task", "cancel_task"}
 EXPECTED = {
@@ -159,3 +159,19 @@ async def test_unknown_profile_is_a_clear_error_and_records_nothing(make_session
     with pytest.raises(ProfileError, match="no profile 'nope'; known profiles: architect, ask, coder, reviewer"):
         make_session(profile="nope")
     assert SessionStore().list() == []
+
+
+async def test_a_profile_prompt_gets_the_built_in_markers(make_session: Any) -> None:
+    # seed 003: a profile's prompt may use {mode}, {facts} and {tools}; other braces stay as written
+    folder = user_dir()
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "docs.toml").write_text('description = "writes docs"\ntools = ["read"]\nsystem_prompt = """'
+                                      'Mode: {mode}. Tools: {tools}.\nFacts:\n{facts}\nKeep {this} and {{that}}."""\n')
+    h = make_session(mode="ask", profile="docs")
+    h.script(Reply(text="fine"))
+    await h.run("hello")
+    system = h.llm.requests[-1]["messages"][0]["content"]
+    section = system.split("## Profile: docs\n", 1)[1]
+    assert section.startswith("Mode: ask. Tools: ") and "read_file" in section.split("\n")[0]
+    assert "write_file" not in section.split("\n")[0]  # the tools this profile is offered
+    assert "- date: " in section and "Keep {this} and {{that}}." in section

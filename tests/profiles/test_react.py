@@ -34,6 +34,8 @@ async def test_a_react_run_edits_a_file_through_approvals(make_session: Any) -> 
     first, second, third, _ = h.llm.requests
     assert "tools" not in first and "ACTION_INPUT:" in first["messages"][0]["content"]
     assert "- patch_file:" in first["messages"][0]["content"]
+    # seed 003: the registry's examples teach a text-protocol model the argument shapes
+    assert 'example: ACTION_INPUT: {"file_path": "src/util.py", "patches": [{"old_text"' in first["messages"][0]["content"]
     assert all(m["role"] in ("system", "user", "assistant") for m in third["messages"])
     observed = second["messages"][-1]["content"]
     assert observed.startswith("OBSERVATION (read_file):") and "x = 1" in observed

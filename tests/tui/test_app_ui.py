@@ -64,6 +64,12 @@ async def test_slash_commands(make_app: Any, workspace: Path, fake_llm: Any, iso
         await submit(pilot, "/help")
         await wait_for(pilot, lambda: isinstance(app.screen, KeysScreen), what="/help")
         await pilot.press("escape")
+        await submit(pilot, "/help patch_file")  # seed 003: a tool's parameters and examples
+        await wait_for(pilot, lambda: any("patch_file (edit):" in n and 'example: {"file_path": "src/util.py"' in n
+                                          for n in notices(app)), what="/help TOOL")
+        await submit(pilot, "/help nosuchtool")
+        await wait_for(pilot, lambda: any("no tool 'nosuchtool'; the tools:" in n for n in notices(app)),
+                       what="/help with an unknown tool")
         await submit(pilot, "/theme nosuchtheme")
         await wait_for(pilot, lambda: any("no theme 'nosuchtheme'" in n for n in notices(app)), what="bad theme")
 
@@ -236,3 +242,21 @@ async def test_at_completion_offers_files_made_after_the_session_opened(make_app
                        and "brandnew.py" in str(popup.get_option_at_index(0).prompt), what="the new file offered")
         await pilot.press("tab")
         assert prompt.value == "look at @brandnew.py "
+
+
+async def test_the_agents_notes_show_in_the_side_panel(make_app: Any, fake_llm: Any) -> None:
+    # seed 001's scratchpad: what the agent writes for itself is visible to the user
+    from tui.widgets.scratchpad import ScratchpadPane
+
+    fake_llm.script(Reply(tool_calls=[call("scratchpad_write", text="Plan: read cli.py, then time it."),
+                                      call("note_observation", note="The CLI lives in tui/cli.py.")]),
+                    Reply(text="noted"))
+    app = make_app("--mode", "ask")
+    async with app.run_test(size=APP_SIZE) as pilot:
+        await ready(pilot)
+        assert not app.query(ScratchpadPane)  # nothing until the agent writes notes
+        await submit(pilot, "plan it")
+        await idle(pilot)
+        await wait_for(pilot, lambda: app.query(ScratchpadPane), what="the notes pane")
+        shown = rendered_text(app.query_one(ScratchpadPane))
+        assert "Plan: read cli.py, then time it." in shown and "• The CLI lives in tui/cli.py." in shown

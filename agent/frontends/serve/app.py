@@ -2,11 +2,14 @@
 
 Routes (every one but `/api/health` needs `Authorization: Bearer TOKEN`):
     POST /api/chat              a turn: seed 002's body, answered as text/event-stream
-                                (or one JSON object with `"stream": false`)
+                                (or one JSON object with `"stream": false`); `?events=seed`
+                                gives seed 003's event shapes (agent/frontends/seedevents.py)
     POST /api/approvals/{id}    answer an `approval_required` event (ask mode)
     POST /api/sessions/{id}/plan  answer a `plan_decision_required` event (structured workflow, ask mode)
     GET  /api/sessions          the live sessions, whether they run, their pending approvals
     GET  /api/health            {"status": "ok"} (no token needed)
+    GET  /ws, /ws/{token}       the same sessions over a WebSocket (agent/frontends/serve/ws.py)
+A client (address) starts at most `rate_limit` turns a minute; more get 429 with Retry-After.
 A turn whose client disconnects is stopped and awaited before its handler returns, so no run
 outlives its request; edits are written whole (atomically) or not at all.
 """
@@ -25,6 +28,7 @@ from aiohttp.typedefs import Middleware
 from agent import __version__
 from agent.approval import Decision
 from agent.frontends.serve.guard import guard
+from agent.frontends.serve.limits import RATE_LIMIT, turn_limit
 from agent.frontends.serve.request import ApprovalAnswer, BadRequest, ChatRequest, parse
 from agent.frontends.serve.sessions import Busy, Live, NotFound, Sessions, Unavailable
 from agent.planning.review import PlanDecision
@@ -39,9 +43,11 @@ BODY_LIMIT = web.AppKey("body_limit", int)
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 
-def build_app(sessions: Sessions, token: str, max_body: int = MAX_BODY, check_host: bool = True) -> web.Application:
+def build_app(sessions: Sessions, token: str, max_body: int = MAX_BODY, check_host: bool = True,
+              rate_limit: int = RATE_LIMIT) -> web.Application:
     """The application; run it with `handler_cancellation=True` so a disconnect stops its run."""
-    app = web.Application(middlewares=[_errors, guard(check_host), _auth(token)], client_max_size=max_body)
+    app = web.Application(middlewares=[_errors, guard(check_host), _auth(token), turn_limit(rate_limit)],
+                          client_max_size=max_body)
     app[SESSIONS] = sessions
     app[BODY_LIMIT] = max_body
     app.router.add_post("/api/chat", _chat)
@@ -49,6 +55,8 @@ def build_app(sessions: Sessions, token: str, max_body: int = MAX_BODY, check_ho
     app.router.add_get("/api/sessions", _sessions)
     app.router.add_post("/api/sessions/{id}/plan", _plan)
     app.router.add_get("/api/health", _health)
+    app.router.add_get("/ws", _websocket)
+    app.router.add_get("/ws/{token}", _websocket)
 
     async def close_sessions(_app: web.Application) -> None:
         await sessions.close()
@@ -89,6 +97,8 @@ def _auth(token: str) -> Middleware:
     async def auth(request: web.Request, handler: Handler) -> web.StreamResponse:
         if request.path != "/api/health":
             given = request.headers.get("Authorization", "").encode()
+            if not given and request.path.startswith("/ws/"):  # seed 003's /ws/{token}: browsers set no headers
+                given = f"Bearer {request.path.removeprefix('/ws/')}".encode()
             if not hmac.compare_digest(given, expected):
                 response = error_response(401, "missing or wrong token: send Authorization: Bearer TOKEN "
                                                "(the token `coder-tui serve` printed)")
@@ -108,6 +118,11 @@ async def _body(request: web.Request) -> bytes:
 
 async def _chat(request: web.Request) -> web.StreamResponse:
     chat: ChatRequest = parse(ChatRequest, await _body(request))
+    shape = request.query.get("events")
+    if shape is not None:
+        if shape not in ("ours", "seed"):
+            raise BadRequest(f"events={shape!r}: give `ours` (the default) or `seed` (seed 003's shapes)")
+        chat = chat.model_copy(update={"events": shape})
     sessions = request.app[SESSIONS]
     live = await sessions.open(chat, chat.session_id or request.headers.get(SESSION_HEADER))
     if chat.stream:
@@ -173,6 +188,8 @@ async def _collect(sessions: Sessions, live: Live, chat: ChatRequest) -> web.Res
             result["errors"].append(data["error"])
         elif data.get("type") == "classification":
             result["task_type"] = data["task_type"]
+            if data.get("intent"):
+                result["intent"] = data["intent"]
         elif data.get("type") == "published":
             result["published"] = data
         elif data.get("type") == "complete":
@@ -213,6 +230,12 @@ async def _plan(request: web.Request) -> web.Response:
 
 async def _sessions(request: web.Request) -> web.Response:
     return web.json_response({"sessions": request.app[SESSIONS].listing()})
+
+
+async def _websocket(request: web.Request) -> web.StreamResponse:
+    from agent.frontends.serve.ws import websocket
+
+    return await websocket(request, request.app[SESSIONS], request.app[BODY_LIMIT])
 
 
 async def _health(request: web.Request) -> web.Response:

@@ -1,7 +1,8 @@
 """The agent's events as seed 002's SSE data objects (and what an editor needs beyond the seed).
 
 Seed shapes: `{"content"}` for text, `{"type": "diff", "file", "diff", "line_start", "line_end",
-"reason"}` for a file change, `{"type": "classification", "task_type"}`, `{"error"}`, and the
+"reason"}` for a file change, `{"type": "classification", "task_type"}` (seed 002's task types, first
+in every turn; the structured workflow's router adds `intent`, ours), `{"error"}`, and the
 server's own `{"done": true}` last. Beyond the seed: the session (first), approvals, tool calls
 and results, the structured workflow's plan and steps (issue 11's field names), todos, warnings
 and how the run completed. Events an editor has no use for (usage, checkpoints, retries) are not
@@ -24,8 +25,10 @@ Data = dict[str, Any]
 class SseMapper(EventHandler):
     """Turns each event into zero or one SSE data object handed to `send`."""
 
-    def __init__(self, send: Callable[[Data], None], newline: Callable[[str], str] = lambda path: "\n") -> None:
+    def __init__(self, send: Callable[[Data], None], newline: Callable[[str], str] = lambda path: "\n",
+                 category: str = "other") -> None:
         self.send = send
+        self.category = category  # seed 002's task type of the request (agent/planning/seedtypes.py)
         self.newline = newline  # path -> the line end the file uses
         self.turns = TurnText()
         self.session_id = ""  # the running session's, for the plan decision's address
@@ -45,7 +48,8 @@ class SseMapper(EventHandler):
         self.send(diff_data(event, self.newline(event.path)))
 
     def on_classification(self, event: ev.ClassificationEvent) -> None:
-        self.send({"type": "classification", "task_type": event.task_type})
+        # the router's verdict refines the request's classification: seed 002's task type, and ours
+        self.send({"type": "classification", "task_type": self.category, "intent": event.task_type})
 
     def on_error(self, event: ev.ErrorEvent) -> None:
         self.send({"error": event.message, "recoverable": event.recoverable})
@@ -91,6 +95,9 @@ class SseMapper(EventHandler):
         self.send(event.model_dump(mode="json"))
 
     def on_published(self, event: ev.Published) -> None:
+        self.send(event.model_dump(mode="json"))
+
+    def on_file_ready(self, event: ev.FileReady) -> None:
         self.send(event.model_dump(mode="json"))
 
     def on_complete(self, event: ev.Complete) -> None:

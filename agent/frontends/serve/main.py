@@ -17,6 +17,7 @@ from agent.config import Config
 from agent.frontends.common import UsageError, build_config, run_command
 from agent.frontends.serve.app import MAX_BODY, build_app
 from agent.frontends.serve.guard import is_loopback
+from agent.frontends.serve.limits import RATE_LIMIT
 from agent.frontends.serve.sessions import Sessions
 from agent.session.target import Target, TargetError, TargetSpec, open_target
 
@@ -78,10 +79,10 @@ class Server:
 
 
 async def listen(sessions: Sessions, token: str, host: str, port: int, max_body: int = MAX_BODY,
-                 check_host: bool = True) -> Server:
+                 check_host: bool = True, rate_limit: int = RATE_LIMIT) -> Server:
     """Serve on host:port (0: any free port) until `runner.cleanup()`; `check_host`: answer only
     requests to a loopback Host (agent/frontends/serve/guard.py)."""
-    app = build_app(sessions, token, max_body, check_host=check_host)
+    app = build_app(sessions, token, max_body, check_host=check_host, rate_limit=rate_limit)
     runner = web.AppRunner(app, handler_cancellation=True, access_log=None)
     await runner.setup()
     try:
@@ -119,7 +120,7 @@ async def serve(options: Any) -> int:
         # A token the user gave may be used through a proxy under another name; a generated one
         # serves loopback only, so any other Host is a web page's DNS rebinding.
         server = await listen(sessions, token, options.host, options.port, options.max_body,
-                              check_host=source == "generated")
+                              check_host=source == "generated", rate_limit=options.rate_limit)
     except UsageError:
         await opener.close()
         raise

@@ -42,6 +42,7 @@ class ChatRequest(_Body):
     stream: bool = True
     apply: Literal["server", "client"] = "server"
     session_id: str | None = None
+    events: Literal["ours", "seed"] = "ours"  # seed 003's shapes with "seed" (also `?events=seed`)
 
     @field_validator("messages")
     @classmethod

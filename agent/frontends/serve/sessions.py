@@ -17,7 +17,10 @@ from typing import Any
 from agent import events as ev
 from agent.approval import Decision, QueueApprover
 from agent.config import Config
+from agent.consumer import EventHandler
+from agent.frontends.seedevents import SeedMapper
 from agent.frontends.serve.events import Data, SseMapper, approval_data
+from agent.planning.seedtypes import seed_task_type
 from agent.frontends.serve.request import BadRequest, ChatRequest
 from agent.planning.review import PlanDecision
 from agent.session.core import AgentSession
@@ -57,7 +60,17 @@ class Live:
     task: asyncio.Task[Any] | None = None
 
     def __post_init__(self) -> None:
-        self._mapper = SseMapper(self._send, self._newline)
+        self._mapper: EventHandler = SseMapper(self._send, self._newline)
+
+    def begin(self, chat: ChatRequest) -> None:
+        """A turn starts: its events in the shapes the request asked for; seed 002's classification
+        (its task types, by rule) first."""
+        category = seed_task_type(chat.messages[-1].content)
+        if chat.events == "seed":
+            self._mapper = SeedMapper(self._send)
+            return
+        self._mapper = SseMapper(self._send, self._newline, category)
+        self._send({"type": "classification", "task_type": category})
 
     def _newline(self, path: str) -> str:
         """The line end of a file the session wrote in its folder ("\n" for the editor's buffers)."""
@@ -183,6 +196,7 @@ class Sessions:
     def start(self, live: Live, chat: ChatRequest, listener: Callable[[Data], None]) -> asyncio.Task[Any]:
         """Run one turn; the listener receives its SSE data until the turn ends."""
         prompt, live.prompt, live.listener = chat.prompt(), chat.messages[-1].content, listener
+        live.begin(chat)
         live.task = asyncio.create_task(_turn(live.session, prompt), name=f"serve-{live.session.session_id}")
         return live.task
 
