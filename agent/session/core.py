@@ -152,6 +152,16 @@ class AgentSession:
         self.config.model = value
         self._llm = None
 
+    @property
+    def reasoning(self) -> str:
+        return self.config.reasoning
+
+    @reasoning.setter
+    def reasoning(self, level: str) -> None:
+        """The reasoning effort from the next request on (agent/reasoning.py LEVELS)."""
+        self.config.reasoning = level  # type: ignore[assignment]  # the caller checked the level
+        self._llm = None
+
     def reconfigure(self, config: Config) -> None:
         """Use another model, server or key from the next request on (mode and history stay)."""
         if config.api_key is not None:
@@ -190,7 +200,7 @@ class AgentSession:
         if self._llm is None:
             c = self.config
             self._llm = LLM(c.require_model(), c.api_base, c.api_key.get_secret_value() if c.api_key else None,
-                            c.timeout, c.max_retries, c.retry_base_delay, c.key_variable())
+                            c.timeout, c.max_retries, c.retry_base_delay, c.key_variable(), c.reasoning)
         return self._llm
 
     async def run(self, prompt: str) -> Complete:
