@@ -23,7 +23,7 @@ from typing import Any
 from agent import secrets
 from agent.llm_errors import Failure, LLMError, classify, unknown_provider, where
 from agent.llm_requests import copy_messages_without_signature_scan, no_price_for_a_stream_not_read_yet
-from agent.reasoning import ThinkingCollector, for_request, request_args
+from agent.reasoning import ThinkingCollector, estimated_tokens, for_request, request_args
 from agent.llm_usage import (Prices, cap_cache_marks_only_when_over, caches_prompts, prices_for,
                              strip_cache_control_only_when_marked, usage_without_assembly, with_cache_markers)
 
@@ -307,7 +307,7 @@ class LLM:
         stream = None
         try:
             stream = await litellm.acompletion(messages=messages, tools=tools or None,
-                                               **self._request_args(stream=True), **request_args(self.reasoning))
+                                               **self._request_args(stream=True), **request_args(self.reasoning, self.model))
             usage_without_assembly(stream)
             return await self._consume(stream, on_text, on_reasoning)
         except (_Retryable, asyncio.CancelledError):
@@ -344,6 +344,7 @@ class LLM:
         finally:
             await _close_stream(stream)
         reply.tool_calls = [calls[i] for i in sorted(calls)]
+        reply.reasoning_tokens = reply.reasoning_tokens or estimated_tokens(reply.thinking.text, reply.completion_tokens)
         for index, call in enumerate(reply.tool_calls):
             call.id = call.id or f"call_{uuid.uuid4().hex[:12]}_{index}"
         reply.cost = self._cost(reply)

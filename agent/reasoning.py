@@ -15,6 +15,8 @@ record and the replay, and never sent back.
 
 from __future__ import annotations
 
+import asyncio
+import functools
 from typing import Any, Literal, get_args
 
 Level = Literal["off", "low", "medium", "high"]
@@ -24,9 +26,36 @@ BLOCK_PROVIDERS = ("anthropic", "bedrock", "vertex_ai")
 PRIVATE_KEYS = ("thinking_blocks", "reasoning_content")
 
 
-def request_args(level: str) -> dict[str, Any]:
-    """What a request adds for `level` (litellm drops it for a model that cannot reason)."""
-    return {} if level == "off" else {"reasoning_effort": level}
+def request_args(level: str, model: str) -> dict[str, Any]:
+    """What a request adds for `level`: nothing for a model litellm knows cannot reason (sent, it
+    would be dropped with a warning on stderr every request; the session says so once instead)."""
+    return {} if level == "off" or not takes_effort(model) else {"reasoning_effort": level}
+
+
+@functools.lru_cache(maxsize=64)
+def takes_effort(model: str) -> bool:
+    """Whether litellm sends a reasoning effort to `model` (unknown OpenAI-compatible models: yes)."""
+    from agent.llm import load_litellm
+
+    litellm = load_litellm()
+    try:
+        name, provider, *_ = litellm.get_llm_provider(model)
+        return "reasoning_effort" in (litellm.get_supported_openai_params(model=name, custom_llm_provider=provider) or [])
+    except Exception:  # noqa: BLE001 - an unroutable model fails its request with the reason
+        return False
+
+
+async def unsupported_note(model: str, level: str) -> str | None:
+    """The one-line notice for a reasoning level the model cannot take (None: it can, or it is off)."""
+    from agent.llm import ensure_loaded
+
+    if level == "off":
+        return None
+    await ensure_loaded()
+    if await asyncio.to_thread(takes_effort, model):
+        return None
+    return (f"{model} takes no reasoning effort (litellm knows it as a model that does not reason): "
+            f"reasoning {level} has no effect on it")
 
 
 def parse_level(text: str) -> str:
@@ -70,6 +99,12 @@ class ThinkingCollector:
         if self._blocks:
             return {"thinking_blocks": self.blocks()}
         return {"reasoning_content": self.text} if self.text else {}
+
+
+def estimated_tokens(text: str, completion_tokens: int) -> int:
+    """Reasoning tokens when the provider reports none apart (Anthropic counts them in its output
+    tokens): about four characters a token, never more than the reply's output."""
+    return min(len(text) // 4, completion_tokens) if text else 0
 
 
 def provider_keeps_blocks(model: str) -> bool:

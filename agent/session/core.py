@@ -22,8 +22,8 @@ from agent.session.setup import AgentSetup
 from agent.approval import ApprovalGate, Approver, Decision, QueueApprover
 from agent.checkpoints import CheckpointError, CheckpointInfo, Checkpoints
 from agent.config import Config
-from agent.events import (Complete, DecisionKind, ErrorEvent, Mode, RunStarted, TextDelta, TodoItem, WarningEvent,
-                          parse_event)
+from agent.events import (Complete, DecisionKind, ErrorEvent, Mode, ReasoningDelta, RunStarted, TextDelta, TodoItem,
+                          WarningEvent, parse_event)
 from agent.executor import Executor
 from agent.llm import LLM
 from agent.agents import IterativeRun
@@ -78,6 +78,7 @@ class AgentSession:
         self.messages: list[dict[str, Any]] = [{"role": "system", "content": ""}]
         self.totals = Totals()
         self._llm: LLM | None = None
+        self._reasoning_noted: set[tuple[str, str]] = set()  # (model, level) said to take no effort
         self._task: asyncio.Task[Any] | None = None
         self._stop_requested = False
         self.state: dict[str, Any] = {}  # named values restored from the session file
@@ -178,7 +179,7 @@ class AgentSession:
         return list(self.ctx.todos)
 
     def emit(self, event: Any) -> None:
-        if isinstance(event, TextDelta):  # streamed text is not recorded
+        if isinstance(event, (TextDelta, ReasoningDelta)):  # streamed text is not recorded (its message is)
             if contains_secret(event.text):
                 event = parse_event(redact(event.model_dump_json()))
             self.sink(event)
@@ -218,6 +219,7 @@ class AgentSession:
                              model=llm.model, workspace=self.workspace.label, prompt=prompt))
         workflow, self.plan_next = ("structured" if self.plan_next else self.workflow), False
         try:
+            await self._note_reasoning(llm.model)
             if workflow == "direct" and prompt.strip() and self.unfinished_plan is None:
                 complete = await self.run_direct(llm, prompt)
             else:
@@ -235,6 +237,16 @@ class AgentSession:
             self.inbox.clear()
         await self.writer.durable()  # a completed turn's record is on disk before the turn ends
         return complete
+
+    async def _note_reasoning(self, model: str) -> None:
+        """Say once when the reasoning asked for cannot reach the model (agent/reasoning.py)."""
+        from agent.reasoning import unsupported_note
+
+        key = (model, self.config.reasoning)
+        if key not in self._reasoning_noted:
+            self._reasoning_noted.add(key)
+            if note := await unsupported_note(*key):
+                self.emit(WarningEvent(message=note))
 
     async def run_direct(self, llm: LLM, prompt: str) -> Complete:
         """Today's single loop on the main conversation."""
