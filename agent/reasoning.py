@@ -15,7 +15,6 @@ record and the replay, and never sent back.
 
 from __future__ import annotations
 
-import asyncio
 import functools
 from typing import Any, Literal, get_args
 
@@ -35,9 +34,8 @@ def request_args(level: str, model: str) -> dict[str, Any]:
 @functools.lru_cache(maxsize=64)
 def takes_effort(model: str) -> bool:
     """Whether litellm sends a reasoning effort to `model` (unknown OpenAI-compatible models: yes)."""
-    from agent.llm import load_litellm
+    import litellm  # loaded and configured by agent.llm before any request
 
-    litellm = load_litellm()
     try:
         name, provider, *_ = litellm.get_llm_provider(model)
         return "reasoning_effort" in (litellm.get_supported_openai_params(model=name, custom_llm_provider=provider) or [])
@@ -45,15 +43,8 @@ def takes_effort(model: str) -> bool:
         return False
 
 
-async def unsupported_note(model: str, level: str) -> str | None:
-    """The one-line notice for a reasoning level the model cannot take (None: it can, or it is off)."""
-    from agent.llm import ensure_loaded
-
-    if level == "off":
-        return None
-    await ensure_loaded()
-    if await asyncio.to_thread(takes_effort, model):
-        return None
+def unsupported_note(model: str, level: str) -> str:
+    """The one-line notice for a reasoning level the model cannot take."""
     return (f"{model} takes no reasoning effort (litellm knows it as a model that does not reason): "
             f"reasoning {level} has no effect on it")
 
@@ -108,9 +99,8 @@ def estimated_tokens(text: str, completion_tokens: int) -> int:
 
 
 def provider_keeps_blocks(model: str) -> bool:
-    from agent.config import provider_of
-
-    return provider_of(model) in BLOCK_PROVIDERS
+    provider = model.split("/", 1)[0] if "/" in model else "anthropic" if model.startswith("claude") else ""
+    return provider in BLOCK_PROVIDERS
 
 
 def for_request(messages: list[dict[str, Any]], model: str, level: str) -> list[dict[str, Any]]:

@@ -240,13 +240,16 @@ class AgentSession:
 
     async def _note_reasoning(self, model: str) -> None:
         """Say once when the reasoning asked for cannot reach the model (agent/reasoning.py)."""
-        from agent.reasoning import unsupported_note
+        from agent.llm import ensure_loaded
+        from agent.reasoning import takes_effort, unsupported_note
 
         key = (model, self.config.reasoning)
-        if key not in self._reasoning_noted:
-            self._reasoning_noted.add(key)
-            if note := await unsupported_note(*key):
-                self.emit(WarningEvent(message=note))
+        if key[1] == "off" or key in self._reasoning_noted:
+            return
+        self._reasoning_noted.add(key)
+        await ensure_loaded()
+        if not await asyncio.to_thread(takes_effort, model):
+            self.emit(WarningEvent(message=unsupported_note(*key)))
 
     async def run_direct(self, llm: LLM, prompt: str) -> Complete:
         """Today's single loop on the main conversation."""
