@@ -1,6 +1,7 @@
 """The done-when check of reasoning in the command-line front ends: with `--reasoning high` and the
 strict Anthropic server returning signed thinking, a three-tool-call task completes in `run --json`
-(and `run`'s text), `serve` and `acp`, with the reasoning shown in each."""
+(and `run`'s text), `serve` and `acp`, with the reasoning shown in each (and replayed by a loaded
+ACP session)."""
 
 from __future__ import annotations
 
@@ -102,3 +103,12 @@ async def test_acp_sends_the_reasoning_as_thought_chunks(isolated_home: Path, an
     assert result["stopReason"] == "end_turn"
     assert "Step 1: I should read a.txt" in thoughts and "time to answer" in thoughts
     accepted_with_blocks(anthropic)
+    again = await AcpClient(isolated_home, anthropic, "--reasoning", "high").start()  # type: ignore[arg-type]
+    try:
+        await again.initialize(fs=False)
+        await again.request("session/load", {"sessionId": sid, "cwd": str(root), "mcpServers": []})
+        replayed = [u["content"]["text"] for u in again.updates(sid, "agent_thought_chunk")]
+    finally:
+        await again.stop()
+    assert [t.split(":")[0] for t in replayed] == ["Step 1", "[redacted thinking]\n\nStep 2", "Step 3",
+                                                   "All three read; time to answer."]
