@@ -187,3 +187,20 @@ async def test_the_session_file_keeps_the_blocks_exactly(tmp_path: Path) -> None
     assert kept == [[{"type": "thinking", "thinking": "Step 1: I should read a.txt to see what it holds.",
                       "signature": server.signer.sign("Step 1: I should read a.txt to see what it holds.")}]]
     assert not any(m["kind"] == "event" and m["data"]["type"] == "reasoning_delta" for m in lines)
+
+
+def test_the_level_comes_from_flags_environment_and_trusted_files_only(tmp_path: Path) -> None:
+    from agent.config import ConfigError, load_config
+
+    root = tmp_path / "repo"
+    root.mkdir()
+    (root / ".coder-tui.toml").write_text('reasoning = "high"\n')
+    untrusted = load_config(root, {}, environ={})
+    assert untrusted.reasoning == "off"
+    assert [i.why for i in untrusted.ignored if "reasoning" in i.setting] == [
+        "it would change how much each request thinks, and costs"]
+    assert load_config(root, {}, environ={}, trust=True).reasoning == "high"
+    assert load_config(None, {}, environ={"CODER_TUI_REASONING": "low"}).reasoning == "low"
+    assert load_config(None, {"reasoning": "medium"}, environ={"CODER_TUI_REASONING": "low"}).reasoning == "medium"
+    with pytest.raises(ConfigError, match="CODER_TUI_REASONING must be off, low, medium, high"):
+        load_config(None, {}, environ={"CODER_TUI_REASONING": "max"})
