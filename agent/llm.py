@@ -23,9 +23,9 @@ from typing import Any
 from agent import secrets
 from agent.llm_errors import Failure, LLMError, classify, unknown_provider, where
 from agent.llm_requests import copy_messages_without_signature_scan, no_price_for_a_stream_not_read_yet
-from agent.reasoning import ThinkingCollector, estimated_tokens, for_request, request_args
 from agent.llm_usage import (Prices, cap_cache_marks_only_when_over, caches_prompts, prices_for,
                              strip_cache_control_only_when_marked, usage_without_assembly, with_cache_markers)
+from agent.reasoning import ThinkingCollector, estimated_tokens, for_request, request_args
 
 __all__ = ["LLM", "LLMError", "ModelReply", "ToolCallRequest", "configuration_problem", "ensure_loaded", "is_loaded",
            "prewarm"]
@@ -306,8 +306,8 @@ class LLM:
         litellm = await ensure_loaded()
         stream = None
         try:
-            stream = await litellm.acompletion(messages=messages, tools=tools or None,
-                                               **self._request_args(stream=True), **request_args(self.reasoning, self.model))
+            stream = await litellm.acompletion(messages=messages, tools=tools or None, **self._request_args(stream=True),
+                                               **request_args(self.reasoning, self.model))
             usage_without_assembly(stream)
             return await self._consume(stream, on_text, on_reasoning)
         except (_Retryable, asyncio.CancelledError):
@@ -400,7 +400,8 @@ def _read_usage(usage: Any, reply: ModelReply) -> None:
     # cache writes as cache_creation_input_tokens.
     reply.cache_read_tokens = int(getattr(details, "cached_tokens", None) or 0)
     reply.cache_write_tokens = int(getattr(usage, "cache_creation_input_tokens", None) or 0)
-    reply.reasoning_tokens = int(getattr(getattr(usage, "completion_tokens_details", None), "reasoning_tokens", None) or 0)
+    thought = getattr(usage, "completion_tokens_details", None)
+    reply.reasoning_tokens = int(getattr(thought, "reasoning_tokens", None) or 0)
 
 
 def model_prices(model: str) -> Prices | None:
