@@ -31,7 +31,7 @@ class ReasoningBlock(Widget, can_focus=True):
     }
     """
 
-    BINDINGS = [Binding("enter,space", "toggle", "Show reasoning", id="transcript.toggle_reasoning")]
+    BINDINGS = [Binding("enter,space", "show_hide", "Show reasoning", id="transcript.toggle_reasoning")]
 
     def __init__(self) -> None:
         super().__init__()
@@ -53,11 +53,11 @@ class ReasoningBlock(Widget, can_focus=True):
             self.add_class("-folded")
             self._show()
 
-    def action_toggle(self) -> None:
+    def action_show_hide(self) -> None:
         self.toggle_class("-folded")
 
     def on_click(self) -> None:
-        self.action_toggle()
+        self.action_show_hide()
 
     def _show(self) -> None:
         for line in self.query(".reasoning-line").results(Static):
