@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, m
 
 from agent import paths, secrets
 from agent.events import Mode
+from agent.reasoning import LEVELS, Level
 from agent.workspace_input import files as workspace_files
 from agent.workspace_input.identity import decision
 from agent.workspace_input.policy import CONFIG, Context, Ignored, screen
@@ -145,6 +146,7 @@ class Settings(BaseModel):
     room: RoomSettings = Field(default_factory=RoomSettings)  # what room participants may use
     map_tokens: int = Field(default=1024, ge=0, le=64_000)  # the prompt's map section; 0 leaves it out
     workflow: Workflow = "direct"  # auto (plan when needed), direct (one loop), structured (always plan)
+    reasoning: Level = "off"  # the model's reasoning effort (agent/reasoning.py)
 
     def given(self) -> dict[str, Any]:
         """The settings that were set (in a file: its keys), as plain values."""
@@ -214,11 +216,14 @@ def first_problem(exc: ValidationError, whole: str) -> tuple[str, str]:
 def _env_settings(environ: dict[str, str]) -> dict[str, Any]:
     values: dict[str, Any] = {}
     for key, var in (("model", "CODER_TUI_MODEL"), ("api_base", "CODER_TUI_API_BASE"),
-                     ("api_key", "CODER_TUI_API_KEY"), ("mode", "CODER_TUI_MODE")):
+                     ("api_key", "CODER_TUI_API_KEY"), ("mode", "CODER_TUI_MODE"),
+                     ("reasoning", "CODER_TUI_REASONING")):
         if environ.get(var):
             values[key] = environ[var]
     if values.get("mode") not in (None, "plan", "ask", "allow"):
         raise ConfigError(f"CODER_TUI_MODE must be plan, ask or allow (got {values['mode']!r})")
+    if values.get("reasoning") not in (None, *LEVELS):
+        raise ConfigError(f"CODER_TUI_REASONING must be {', '.join(LEVELS)} (got {values['reasoning']!r})")
     return values
 
 

@@ -32,6 +32,9 @@ class EventHandler:
     def on_text_delta(self, event: ev.TextDelta) -> None:
         self.unhandled(event)
 
+    def on_reasoning_delta(self, event: ev.ReasoningDelta) -> None:
+        self.unhandled(event)
+
     def on_tool_call(self, event: ev.ToolCallEvent) -> None:
         self.unhandled(event)
 

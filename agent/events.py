@@ -51,6 +51,13 @@ class TextDelta(_Event):
     text: str
 
 
+class ReasoningDelta(_Event):
+    """A piece of the model's reasoning (thinking), streamed before its answer (agent/reasoning.py)."""
+
+    type: Literal["reasoning_delta"] = "reasoning_delta"
+    text: str
+
+
 class ToolCallEvent(_Event):
     type: Literal["tool_call"] = "tool_call"
     call_id: str
@@ -157,6 +164,8 @@ class Usage(_Event):
     cache_write_tokens: int = 0
     total_cached_tokens: int = 0
     total_cache_write_tokens: int = 0
+    reasoning_tokens: int = 0  # of completion_tokens, those the model spent reasoning
+    total_reasoning_tokens: int = 0
 
 
 class Retrying(_Event):
@@ -431,6 +440,7 @@ Event = Annotated[
         RunStarted,
         StepStarted,
         TextDelta,
+        ReasoningDelta,
         ToolCallEvent,
         ToolResultEvent,
         ApprovalRequired,

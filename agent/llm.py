@@ -26,6 +26,7 @@ from agent.llm_errors import Failure, LLMError, classify, unknown_provider, wher
 from agent.llm_requests import copy_messages_without_signature_scan, no_price_for_a_stream_not_read_yet
 from agent.llm_usage import (Prices, cap_cache_marks_only_when_over, caches_prompts, prices_for,
                              strip_cache_control_only_when_marked, usage_without_assembly, with_cache_markers)
+from agent.reasoning import ThinkingCollector, estimated_tokens, for_request, request_args
 
 __all__ = ["LLM", "LLMError", "ModelReply", "ToolCallRequest", "configuration_problem", "ensure_loaded", "is_loaded",
            "prewarm"]
@@ -196,6 +197,8 @@ class ModelReply:
     cost: float | None = None
     finish_reason: str | None = None
     usage_seen: bool = False
+    reasoning_tokens: int = 0  # of completion_tokens (agent/reasoning.py)
+    thinking: ThinkingCollector = field(default_factory=ThinkingCollector)
 
 
 class _Retryable(Exception):
@@ -227,6 +230,7 @@ class LLM:
     max_retries: int = 4
     retry_base_delay: float = 1.0
     key_variable: str | None = None
+    reasoning: str = "off"  # agent/reasoning.py LEVELS
 
     def __post_init__(self) -> None:
         secrets.register(self.api_key)  # providers quote keys back in their errors
@@ -237,16 +241,19 @@ class LLM:
         tools: list[dict[str, Any]],
         on_text: TextHook,
         on_retry: RetryHook,
+        on_reasoning: TextHook | None = None,
     ) -> ModelReply:
         attempt = 0
         requests, deliver = _RequestLoop.get(), _on_caller_loop(on_text)
+        think = _on_caller_loop(on_reasoning or (lambda _text: None))
+        messages = for_request(messages, self.model, self.reasoning)
         if caches_prompts(self.model):
             messages, tools = with_cache_markers(messages, tools)
         fitted = toolschema.fit(self.model, messages, tools)  # names, ids, schemas this provider accepts
         messages, tools = fitted.messages, fitted.tools
         while True:
             try:
-                reply = await requests.run(self._attempt(messages, tools, deliver))
+                reply = await requests.run(self._attempt(messages, tools, deliver, think))
                 await asyncio.sleep(0)  # the text delivered before the reply is handled first
                 fitted.restore(reply.tool_calls)
                 return reply
@@ -305,14 +312,14 @@ class LLM:
         return classify(exc, litellm, self.model, self.api_base, self.key_variable, streaming)
 
     async def _attempt(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]],
-                       on_text: TextHook) -> ModelReply:
+                       on_text: TextHook, on_reasoning: TextHook) -> ModelReply:
         litellm = await ensure_loaded()
         stream = None
         try:
-            stream = await litellm.acompletion(messages=messages, tools=tools or None,
-                                               **self._request_args(stream=True))
+            stream = await litellm.acompletion(messages=messages, tools=tools or None, **self._request_args(stream=True),
+                                               **request_args(self.reasoning, self.model))
             usage_without_assembly(stream)
-            return await self._consume(stream, on_text)
+            return await self._consume(stream, on_text, on_reasoning)
         except (_Retryable, asyncio.CancelledError):
             if _cancelling():
                 raise asyncio.CancelledError() from None
@@ -325,7 +332,7 @@ class LLM:
                 raise _Retryable(failure.message, failure.retry_after) from None
             raise LLMError(failure.message, failure.kind) from None
 
-    async def _consume(self, stream: Any, on_text: TextHook) -> ModelReply:
+    async def _consume(self, stream: Any, on_text: TextHook, on_reasoning: TextHook) -> ModelReply:
         reply = ModelReply()
         calls: dict[int, ToolCallRequest] = {}
         iterator = stream.__aiter__()
@@ -339,7 +346,7 @@ class LLM:
                     break
                 except TimeoutError:
                     raise _Retryable(f"the model sent nothing for {self.timeout:g} s") from None
-                self._absorb(chunk, reply, calls, on_text)
+                self._absorb(chunk, reply, calls, on_text, on_reasoning)
                 # Usage comes last: reading on only makes litellm finish the stream a second time
                 # and run its success logging, several milliseconds a step.
                 if reply.finish_reason and reply.usage_seen:
@@ -347,6 +354,7 @@ class LLM:
         finally:
             await _close_stream(stream)
         reply.tool_calls = [calls[i] for i in sorted(calls)]
+        reply.reasoning_tokens = reply.reasoning_tokens or estimated_tokens(reply.thinking.text, reply.completion_tokens)
         for index, call in enumerate(reply.tool_calls):
             call.id = call.id or f"call_{uuid.uuid4().hex[:12]}_{index}"
         reply.cost = self._cost(reply)
@@ -354,7 +362,7 @@ class LLM:
 
     @staticmethod
     def _absorb(chunk: Any, reply: ModelReply, calls: dict[int, ToolCallRequest],
-                on_text: TextHook) -> None:
+                on_text: TextHook, on_reasoning: TextHook) -> None:
         usage = getattr(chunk, "usage", None)
         if usage is not None and getattr(usage, "prompt_tokens", None) is not None:
             _read_usage(usage, reply)
@@ -366,6 +374,8 @@ class LLM:
         delta = choice.delta
         if delta is None:
             return
+        if thought := reply.thinking.absorb(delta):
+            on_reasoning(thought)
         if delta.content:
             reply.text += delta.content
             on_text(delta.content)
@@ -400,6 +410,8 @@ def _read_usage(usage: Any, reply: ModelReply) -> None:
     # cache writes as cache_creation_input_tokens.
     reply.cache_read_tokens = int(getattr(details, "cached_tokens", None) or 0)
     reply.cache_write_tokens = int(getattr(usage, "cache_creation_input_tokens", None) or 0)
+    thought = getattr(usage, "completion_tokens_details", None)
+    reply.reasoning_tokens = int(getattr(thought, "reasoning_tokens", None) or 0)
 
 
 def model_prices(model: str) -> Prices | None:

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agent.approval import StopRun
-from agent.events import Complete, ErrorEvent, Retrying, StepStarted, TextDelta, Usage
+from agent.events import Complete, ErrorEvent, ReasoningDelta, Retrying, StepStarted, TextDelta, Usage
 from agent.executor import Executor
 from agent.llm import LLM, LLMError, ModelReply
 from agent.secrets import StreamRedactor
@@ -74,19 +74,22 @@ class Totals:
     cost: float | None = None
     cached_tokens: int = 0
     cache_write_tokens: int = 0
+    reasoning_tokens: int = 0
 
     def add(self, reply: ModelReply) -> Usage:
         self.prompt_tokens += reply.prompt_tokens
         self.completion_tokens += reply.completion_tokens
         self.cached_tokens += reply.cache_read_tokens
         self.cache_write_tokens += reply.cache_write_tokens
+        self.reasoning_tokens += reply.reasoning_tokens
         if reply.cost is not None:
             self.cost = (self.cost or 0.0) + reply.cost
         return Usage(prompt_tokens=reply.prompt_tokens, completion_tokens=reply.completion_tokens,
                      cost=reply.cost, total_prompt_tokens=self.prompt_tokens,
                      total_completion_tokens=self.completion_tokens, total_cost=self.cost,
                      cached_tokens=reply.cache_read_tokens, cache_write_tokens=reply.cache_write_tokens,
-                     total_cached_tokens=self.cached_tokens, total_cache_write_tokens=self.cache_write_tokens)
+                     total_cached_tokens=self.cached_tokens, total_cache_write_tokens=self.cache_write_tokens,
+                     reasoning_tokens=reply.reasoning_tokens, total_reasoning_tokens=self.reasoning_tokens)
 
     def restore(self, usage: dict[str, Any]) -> None:
         """The totals as a recorded `usage` event left them (resuming a session)."""
@@ -95,6 +98,7 @@ class Totals:
         self.cost = usage.get("total_cost")
         self.cached_tokens = usage.get("total_cached_tokens", 0)
         self.cache_write_tokens = usage.get("total_cache_write_tokens", 0)
+        self.reasoning_tokens = usage.get("total_reasoning_tokens", 0)
 
 
 @dataclass
@@ -176,13 +180,15 @@ class Run:
 
         masked = StreamRedactor(shown)
         stream = MarkerFilter(masked.feed)
+        thought = StreamRedactor(lambda text: self.emit(ReasoningDelta(text=text)))
 
         def on_retry(why: str, attempt: int, delay: float) -> None:
             self.emit(Retrying(why=why, attempt=attempt, delay=round(delay, 2)))
 
         try:
-            reply = await self.llm.complete(self.messages, self.request_tools(), stream.feed, on_retry)
+            reply = await self.llm.complete(self.messages, self.request_tools(), stream.feed, on_retry, thought.feed)
         finally:
+            thought.flush()
             stream.flush()
             masked.flush()
         self.emit(self.totals.add(reply))
@@ -209,7 +215,7 @@ class Run:
 
 
 def _assistant_message(reply: ModelReply) -> dict[str, Any]:
-    message: dict[str, Any] = {"role": "assistant", "content": reply.text or None}
+    message: dict[str, Any] = {"role": "assistant", "content": reply.text or None, **reply.thinking.message_fields()}
     if reply.tool_calls:
         message["tool_calls"] = [
             {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": _json_object(c.arguments)}}

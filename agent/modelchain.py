@@ -34,10 +34,10 @@ class ModelChain:
         return self.current.model
 
     async def complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]],
-                       on_text: TextHook, on_retry: RetryHook) -> ModelReply:
+                       on_text: TextHook, on_retry: RetryHook, on_reasoning: TextHook | None = None) -> ModelReply:
         while True:
             try:
-                return await self.current.complete(messages, tools, on_text, on_retry)
+                return await self.current.complete(messages, tools, on_text, on_retry, on_reasoning)
             except LLMError as exc:
                 if exc.kind not in SWITCH_ON or self.index + 1 >= len(self.llms):
                     raise

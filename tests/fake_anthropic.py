@@ -6,6 +6,12 @@ a `text` content block of `text_delta`s, one `tool_use` block per call whose inp
 Errors use Anthropic's `{"type": "error", "error": {...}}` body. Requests go through litellm's
 own Anthropic adapter with `model="anthropic/..."` and `api_base=server.url`.
 
+Strict as the real API is (tests/anthropic_rules.py): a request it would refuse is answered 400
+`invalid_request_error` with its message (recorded in `rejected`; the script is not consumed).
+When the request enables thinking, a reply's `reasoning` streams first as a thinking block
+(`thinking_delta`s, then a `signature_delta` the server checks when the block comes back), and
+`redacted_thinking=True` adds a redacted_thinking block before it.
+
     with FakeAnthropic(Reply(tool_calls=[call("read_file", file_path="a.py")], cache_read=900)) as llm:
         ... model=llm.model, api_base=llm.url, api_key="sk-ant-test"
 """
@@ -17,6 +23,7 @@ from typing import Any
 
 from aiohttp import web
 
+from tests.anthropic_rules import Signer, problem
 from tests.fakellm import Reply, ScriptedServer
 
 MODEL = "anthropic/claude-sonnet-4-5"
@@ -28,11 +35,25 @@ ERROR_TYPES = {400: "invalid_request_error", 401: "authentication_error", 403: "
 class FakeAnthropic(ScriptedServer):
     model = MODEL
 
+    def __init__(self, *replies: Reply, **kwargs: Any) -> None:
+        super().__init__(*replies, **kwargs)
+        self.signer = Signer()
+        self.rejected: list[str] = []  # the error messages of refused requests, in order
+
     def routes(self, router: web.UrlDispatcher) -> None:
         router.add_post("/v1/messages", self._handle)
 
     async def _handle(self, request: web.Request) -> web.StreamResponse:
+        body = await request.json()
+        if (refused := problem(body, self.signer)) is not None:
+            with self._lock:
+                self.requests.append(body)
+                self.headers.append(dict(request.headers))
+                self.rejected.append(refused)
+            payload = {"type": "error", "error": {"type": "invalid_request_error", "message": refused}}
+            return web.json_response(payload, status=400)
         body, reply = await self._take(request)
+        self._thinking = (body.get("thinking") or {}).get("type") in ("enabled", "adaptive")
         if reply.status != 200:
             kind = reply.error_code or ERROR_TYPES.get(reply.status, "api_error")
             payload = {"type": "error", "error": {"type": kind, "message": reply.error_message}}
@@ -50,7 +71,13 @@ class FakeAnthropic(ScriptedServer):
                 "cache_read_input_tokens": reply.cache_read, "output_tokens": completion}
 
     def _blocks(self, reply: Reply) -> list[dict[str, Any]]:
-        blocks: list[dict[str, Any]] = [{"type": "text", "text": reply.text}] if reply.text else []
+        blocks: list[dict[str, Any]] = []
+        if self._thinking and reply.redacted_thinking:
+            blocks.append({"type": "redacted_thinking", "data": self.signer.redacted(reply.reasoning)})
+        if self._thinking and reply.reasoning:
+            blocks.append({"type": "thinking", "thinking": reply.reasoning, "signature": self.signer.sign(reply.reasoning)})
+        if reply.text:
+            blocks.append({"type": "text", "text": reply.text})
         for spec in reply.tool_calls:
             blocks.append({"type": "tool_use", "id": self._call_id(spec, "toolu_"), "name": spec.name,
                            "input": spec.arguments})  # a str stays a str: malformed input as sent
@@ -79,6 +106,12 @@ class FakeAnthropic(ScriptedServer):
             opening = {"type": "text", "text": ""}
             text = block["text"]
             deltas = [{"type": "text_delta", "text": text[i : i + size]} for i in range(0, len(text), max(1, size))]
+        elif block["type"] == "thinking":
+            opening, text = {"type": "thinking", "thinking": "", "signature": ""}, block["thinking"]
+            deltas = [{"type": "thinking_delta", "thinking": text[i : i + size]} for i in range(0, len(text), max(1, size))]
+            deltas.append({"type": "signature_delta", "signature": block["signature"]})
+        elif block["type"] == "redacted_thinking":
+            opening, deltas = block, []
         else:
             opening = {"type": "tool_use", "id": block["id"], "name": block["name"], "input": {}}
             raw = block["input"] if isinstance(block["input"], str) else json.dumps(block["input"])

@@ -66,6 +66,10 @@ class Reply:
     # prompt tokens written to / read from the provider's prompt cache (part of the prompt's count)
     cache_write: int = 0
     cache_read: int = 0
+    # the model's reasoning, streamed before its text: Anthropic (when the request enables
+    # thinking) a signed thinking block, OpenAI-compatible `reasoning_content` deltas
+    reasoning: str = ""
+    redacted_thinking: bool = False  # Anthropic: a redacted_thinking block first
 
 
 class ScriptedServer:
@@ -132,7 +136,8 @@ class ScriptedServer:
             return reply.usage
         sent = [body["system"], body.get("messages", [])] if "system" in body else body.get("messages", [])
         prompt = max(1, len(json.dumps(sent)) // 4)
-        completion = max(1, (len(reply.text) + sum(len(str(c.arguments)) for c in reply.tool_calls)) // 4)
+        written = len(reply.reasoning) + len(reply.text) + sum(len(str(c.arguments)) for c in reply.tool_calls)
+        completion = max(1, written // 4)
         return prompt, completion
 
     # -- lifecycle --------------------------------------------------------------------------
@@ -233,6 +238,8 @@ class FakeLLM(ScriptedServer):
                                  "total_tokens": prompt + completion}
         if reply.cache_read:
             usage["prompt_tokens_details"] = {"cached_tokens": reply.cache_read}
+        if reply.reasoning:
+            usage["completion_tokens_details"] = {"reasoning_tokens": max(1, len(reply.reasoning) // 4)}
         return usage
 
     def _tool_calls(self, reply: Reply) -> list[dict[str, Any]]:
@@ -259,6 +266,9 @@ class FakeLLM(ScriptedServer):
 
     def _chunks(self, reply: Reply, usage: dict[str, int]) -> list[dict[str, Any]]:
         deltas: list[dict[str, Any]] = [{"role": "assistant", "content": ""}]
+        thought = reply.reasoning
+        for start in range(0, len(thought), max(1, reply.chunk_size)):
+            deltas.append({"reasoning_content": thought[start : start + reply.chunk_size]})
         text = reply.text
         for start in range(0, len(text), max(1, reply.chunk_size)):
             deltas.append({"content": text[start : start + reply.chunk_size]})

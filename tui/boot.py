@@ -43,7 +43,7 @@ def flags_of(options: Namespace) -> dict[str, Any]:
     return {"model": options.model, "api_base": options.api_base, "api_key": options.api_key,
             "mode": options.mode, "sandbox": getattr(options, "sandbox", None),
             "profile": getattr(options, "profile", None),
-            "workflow": getattr(options, "workflow", None)}
+            "workflow": getattr(options, "workflow", None), "reasoning": getattr(options, "reasoning", None)}
 
 
 async def load_config(app: BootHost, root: Path | None) -> Config | None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 MODES = ("plan", "ask", "allow")
+REASONING = ("off", "low", "medium", "high")  # agent/reasoning.py LEVELS (not imported: --help stays fast)
 WORKFLOWS = ("auto", "direct", "structured")  # agent/planning/models.py (not imported: --help stays fast)
 
 
@@ -22,11 +23,16 @@ def max_steps_option(parser: argparse.ArgumentParser | argparse._ArgumentGroup, 
     parser.add_argument("--max-steps", type=positive, metavar="N", help=f"most model turns {per} (default: 50)")
 
 
-def connection_options(parser: argparse.ArgumentParser | argparse._ArgumentGroup, model_help: str = "") -> None:
-    """--model, --api-base and --api-key: which model, through which server, with which key."""
+def connection_options(parser: argparse.ArgumentParser | argparse._ArgumentGroup, model_help: str = "",
+                       reasoning: bool = True) -> None:
+    """--model, --api-base and --api-key: which model, through which server, with which key
+    (and --reasoning: how hard it thinks, for the commands that run the agent)."""
     parser.add_argument("--model", metavar="MODEL", help=model_help or "litellm model string, e.g. openai/gpt-4.1")
     parser.add_argument("--api-base", metavar="URL", help="OpenAI-compatible server address (proxy, Ollama, ...)")
     parser.add_argument("--api-key", metavar="KEY", help="API key (prefer the provider's environment variable)")
+    if reasoning:
+        parser.add_argument("--reasoning", choices=REASONING,
+                            help="reasoning effort of models that think (default: off, or the config's)")
 
 
 def workspace_option(parser: argparse.ArgumentParser, text: str = "folder (default: .)") -> None:

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from textual.app import SystemCommand
 
+from tui.reasoning_cmd import reasoning_command
 from tui.widgets.statusbar import MODES, StatusBar
 from tui.widgets.timeline import Timeline
 from tui.widgets.transcript import Transcript
@@ -20,6 +21,7 @@ if TYPE_CHECKING:
 SLASH_COMMANDS: list[tuple[str, str]] = [
     ("mode", "plan | ask | allow: how much the agent may do without asking"),
     ("model", "MODEL: switch the model (a litellm model string)"),
+    ("reasoning", "[off | low | medium | high]: how hard the model thinks before it answers"),
     ("plan", "[TASK | continue | auto | direct | structured]: plan TASK step by step, continue the "
              "unfinished plan, or choose when requests are planned"),
     ("profile", "[NAME]: the agent profile (coder, reviewer, architect, ask, or your own)"),
@@ -381,7 +383,7 @@ HANDLERS: dict[str, Handler] = {
     "mode": _mode, "model": _model, "profile": _profile, "compact": _compact, "undo": _undo,
     "allowances": _allowances, "clear": _clear, "new": _clear, "sessions": _sessions, "resume": _resume,
     "theme": _theme, "pr": _pr, "setup": _setup, "help": _help, "quit": _quit, "exit": _quit,
-    "map": _map, "explore": _explore, "memory": _memory,
+    "map": _map, "explore": _explore, "memory": _memory, "reasoning": reasoning_command,
 }
 
 

@@ -25,7 +25,8 @@ def _github(parser: argparse.ArgumentParser, what: str, clone: str) -> None:
 def _target(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("workspace", nargs="?", default=".", metavar="DIR", help="folder (default: .)")
     _github(parser, "a GitHub repository, read through the API", "use the cached blobless clone")
-    connection_options(parser, "litellm model string (summaries use small_model from the config when set)")
+    connection_options(parser, "litellm model string (summaries use small_model from the config when set)",
+                       reasoning=False)
     parser.add_argument("--json", action="store_true", help="one JSON event per line on stdout, nothing else")
 
 
@@ -72,7 +73,7 @@ def tasks_parser() -> argparse.ArgumentParser:
     parser.add_argument("--status", choices=("pending", "in-progress", "completed", "failed", "cancelled"),
                         help="list only tasks with this status")
     parser.add_argument("--mode", choices=MODES, help="approval mode for tasks run now")
-    connection_options(parser)
+    connection_options(parser, reasoning=False)
     parser.add_argument("--json", action="store_true", help="one JSON event per line on stdout")
     parser.add_argument("--interval", type=float, default=60.0, metavar="SECONDS",
                         help="with worker: the longest wait between looks at the task list (default: 60)")

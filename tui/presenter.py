@@ -70,6 +70,11 @@ class Presenter(EventHandler):
             self.status.set_state("writing")
         self.transcript.text(event.text)
 
+    def on_reasoning_delta(self, event: ev.ReasoningDelta) -> None:
+        if self.status.state != "thinking":
+            self.status.set_state("thinking")
+        self.transcript.reasoning(event.text)
+
     def on_tool_call(self, event: ev.ToolCallEvent) -> None:
         key = self.key_argument(event.tool, event.args)
         self.running_tool[event.call_id] = event.tool
@@ -139,7 +144,7 @@ class Presenter(EventHandler):
 
     def on_usage(self, event: ev.Usage) -> None:
         self.status.set_usage(event.total_prompt_tokens, event.total_completion_tokens, event.total_cost,
-                              event.total_cached_tokens)
+                              event.total_cached_tokens, event.total_reasoning_tokens)
 
     def on_retrying(self, event: ev.Retrying) -> None:
         self.transcript.notice(f"{event.why}: retrying in {event.delay:.0f}s (attempt {event.attempt})", "warning")

@@ -19,6 +19,7 @@ from agent.session.shapes import recorded_events, skipped_note
 from agent.consumer import EventHandler
 from agent.textsafe import shown_copy
 from agent.attachments import typed_part
+from agent.reasoning import shown_text
 from tui.presenter import QUIET_TOOLS, Presenter
 from tui.toolresult import decision_notes, shorten, shown_result
 from tui.widgets.history import Block
@@ -144,6 +145,8 @@ def _conversation(messages: list[dict[str, Any]], transcript: Transcript, key_ar
             if attached:
                 blocks.append(Block("notice", "attached: " + ", ".join(attached), "dim"))
         elif role == "assistant":
+            if thought := shown_text(message):
+                blocks.append(Block("reasoning", thought))
             if text:
                 blocks.append(Block("answer", text))
             blocks.extend(_calls(message, calls, key_argument))
@@ -233,4 +236,4 @@ class _TimelineReplay(EventHandler):
 
     def on_usage(self, event: ev.Usage) -> None:
         self.presenter.status.set_usage(event.total_prompt_tokens, event.total_completion_tokens, event.total_cost,
-                                        event.total_cached_tokens)
+                                        event.total_cached_tokens, event.total_reasoning_tokens)

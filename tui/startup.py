@@ -76,6 +76,7 @@ def session_opened(app: CoderApp, session: AgentSession) -> None:
     label = session.workspace.label
     status.set_workspace(home_relative(label) if session.workspace.root is not None else label)
     status.set_model(session.model or "")
+    status.set_reasoning(session.reasoning)
     status.set_profile(session.agent.profile.name)
     if session.agent.profile.mode:  # the profile's own mode (architect: plan), unless --mode said otherwise
         app.set_mode(session.mode)

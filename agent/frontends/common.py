@@ -33,7 +33,7 @@ def build_config(options: SessionOptions | Namespace, workspace_root: Path | Non
              "mode": options.mode, "max_steps": options.max_steps, "sandbox": getattr(options, "sandbox", None),
              "profile": getattr(options, "profile", None),
              "max_cost": getattr(options, "max_cost", None), "max_tokens": getattr(options, "max_tokens", None),
-             "workflow": getattr(options, "workflow", None)}
+             "workflow": getattr(options, "workflow", None), "reasoning": getattr(options, "reasoning", None)}
     trust = bool(getattr(options, "trust", False)) and workspace_root is not None
     try:
         if trust:

@@ -45,6 +45,7 @@ class TextPrinter(EventHandler):
         self._c = {"dim": "\033[2m", "red": "\033[31m", "green": "\033[32m", "cyan": "\033[36m",
                    "yellow": "\033[33m", "bold": "\033[1m", "off": "\033[0m"} if color else {}
         self._mid_line = False
+        self._thinking = False  # the model's reasoning (on stderr) ends mid-line
         self._shown: set[str] = set()  # diffs shown for approval, not printed again once written
 
     def handle(self, event: ev.Event) -> None:
@@ -58,6 +59,7 @@ class TextPrinter(EventHandler):
 
     def _line(self, text: str, stream: TextIO | None = None) -> None:
         stream = stream or self.out
+        self._end_reasoning()
         if self._mid_line:
             self.out.write("\n")
             self._mid_line = False
@@ -71,7 +73,19 @@ class TextPrinter(EventHandler):
         self._line(self._paint(f"coder-tui · {event.model} · {event.mode.upper()} · {event.workspace}", "dim"),
                    self.err)
 
+    def on_reasoning_delta(self, event: ev.ReasoningDelta) -> None:
+        """The model's reasoning, dimmed on stderr (stdout keeps the answer alone)."""
+        self.err.write(self._paint(redact(event.text), "dim"))
+        self.err.flush()
+        self._thinking = not event.text.endswith("\n")
+
+    def _end_reasoning(self) -> None:
+        if self._thinking:
+            self.err.write("\n")
+            self._thinking = False
+
     def on_text_delta(self, event: ev.TextDelta) -> None:
+        self._end_reasoning()
         self.out.write(redact(event.text))
         self.out.flush()
         self._mid_line = not event.text.endswith("\n")
@@ -194,6 +208,8 @@ class TextPrinter(EventHandler):
     def summary(self, complete: ev.Complete, totals: Any, session_id: str) -> None:
         cost = f" · ${totals.cost:.4f}" if totals.cost else ""
         tokens = f"{totals.prompt_tokens:,} prompt + {totals.completion_tokens:,} completion tokens"
+        if getattr(totals, "reasoning_tokens", 0):
+            tokens += f" ({totals.reasoning_tokens:,} reasoning)"
         steps = f"{complete.iterations} step{'s' if complete.iterations != 1 else ''}"
         mark = self._paint("✓", "green") if complete.success else self._paint("✗", "red")
         self._line("")

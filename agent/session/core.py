@@ -22,8 +22,8 @@ from agent.session.setup import AgentSetup
 from agent.approval import ApprovalGate, Approver, Decision, QueueApprover
 from agent.checkpoints import CheckpointError, CheckpointInfo, Checkpoints
 from agent.config import Config
-from agent.events import (Complete, DecisionKind, ErrorEvent, Mode, RunStarted, ScratchpadUpdated, TextDelta,
-                          TodoItem, WarningEvent, parse_event)
+from agent.events import (Complete, DecisionKind, ErrorEvent, Mode, ReasoningDelta, RunStarted, ScratchpadUpdated,
+                          TextDelta, TodoItem, WarningEvent, parse_event)
 from agent.executor import Executor
 from agent.llm import LLM
 from agent.agents import IterativeRun
@@ -79,6 +79,7 @@ class AgentSession:
         self.messages: list[dict[str, Any]] = [{"role": "system", "content": ""}]
         self.totals = Totals()
         self._llm: LLM | None = None
+        self._reasoning_noted: set[tuple[str, str]] = set()  # (model, level) said to take no effort
         self._task: asyncio.Task[Any] | None = None
         self._stop_requested = False
         self.state: dict[str, Any] = {}  # named values restored from the session file
@@ -162,6 +163,16 @@ class AgentSession:
         self.config.model = value
         self._llm = None
 
+    @property
+    def reasoning(self) -> str:
+        return self.config.reasoning
+
+    @reasoning.setter
+    def reasoning(self, level: str) -> None:
+        """The reasoning effort from the next request on (agent/reasoning.py LEVELS)."""
+        self.config.reasoning = level  # type: ignore[assignment]  # the caller checked the level
+        self._llm = None
+
     def reconfigure(self, config: Config) -> None:
         """Use another model, server or key from the next request on (mode and history stay)."""
         if config.api_key is not None:
@@ -178,7 +189,7 @@ class AgentSession:
         return list(self.ctx.todos)
 
     def emit(self, event: Any) -> None:
-        if isinstance(event, TextDelta):  # streamed text is not recorded
+        if isinstance(event, (TextDelta, ReasoningDelta)):  # streamed text is not recorded (its message is)
             if contains_secret(event.text):
                 event = parse_event(redact(event.model_dump_json()))
             self.sink(event)
@@ -200,7 +211,7 @@ class AgentSession:
         if self._llm is None:
             c = self.config
             self._llm = LLM(c.require_model(), c.api_base, c.api_key.get_secret_value() if c.api_key else None,
-                            c.timeout, c.max_retries, c.retry_base_delay, c.key_variable())
+                            c.timeout, c.max_retries, c.retry_base_delay, c.key_variable(), c.reasoning)
         return self._llm
 
     async def run(self, prompt: str) -> Complete:
@@ -221,6 +232,7 @@ class AgentSession:
         prompt = command.prompt if command is not None else prompt
         workflow, self.plan_next = ("structured" if self.plan_next else self.workflow), False
         try:
+            await self._note_reasoning(llm.model)
             if workflow == "direct" and prompt.strip() and self.unfinished_plan is None:
                 complete = await self.run_direct(llm, prompt)
             else:
@@ -238,6 +250,19 @@ class AgentSession:
             self.inbox.clear()
         await self.writer.durable()  # a completed turn's record is on disk before the turn ends
         return complete
+
+    async def _note_reasoning(self, model: str) -> None:
+        """Say once when the reasoning asked for cannot reach the model (agent/reasoning.py)."""
+        from agent.llm import ensure_loaded
+        from agent.reasoning import takes_effort, unsupported_note
+
+        key = (model, self.config.reasoning)
+        if key[1] == "off" or key in self._reasoning_noted:
+            return
+        self._reasoning_noted.add(key)
+        await ensure_loaded()
+        if not await asyncio.to_thread(takes_effort, model):
+            self.emit(WarningEvent(message=unsupported_note(*key)))
 
     async def run_direct(self, llm: LLM, prompt: str) -> Complete:
         """Today's single loop on the main conversation."""

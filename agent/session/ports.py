@@ -56,6 +56,7 @@ class SessionOptions(BaseModel):
     api_key: str | None = None
     mode: Literal["ask", "allow", "plan"] | None = None
     workflow: Literal["auto", "direct", "structured"] | None = None
+    reasoning: Literal["off", "low", "medium", "high"] | None = None
     profile: str | None = None
     max_steps: int | None = None
     max_cost: float | None = None

@@ -133,6 +133,7 @@ CONFIG = InputKind("workspace config", ".coder-tui.toml", "agent.config:Settings
     "mcp_servers": NeedsTrust("MCP servers are programs the file would start on your machine"),
     "profile": NeedsTrust("it would choose the agent's tools and mode"),
     "keymap": NeedsTrust("it would rebind keys, approvals included"),
+    "reasoning": NeedsTrust("it would change how much each request thinks, and costs"),
     "mode": StricterMode(),
     "max_steps": Harmless(), "timeout": Harmless(), "max_retries": Harmless(), "theme": Harmless(),
     "context_window": Harmless(), "max_cost": Harmless(), "max_tokens": Harmless(),

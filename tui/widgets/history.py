@@ -23,7 +23,7 @@ from textual.widget import Widget
 
 @dataclass
 class Block:
-    """One item of an earlier turn. `kind`: user, answer, tool, diff or notice."""
+    """One item of an earlier turn. `kind`: user, reasoning, answer, tool, diff or notice."""
 
     kind: str
     text: str = ""  # user text, answer Markdown, notice text, tool output, unified diff
@@ -166,9 +166,9 @@ class HistoryView(Widget):
         return self.blocks[bisect.bisect_right(starts, y) - 1]
 
     def on_click(self, event: Click) -> None:
-        """A click on an earlier tool call shows (or hides) its output."""
+        """A click on an earlier tool call shows (or hides) its output; on reasoning, the reasoning."""
         block = self.block_at(event.y)
-        if block is not None and block.kind == "tool":
+        if block is not None and block.kind in ("tool", "reasoning"):
             block.expanded = not block.expanded
             block.changed()
             self._rendered.pop((id(block), self.size.width), None)

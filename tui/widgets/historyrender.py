@@ -80,11 +80,23 @@ def render_block(block: Any, style_of: StyleOf, dark: bool) -> RenderableType:
         return markdown if block.continued else Group(Text(""), markdown)
     if kind == "tool":
         return _tool(block, style_of)
+    if kind == "reasoning":
+        return _reasoning(block, style_of)
     if kind == "diff":
         return Padding(_diff(block.who, block.text, style_of), (0, 0, 0, 3))
     style = style_of({"error": "error", "warning": "warning", "success": "success"}.get(block.who, "muted"))
     notice = Padding(Text(block.text, style=style), (0, 0, 0, 1))
     return notice if block.who in NO_MARGIN_NOTICES else Group(Text(""), notice)
+
+
+def _reasoning(block: Any, style_of: StyleOf) -> RenderableType:
+    from tui.widgets.reasoning import summary
+
+    line = Text(" " + summary(block.text, True), style=style_of("muted"))
+    if not block.expanded:
+        return Group(Text(""), line)
+    body = Padding(Text(block.text, style=style_of("muted") + Style(italic=True)), (0, 0, 0, 3))
+    return Group(Text(""), line, body)
 
 
 def _tool(block: Any, style_of: StyleOf) -> RenderableType:

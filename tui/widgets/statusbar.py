@@ -51,6 +51,7 @@ class StatusBar(Widget):
         self.workspace = ""
         self.model = ""
         self.profile = ""  # shown when it is not the default profile
+        self.reasoning = ""  # the reasoning effort, shown when it is not off
         self.usage = ""
         self.state = "loading"
         self.detail = ""
@@ -74,14 +75,21 @@ class StatusBar(Widget):
         self.model = model or "no model"
         self.refresh()
 
+    def set_reasoning(self, level: str) -> None:
+        self.reasoning = "" if level == "off" else level
+        self.refresh()
+
     def set_profile(self, name: str) -> None:
         self.profile = "" if name == "coder" else name
         self.refresh()
 
-    def set_usage(self, prompt_tokens: int, completion_tokens: int, cost: float | None, cached: int = 0) -> None:
-        """Session totals; `cached` prompt tokens were read from the provider's prompt cache."""
+    def set_usage(self, prompt_tokens: int, completion_tokens: int, cost: float | None, cached: int = 0,
+                  reasoning: int = 0) -> None:
+        """Session totals; `cached` prompt tokens were read from the provider's prompt cache, and
+        `reasoning` completion tokens were the model's reasoning."""
         reused = f" ({compact_count(cached)} cached)" if cached else ""
-        text = f"{compact_count(prompt_tokens)} in{reused} · {compact_count(completion_tokens)} out"
+        thought = f" ({compact_count(reasoning)} reasoning)" if reasoning else ""
+        text = f"{compact_count(prompt_tokens)} in{reused} · {compact_count(completion_tokens)} out{thought}"
         if cost is not None:
             text += f" · ${cost:.3f}" if cost < 10 else f" · ${cost:.2f}"
         self.usage = text if prompt_tokens or completion_tokens else ""
@@ -114,7 +122,8 @@ class StatusBar(Widget):
     def _right(self) -> Text:
         dim = self.get_component_rich_style("statusbar--dim")
         right = Text()
-        for part in (self.profile and f"profile {self.profile}", self.model, self.usage):
+        for part in (self.profile and f"profile {self.profile}", self.model,
+                     self.reasoning and f"reasoning {self.reasoning}", self.usage):
             if part:
                 right.append(f"{part}  ", style=dim)
         icon = SPINNER[self.frame % len(SPINNER)] if self.busy else "●"

@@ -27,6 +27,7 @@ from tui.widgets.spinner import SPINNER
 
 if TYPE_CHECKING:
     from tui.widgets.answer import AssistantMessage
+    from tui.widgets.reasoning import ReasoningBlock
 
 OUTPUT_LINES = 400  # lines of a tool's output shown when expanded
 # Within TYPING_HOLD seconds of a key press, a streamed answer is appended (and the screen
@@ -207,6 +208,7 @@ class Transcript(VerticalScroll, can_focus=False):
         self._last_input = last_input or (lambda: 0.0)
         self._last_flush = 0.0
         self.live: AssistantMessage | None = None
+        self.thinking: ReasoningBlock | None = None  # the reply's reasoning, until its answer starts
         self.rows: dict[str, ToolRow] = {}
         self._timer: Any = None
         self._leaving: WeakSet[Widget] = WeakSet()  # moved into the history, removal under way
@@ -248,9 +250,25 @@ class Transcript(VerticalScroll, can_focus=False):
     def notice(self, text: str, kind: str = "info") -> None:
         self.add(Notice(text, kind))
 
+    def reasoning(self, delta: str) -> None:
+        """The model's reasoning, in a dimmed block above the answer it leads to."""
+        from tui.widgets.reasoning import ReasoningBlock
+
+        if self.thinking is None:
+            self.end_answer()
+            self.thinking = ReasoningBlock()
+            self.add(self.thinking)
+        self.thinking.feed(delta)
+
+    def _fold_reasoning(self) -> None:
+        if self.thinking is not None:
+            self.thinking.fold()
+            self.thinking = None
+
     def text(self, delta: str) -> None:
         from tui.widgets.answer import FLUSH_INTERVAL, AssistantMessage
 
+        self._fold_reasoning()
         if self.live is None:
             self.live = AssistantMessage()
             self.add(self.live)
@@ -309,6 +327,7 @@ class Transcript(VerticalScroll, can_focus=False):
         self.end_answer()
 
     def tool_call(self, call_id: str, tool: str, key: str) -> ToolRow:
+        self._fold_reasoning()
         self.end_answer()
         row = ToolRow(call_id, tool, key)
         self.rows[call_id] = row
@@ -336,6 +355,7 @@ class Transcript(VerticalScroll, can_focus=False):
         self.add(DiffBlock(path, diff))
 
     def clear(self) -> None:
+        self._fold_reasoning()
         self.end_answer()
         self.rows.clear()
         self.history.clear()
@@ -345,7 +365,10 @@ class Transcript(VerticalScroll, can_focus=False):
 def to_block(widget: Widget) -> Block | None:
     """The history block that stands for a widget of a finished turn."""
     from tui.widgets.answer import AssistantMessage
+    from tui.widgets.reasoning import ReasoningBlock
 
+    if isinstance(widget, ReasoningBlock):
+        return Block("reasoning", widget.text)
     if isinstance(widget, UserMessage):
         return Block("user", widget.message, widget.who)
     if isinstance(widget, AssistantMessage):

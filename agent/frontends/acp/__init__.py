@@ -132,7 +132,8 @@ def _config(options: Any, root: Path) -> Any:
 
     flags = {"model": options.model, "api_base": options.api_base, "api_key": options.api_key,
              "mode": options.mode, "max_steps": options.max_steps, "sandbox": options.sandbox,
-             "profile": options.profile, "workflow": options.workflow}
+             "profile": options.profile, "workflow": options.workflow,
+             "reasoning": getattr(options, "reasoning", None)}
     try:  # trust is the user's, per folder (`coder-tui trust DIR`), never the editor's
         config = load_config(root, flags)
         config.require_model()

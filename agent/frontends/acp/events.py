@@ -54,6 +54,9 @@ class AcpEvents(EventHandler):
     def on_text_delta(self, event: ev.TextDelta) -> None:
         self.stream.send(update_agent_message_text(self.turns.text(event.text)))
 
+    def on_reasoning_delta(self, event: ev.ReasoningDelta) -> None:
+        self.stream.send(update_agent_thought_text(event.text))
+
     def note(self, text: str) -> None:
         self.stream.send(update_agent_message_text(f"\n\n> {text}\n\n"))
 

@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlparse
 
-from acp import (start_tool_call, text_block, tool_content, update_agent_message_text, update_plan, update_tool_call,
-                 update_user_message_text)
+from acp import (start_tool_call, text_block, tool_content, update_agent_message_text, update_agent_thought_text,
+                 update_plan, update_tool_call, update_user_message_text)
 from acp.schema import (BlobResourceContents, EmbeddedResourceContentBlock, ResourceContentBlock,
                         SessionInfo, TextContentBlock, ToolCallStatus)
 
@@ -25,6 +25,7 @@ from agent.attachments import file_block, note_block, with_files
 from agent.events import Event, FileChanged, PlanStepInfo, TodoItem, ToolCallEvent, ToolResultEvent
 from agent.frontends.acp.events import OUTPUT_SHOWN, plan_entries
 from agent.frontends.acp.tools import tool_kind, tool_locations, tool_title
+from agent.reasoning import shown_text
 from agent.session.notes import is_note
 from agent.session.shapes import recorded_events
 from agent.textsafe import line as shown_line
@@ -98,6 +99,8 @@ def history_updates(data: Any, root: Path | None, approval_kind: Callable[[str],
         if role == "user" and isinstance(content, str):
             updates.append(update_user_message_text(typed_part(content)))
         elif role == "assistant":
+            if thought := shown_text(message):
+                updates.append(update_agent_thought_text(thought))
             if isinstance(content, str) and content.strip():
                 updates.append(update_agent_message_text(content))
             updates += [_call_start(call, root, approval_kind) for call in message.get("tool_calls") or []]

@@ -44,6 +44,10 @@ class SseMapper(EventHandler):
         if event.text:
             self.send({"content": self.turns.text(event.text)})
 
+    def on_reasoning_delta(self, event: ev.ReasoningDelta) -> None:
+        if event.text:
+            self.send({"type": "reasoning", "content": event.text})
+
     def on_file_changed(self, event: ev.FileChanged) -> None:
         self.send(diff_data(event, self.newline(event.path)))
 

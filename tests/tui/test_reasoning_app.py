@@ -1,0 +1,80 @@
+"""Reasoning in the app: `--reasoning high` against the strict Anthropic server completes a
+three-tool-call task, each reply's reasoning shown dimmed above it and folded once the answer (or
+a call) starts; `/reasoning` changes the level shown in the status bar; a resumed session shows
+the reasoning again, folded."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from tests.core.test_reasoning import three_reads
+from tests.core.test_reasoning_frontends import PROMPT, accepted_with_blocks
+from tests.fake_anthropic import FakeAnthropic
+from tests.tui.conftest import APP_SIZE, ready, rendered_text, wait_for
+from tests.tui.test_app_sessions import submit
+
+
+def write_abc(workspace: Path) -> None:
+    for name, text in (("a.txt", "1\n"), ("b.txt", "2\n"), ("c.txt", "3\n")):
+        (workspace / name).write_text(text)
+
+
+async def test_a_three_tool_task_shows_each_reasoning_folded_above_its_answer(make_app: Any, workspace: Path) -> None:
+    from tui.widgets.reasoning import ReasoningBlock
+
+    write_abc(workspace)
+    with FakeAnthropic(*three_reads()) as anthropic:
+        app = make_app("--reasoning", "high", "--mode", "allow", fake=anthropic)
+        async with app.run_test(size=APP_SIZE) as pilot:
+            status = (await ready(pilot)).query_one("#status")
+            assert "reasoning high" in rendered_text(status)
+            await submit(pilot, PROMPT)
+            await wait_for(pilot, lambda: anthropic.remaining == 0 and status.state == "idle", timeout=90,
+                           what="the task to finish")
+            blocks = list(app.query(ReasoningBlock))
+            assert [b.text.split(":")[0] for b in blocks] == ["Step 1", "Step 2", "Step 3", "All three read; time to answer."]
+            assert all(b.has_class("-folded") for b in blocks)  # folded once their answer or call started
+            assert "▸ thought (1 line)" in rendered_text(blocks[0].query_one(".reasoning-line"))
+            blocks[0].focus()
+            await pilot.press("enter")
+            assert not blocks[0].has_class("-folded")
+            assert "reasoning)" in rendered_text(status)  # reasoning tokens with the usage
+    accepted_with_blocks(anthropic)
+
+
+async def test_the_reasoning_command_changes_the_level_and_the_status_bar(make_app: Any) -> None:
+    app = make_app()
+    async with app.run_test(size=APP_SIZE) as pilot:
+        status = (await ready(pilot)).query_one("#status")
+        assert status.reasoning == "" and "reasoning " not in rendered_text(status).split("ws", 1)[-1]
+        await submit(pilot, "/reasoning medium")
+        await wait_for(pilot, lambda: "reasoning medium" in rendered_text(status), what="the level shown")
+        assert app.bridge.session.reasoning == "medium"
+        await submit(pilot, "/reasoning max")
+        await wait_for(pilot, lambda: any("reasoning is one of off, low, medium, high (got 'max')" in n.message
+                                          for n in app.query("Notice")), what="the refusal")
+        assert app.bridge.session.reasoning == "medium"
+        await submit(pilot, "/reasoning off")
+        await wait_for(pilot, lambda: "reasoning medium" not in rendered_text(status), what="the level gone")
+        assert status.reasoning == ""
+        assert app.bridge.session.reasoning == "off"
+
+
+async def test_a_resumed_session_shows_its_reasoning_folded(make_app: Any, workspace: Path) -> None:
+    write_abc(workspace)
+    with FakeAnthropic(*three_reads()) as anthropic:
+        app = make_app("--reasoning", "high", "--mode", "allow", fake=anthropic)
+        async with app.run_test(size=APP_SIZE) as pilot:
+            await ready(pilot)
+            await submit(pilot, PROMPT)
+            await wait_for(pilot, lambda: anthropic.remaining == 0 and app.query_one("#status").state == "idle",
+                           timeout=90, what="the task to finish")
+            await app.bridge.shutdown()
+        app = make_app("--resume", "last", "--reasoning", "high", fake=anthropic)
+        async with app.run_test(size=APP_SIZE) as pilot:
+            await ready(pilot)
+            shown = [b for b in app.query_one("#history").blocks if b.kind == "reasoning"]
+            assert [b.text.split(":")[0] for b in shown] == ["Step 1", "[redacted thinking]\n\nStep 2", "Step 3",
+                                                             "All three read; time to answer."]
+            assert not any(b.expanded for b in shown)

@@ -1,0 +1,35 @@
+"""`/reasoning [off | low | medium | high]`: the model's reasoning effort for this session."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from tui.widgets.statusbar import StatusBar
+from tui.widgets.transcript import Transcript
+
+if TYPE_CHECKING:
+    from tui.app import CoderApp
+
+
+async def reasoning_command(app: CoderApp, arg: str) -> None:
+    from agent.reasoning import LEVELS, parse_level
+
+    transcript = app.query_one(Transcript)
+    session = app.bridge.session
+    if not arg:
+        current = session.reasoning if session is not None else "off"
+        transcript.notice(f"reasoning: {current}; /reasoning {' | '.join(LEVELS)} changes it", "info")
+        return
+    try:
+        level = parse_level(arg)
+    except ValueError as exc:
+        transcript.notice(f"/reasoning: {exc}", "error")
+        return
+    if session is None:
+        transcript.notice("the agent is not ready yet; try again in a moment", "warning")
+        return
+    session.reasoning = level
+    app.query_one(StatusBar).set_reasoning(level)
+    later = " from the next prompt" if app.bridge.running else ""
+    transcript.notice(f"reasoning: {level}{later} (this session; set `reasoning` in the config file to keep it)",
+                      "info")
