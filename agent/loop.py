@@ -13,10 +13,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agent.approval import StopRun
-from agent.events import Complete, ErrorEvent, Retrying, StepStarted, TextDelta, Usage
+from agent import argrepair, replies
+from agent.events import Complete, ErrorEvent, Retrying, StepStarted, TextDelta, Usage, WarningEvent
 from agent.executor import Executor
 from agent.llm import LLM, LLMError, ModelReply
 from agent.secrets import StreamRedactor
+from agent.toolcalls_text import TextCallFilter
 
 MARKER_RE = re.compile(
     r"complete_task_and_submit_final_output|<!--\s*task complete\s*-->|<task_complete>|task_complete",
@@ -113,6 +115,7 @@ class Run:
     last_text: str = ""
     _malformed: int = field(default=0, init=False)
     partial: list[str] = field(default_factory=list, init=False)  # the text streamed of the current reply
+    _shown: TextCallFilter | None = field(default=None, init=False)  # holds back calls written in the text
 
     async def execute(self) -> Complete:
         try:
@@ -157,15 +160,44 @@ class Run:
 
     async def _steps(self) -> str:
         while True:
-            reply = await self._next_step()
+            reply = await self._checked(await self._next_step())
             self._append(_assistant_message(reply))
             if reply.text.strip():
                 self.last_text = reply.text
+            replies.check_filtered(reply, self.llm)
+            if replies.cut_off(reply):
+                self._refuse_cut_off(reply)
+                continue
             if not reply.tool_calls:
                 return strip_markers(reply.text)
             await self._run_calls(reply)
             if MARKER_RE.search(reply.text):
                 return strip_markers(reply.text)
+
+    async def _checked(self, reply: ModelReply) -> ModelReply:
+        """An empty reply asked for again once; calls written in the text taken as calls."""
+        if replies.is_empty(reply):
+            self.emit(Retrying(why="the model sent an empty reply", attempt=1, delay=0))
+            reply = await self._query()
+            if replies.is_empty(reply):
+                raise replies.empty_failure(self.llm)
+        if self._shown is not None:
+            replies.take_text_calls(reply, self._shown)
+        return reply
+
+    def _refuse_cut_off(self, reply: ModelReply) -> None:
+        """A call cut off by the output limit is not run; the model is told and the turn goes on."""
+        note = replies.cut_off_note(reply, self.llm)
+        self.emit(WarningEvent(message="the model's reply was cut off by the output token limit in the middle "
+                                       "of a tool call; it was not run and the model is asked to split it"))
+        for call in reply.tool_calls:
+            self._append({"role": "tool", "tool_call_id": call.id, "content": f"Error: {note}"})
+        if not reply.tool_calls:
+            self._append({"role": "user", "content": note})
+        self._malformed += 1
+        if self._malformed >= MAX_MALFORMED:
+            raise FatalLoopError(f"the model's reply was cut off by the output token limit {MAX_MALFORMED} "
+                                 "times in a row in the middle of a tool call")
 
     async def _query(self) -> ModelReply:
         self.partial.clear()
@@ -176,13 +208,16 @@ class Run:
 
         masked = StreamRedactor(shown)
         stream = MarkerFilter(masked.feed)
+        known = {t["function"]["name"] for t in self.request_tools() if "function" in t}
+        self._shown = filtered = TextCallFilter(stream.feed, known)
 
         def on_retry(why: str, attempt: int, delay: float) -> None:
             self.emit(Retrying(why=why, attempt=attempt, delay=round(delay, 2)))
 
         try:
-            reply = await self.llm.complete(self.messages, self.request_tools(), stream.feed, on_retry)
+            reply = await self.llm.complete(self.messages, self.request_tools(), filtered.feed, on_retry)
         finally:
+            filtered.flush()
             stream.flush()
             masked.flush()
         self.emit(self.totals.add(reply))
@@ -225,4 +260,5 @@ def _json_object(arguments: str) -> str:
     try:
         return arguments if isinstance(json.loads(arguments), dict) else "{}"
     except ValueError:
-        return "{}"
+        repaired = argrepair.repair(arguments)  # the call ran with these (agent/tools/registry.py)
+        return json.dumps(repaired) if repaired is not None else "{}"
