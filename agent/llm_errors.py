@@ -11,6 +11,7 @@ says whether trying again can help. Keys never appear: every message passes thro
 
 from __future__ import annotations
 
+import email.utils
 import json
 import re
 import time
@@ -38,7 +39,8 @@ _CONNECT = re.compile(r"Connection error|Cannot connect to host|Connect call fai
                       r"Name or service not known|nodename nor servname|getaddrinfo failed", re.IGNORECASE)
 _REFUSED = re.compile(r"Connect call failed|Connection refused", re.IGNORECASE)
 ADDRESS_HINT = "To use another address: --api-base URL, CODER_TUI_API_BASE, `api_base` in config.toml, or /setup in the app"
-_NOISE = re.compile(r"\b(?:litellm\.|[A-Z]\w*(?:Exception|Error) - |[A-Z]\w*(?:Error|Exception|Timeout): )")
+_NOISE = re.compile(r"\b(?:litellm\.|[A-Z]\w*(?:Exception|Error) - |[A-Z]\w*(?:Error|Exception|Timeout): |"
+                    r"[A-Z]\w*Exception (?=\S))")
 
 
 class LLMError(Exception):
@@ -213,8 +215,20 @@ def retry_after(exc: Exception) -> float | None:
     headers = headers or getattr(exc, "litellm_response_headers", None)
     if not headers:
         return None
+    millis = headers.get("retry-after-ms")  # OpenAI's
     value = headers.get("retry-after") or headers.get("Retry-After")
     try:
+        if millis is not None:
+            return float(millis) / 1000
         return float(value) if value is not None else None
     except ValueError:
+        return _http_date_wait(value)
+
+
+def _http_date_wait(value: str | None) -> float | None:
+    """Seconds until a Retry-After given as an HTTP date."""
+    try:
+        moment = email.utils.parsedate_to_datetime(value or "")
+    except (TypeError, ValueError):
         return None
+    return max(0.0, moment.timestamp() - time.time()) if moment is not None else None

@@ -198,6 +198,7 @@ class FakeLLM(ScriptedServer):
     def routes(self, router: web.UrlDispatcher) -> None:
         router.add_post("/v1/chat/completions", self._handle)
         router.add_post("/chat/completions", self._handle)
+        router.add_post("/openai/deployments/{deployment}/chat/completions", self._handle)  # Azure OpenAI
         router.add_get("/v1/models", self._models)
 
     # -- handlers ---------------------------------------------------------------------------
