@@ -44,9 +44,9 @@ def extract(text: str, known: set[str]) -> tuple[list[ToolCallRequest], str]:
     kept = text
     tags = list(TAG_RE.finditer(text))
     if tags:
-        calls = [_call(m.group(1), known) for m in tags]
-        if all(calls):
-            found = [c for c in calls if c]
+        parsed = [_call(m.group(1), known) for m in tags]
+        if all(parsed):
+            found = [c for c in parsed if c]
             kept = TAG_RE.sub("", text)
     else:
         fences = list(FENCE_RE.finditer(text))
