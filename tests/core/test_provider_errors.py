@@ -16,7 +16,7 @@ import pytest
 
 from tests.conftest import cli, cli_env, write_files
 from tests.fake_anthropic import FakeAnthropic
-from tests.fakellm import FakeLLM, Reply
+from tests.fakellm import FakeLLM, Reply, call
 
 KEY = "sk-test-provider-errors-0123456789SECRET"
 
@@ -120,3 +120,21 @@ def test_a_short_retry_after_is_waited_for_and_said(tmp_path: Path, isolated_hom
     assert printed.returncode == 0, printed.stderr
     assert "rate limited by the OpenAI-compatible server: Rate limit reached" in printed.stderr
     assert "waiting the 1 s it asks for; retrying in 1.0 s (attempt 1)" in printed.stderr
+
+
+async def test_context_length_is_compacted_and_retried_once_then_reported(make_harness: Any) -> None:
+    h = make_harness(files={"a.txt": "alpha\n"})
+    for turn in range(6):
+        h.script(Reply(tool_calls=[call("read_file", file_path="a.txt")]), Reply(text=f"answer {turn}"))
+        await h.run(f"question {turn}")
+    before = len(h.llm.requests)
+    h.script(Reply(status=400, error_body=OPENAI_CONTEXT), Reply(text="## Goal\nanswer questions"),
+             Reply(status=400, error_body=OPENAI_CONTEXT))
+    complete = await h.run("one more")
+    assert len(h.llm.requests) - before == 3  # the request, the summary, one retry
+    assert len(h.of("compacted")) == 1 and complete.completion_reason == "error"
+    assert "\n" not in complete.final_response
+    assert complete.final_response.startswith("the conversation no longer fits openai/fake-model's context window "
+                                              "(the OpenAI-compatible server: This model's maximum context length")
+    h.script(Reply(text="shorter now"))
+    assert (await h.run("a narrower question")).final_response == "shorter now"
