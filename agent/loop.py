@@ -12,9 +12,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from agent.approval import StopRun
 from agent import argrepair, replies
-from agent.events import Complete, ErrorEvent, Retrying, StepStarted, TextDelta, Usage, WarningEvent
+from agent.approval import StopRun
+from agent.events import Complete, ErrorEvent, Retrying, StepStarted, TextDelta, Usage
 from agent.executor import Executor
 from agent.llm import LLM, LLMError, ModelReply
 from agent.secrets import StreamRedactor
@@ -188,8 +188,7 @@ class Run:
     def _refuse_cut_off(self, reply: ModelReply) -> None:
         """A call cut off by the output limit is not run; the model is told and the turn goes on."""
         note = replies.cut_off_note(reply, self.llm)
-        self.emit(WarningEvent(message="the model's reply was cut off by the output token limit in the middle "
-                                       "of a tool call; it was not run and the model is asked to split it"))
+        self.emit(replies.CUT_OFF_WARNING)
         for call in reply.tool_calls:
             self._append({"role": "tool", "tool_call_id": call.id, "content": f"Error: {note}"})
         if not reply.tool_calls:
@@ -206,20 +205,20 @@ class Run:
             self.partial.append(text)
             self.emit(TextDelta(text=text))
 
-        masked = StreamRedactor(shown)
-        stream = MarkerFilter(masked.feed)
         known = {t["function"]["name"] for t in self.request_tools() if "function" in t}
-        self._shown = filtered = TextCallFilter(stream.feed, known)
+        self._shown = filtered = TextCallFilter(shown, known)
+        masked = StreamRedactor(filtered.feed)
+        stream = MarkerFilter(masked.feed)
 
         def on_retry(why: str, attempt: int, delay: float) -> None:
             self.emit(Retrying(why=why, attempt=attempt, delay=round(delay, 2)))
 
         try:
-            reply = await self.llm.complete(self.messages, self.request_tools(), filtered.feed, on_retry)
+            reply = await self.llm.complete(self.messages, self.request_tools(), stream.feed, on_retry)
         finally:
-            filtered.flush()
             stream.flush()
             masked.flush()
+            filtered.flush()
         self.emit(self.totals.add(reply))
         return reply
 

@@ -13,11 +13,14 @@ from __future__ import annotations
 
 from typing import Any
 
+from agent.events import WarningEvent
 from agent.llm import LLM, LLMError, ModelReply, load_litellm
 from agent.llm_errors import provider_name
 from agent.toolcalls_text import TextCallFilter, extract
 
 CUT_OFF = "length"
+CUT_OFF_WARNING = WarningEvent(message="the model's reply was cut off by the output token limit in the middle of a "
+                                       "tool call; it was not run and the model is asked to split it")
 
 
 def _model(llm: Any) -> LLM:

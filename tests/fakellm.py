@@ -53,6 +53,8 @@ class Reply:
     error_message: str = "scripted error"
     error_code: str | None = None
     headers: dict[str, str] = field(default_factory=dict)
+    # an error's whole JSON body as the provider sends it (default: built from error_message/error_code)
+    error_body: dict[str, Any] | None = None
     delay: float = 0.0  # seconds before the response starts
     # The response starts once the test sets this event (a test sees the state before it, however
     # slow the machine): held at most 60 s, then answered anyway.
@@ -61,14 +63,12 @@ class Reply:
     chunk_size: int = 12  # characters of text per chunk
     stall_after: int | None = None  # stop sending (but keep the connection) after N chunks
     drop_after: int | None = None  # close the connection after N chunks
+    # the finish reason sent ("length": cut off by max_tokens, "content_filter"); default: the natural one
+    finish_reason: str | None = None
     usage: tuple[int, int] | None = None  # (prompt, completion); default: estimated
     # prompt tokens written to / read from the provider's prompt cache (part of the prompt's count)
     cache_write: int = 0
     cache_read: int = 0
-    # the finish reason sent ("length": cut off by max_tokens, "content_filter"); default: the natural one
-    finish_reason: str | None = None
-    # an error's whole JSON body as the provider sends it (default: built from error_message/error_code)
-    error_body: dict[str, Any] | None = None
 
 
 class ScriptedServer:
