@@ -21,10 +21,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agent import secrets
-from agent.llm_errors import Failure, LLMError, classify, gave_up, unknown_provider, waiting
+from agent.llm_errors import Failure, LLMError, classify, unknown_provider, where
 from agent.llm_requests import copy_messages_without_signature_scan, no_price_for_a_stream_not_read_yet
 from agent.llm_usage import (Prices, cap_cache_marks_only_when_over, caches_prompts, prices_for,
                              strip_cache_control_only_when_marked, usage_without_assembly, with_cache_markers)
+from agent.llm_errors import gave_up, waiting
 
 __all__ = ["LLM", "LLMError", "ModelReply", "ToolCallRequest", "configuration_problem", "ensure_loaded", "is_loaded",
            "prewarm"]
@@ -246,8 +247,9 @@ class LLM:
             except _Retryable as exc:
                 too_long = exc.retry_after is not None and exc.retry_after > MAX_WAIT
                 if attempt >= self.max_retries or too_long:
-                    raise LLMError(gave_up(exc.why, self.model, self.api_base, attempt + 1,
-                                           exc.retry_after if too_long else None, exc.kind), "gave_up") from None
+                    place = f"{self.model} at {where(self.model, self.api_base)}"
+                    raise LLMError(gave_up(exc.why, place, attempt + 1, exc.retry_after if too_long else None,
+                                           exc.kind), "gave_up") from None
                 attempt += 1
                 delay = self._delay(attempt, exc.retry_after)
                 on_retry(waiting(exc.why, exc.retry_after), attempt, delay)

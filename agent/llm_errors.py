@@ -142,10 +142,9 @@ def provider_name(model: str, api_base: str | None = None) -> str:
     return PROVIDER_NAMES.get(prefix, prefix)
 
 
-def gave_up(why: str, model: str, api_base: str | None, attempts: int, wait: float | None, kind: str = "") -> str:
-    """The one line for a retryable failure not retried further: after `attempts`, or at once when the
-    provider asks for a `wait` too long to sit through."""
-    place = f"{model} at {where(model, api_base)}"
+def gave_up(why: str, place: str, attempts: int, wait: float | None, kind: str = "") -> str:
+    """The one line for a retryable failure not retried further (`place`: the model and its address):
+    after `attempts`, or at once when the provider asks for a `wait` too long to sit through."""
     if wait is None:
         return f"{why} ({place}; gave up after {attempts} attempts){ADVICE.get(kind, '')}"
     when = time.strftime("%H:%M:%S UTC", time.gmtime(time.time() + wait))
