@@ -220,13 +220,14 @@ class LLM:
     api_base: str | None = None
     api_key: str | None = None
     timeout: float = 120.0
-    max_tokens: int | None = None  # the output limit sent (None: the provider's or litellm's default)
     max_retries: int = 4
     retry_base_delay: float = 1.0
     key_variable: str | None = None
 
     def __post_init__(self) -> None:
         secrets.register(self.api_key)  # providers quote keys back in their errors
+        # the output limit sent (None: the provider's or litellm's default; agent/replies.py raises it)
+        self.max_tokens: int | None = None
 
     async def complete(
         self,
