@@ -176,6 +176,8 @@ class Run:
 
     async def _checked(self, reply: ModelReply) -> ModelReply:
         """An empty reply asked for again once; calls written in the text taken as calls."""
+        if not reply.text.strip() and not reply.tool_calls:  # filtered before a word: nothing to record
+            replies.check_filtered(reply, self.llm)
         if replies.is_empty(reply):
             self.emit(Retrying(why="the model sent an empty reply", attempt=1, delay=0))
             reply = await self._query()

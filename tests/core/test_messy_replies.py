@@ -159,3 +159,16 @@ async def test_two_empty_replies_are_reported_in_one_line(make_harness: Any) -> 
     assert complete.final_response.startswith("openai/fake-model (the OpenAI-compatible server) sent an empty reply "
                                               "twice (no text, no tool calls): send the message again")
     assert (await h.run("again")).final_response == "later"
+
+
+async def test_a_filtered_reply_keeps_what_was_said_and_an_empty_one_leaves_no_turn(make_harness: Any) -> None:
+    h = make_harness()
+    h.script(Reply(text="Here is the first half", finish_reason="content_filter"),
+             Reply(text="", finish_reason="content_filter"), Reply(text="fine"))
+    first = await h.run("one")
+    assert first.completion_reason == "error" and "content filter stopped" in first.final_response
+    assert h.session.messages[-1] == {"role": "assistant", "content": "Here is the first half"}
+    second = await h.run("two")
+    assert second.completion_reason == "error" and h.session.messages[-1] == {"role": "user", "content": "two"}
+    assert (await h.run("three")).final_response == "fine"
+    assert [m["role"] for m in h.llm.requests[-1]["messages"][1:]] == ["user", "assistant", "user", "user"]
