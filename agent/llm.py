@@ -26,6 +26,7 @@ from agent.llm_errors import Failure, LLMError, classify, unknown_provider, wher
 from agent.llm_requests import copy_messages_without_signature_scan, no_price_for_a_stream_not_read_yet
 from agent.llm_usage import (Prices, cap_cache_marks_only_when_over, caches_prompts, prices_for,
                              strip_cache_control_only_when_marked, usage_without_assembly, with_cache_markers)
+from agent.llm_errors import gave_up, waiting
 from agent.reasoning import ThinkingCollector, estimated_tokens, for_request, request_args
 
 __all__ = ["LLM", "LLMError", "ModelReply", "ToolCallRequest", "configuration_problem", "ensure_loaded", "is_loaded",
@@ -202,10 +203,11 @@ class ModelReply:
 
 
 class _Retryable(Exception):
-    def __init__(self, why: str, retry_after: float | None = None) -> None:
+    def __init__(self, why: str, retry_after: float | None = None, kind: str = "") -> None:
         super().__init__(why)
         self.why = why
         self.retry_after = retry_after
+        self.kind = kind
 
 
 async def configuration_problem(model: str) -> str | None:
@@ -218,6 +220,7 @@ async def configuration_problem(model: str) -> str | None:
     return None
 
 
+MAX_WAIT = 30.0  # seconds of a provider's retry-after worth waiting for; longer: say when to retry
 NO_KEY = "no-key"  # sent to a keyless OpenAI-compatible server, which ignores it
 
 
@@ -234,6 +237,8 @@ class LLM:
 
     def __post_init__(self) -> None:
         secrets.register(self.api_key)  # providers quote keys back in their errors
+        # the output limit sent (None: the provider's or litellm's default; agent/replies.py raises it)
+        self.max_tokens: int | None = None
 
     async def complete(
         self,
@@ -258,12 +263,14 @@ class LLM:
                 fitted.restore(reply.tool_calls)
                 return reply
             except _Retryable as exc:
-                if attempt >= self.max_retries:
-                    raise LLMError(f"{exc.why} ({self.model} at {where(self.model, self.api_base)}; "
-                                   f"gave up after {attempt + 1} attempts)", "gave_up") from None
+                too_long = exc.retry_after is not None and exc.retry_after > MAX_WAIT
+                if attempt >= self.max_retries or too_long:
+                    place = f"{self.model} at {where(self.model, self.api_base)}"
+                    raise LLMError(gave_up(exc.why, place, attempt + 1, exc.retry_after if too_long else None,
+                                           exc.kind), "gave_up") from None
                 attempt += 1
                 delay = self._delay(attempt, exc.retry_after)
-                on_retry(exc.why, attempt, delay)
+                on_retry(waiting(exc.why, exc.retry_after), attempt, delay)
                 await asyncio.sleep(delay)
 
     async def check(self) -> str:
@@ -295,6 +302,8 @@ class LLM:
         }
         if stream:
             args.update(stream=True, stream_options={"include_usage": True})
+            if self.max_tokens:
+                args["max_tokens"] = self.max_tokens
         if self.api_base:
             args["api_base"] = self.api_base
         if self.api_key:
@@ -329,7 +338,7 @@ class LLM:
                 raise asyncio.CancelledError() from None
             failure = self._classify(exc, litellm, streaming=stream is not None)
             if failure.retryable:
-                raise _Retryable(failure.message, failure.retry_after) from None
+                raise _Retryable(failure.message, failure.retry_after, failure.kind) from None
             raise LLMError(failure.message, failure.kind) from None
 
     async def _consume(self, stream: Any, on_text: TextHook, on_reasoning: TextHook) -> ModelReply:

@@ -11,8 +11,10 @@ says whether trying again can help. Keys never appear: every message passes thro
 
 from __future__ import annotations
 
+import email.utils
 import json
 import re
+import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,7 +22,15 @@ from agent.secrets import redact
 
 # Kinds that only a change of configuration fixes (`coder-tui run` exits 2; the app opens setup).
 CONFIGURATION_KINDS = frozenset({"no_key", "unknown_provider", "unknown_model"})
-RETRYABLE_KINDS = frozenset({"rate_limited", "cannot_connect", "timeout", "server", "stream_broke", "failed"})
+RETRYABLE_KINDS = frozenset({"rate_limited", "cannot_connect", "timeout", "server", "stream_broke", "failed",
+                             "overloaded"})
+ADVICE = {"overloaded": ": it usually passes within minutes; send the message again later, or switch model "
+                          "(--model, /model, `fallback_models`)",
+          "rate_limited": ": send the message again in a minute, or switch model (--model, /model)"}
+PROVIDER_NAMES = {"openai": "OpenAI", "anthropic": "Anthropic", "azure": "Azure OpenAI", "gemini": "Gemini",
+                  "vertex_ai": "Vertex AI", "ollama": "Ollama", "ollama_chat": "Ollama", "mistral": "Mistral",
+                  "deepseek": "DeepSeek", "openrouter": "OpenRouter", "groq": "Groq", "bedrock": "Bedrock",
+                  "xai": "xAI", "together_ai": "Together AI", "fireworks_ai": "Fireworks AI"}
 DEFAULT_URLS = {"openai": "https://api.openai.com/v1", "anthropic": "https://api.anthropic.com",
                 "ollama": "http://localhost:11434", "ollama_chat": "http://localhost:11434"}
 _MISSING_KEY = re.compile(r"Missing credentials|Missing [\w ]*API Key|api_key client option must be set|"
@@ -29,7 +39,8 @@ _CONNECT = re.compile(r"Connection error|Cannot connect to host|Connect call fai
                       r"Name or service not known|nodename nor servname|getaddrinfo failed", re.IGNORECASE)
 _REFUSED = re.compile(r"Connect call failed|Connection refused", re.IGNORECASE)
 ADDRESS_HINT = "To use another address: --api-base URL, CODER_TUI_API_BASE, `api_base` in config.toml, or /setup in the app"
-_NOISE = re.compile(r"\b(?:litellm\.|[A-Z]\w*(?:Exception|Error) - |[A-Z]\w*(?:Error|Exception|Timeout): )")
+_NOISE = re.compile(r"\b(?:litellm\.|[A-Z]\w*(?:Exception|Error) - |[A-Z]\w*(?:Error|Exception|Timeout): |"
+                    r"[A-Z]\w*Exception (?=\S))")
 
 
 class LLMError(Exception):
@@ -74,18 +85,26 @@ def classify(exc: Exception, litellm: Any, model: str, api_base: str | None, key
     raw = _chain_text(exc)
     if _MISSING_KEY.search(raw):
         return Failure("no_key", f"no API key for {model}: {_key_hint(key_variable)}")
+    provider = provider_name(model, api_base)
     if isinstance(exc, (errors.AuthenticationError, errors.PermissionDeniedError)):
-        return Failure("auth", f"authentication failed for {model} at {url}: {_key_hint(key_variable)} ({text})")
+        return Failure("auth", f"authentication failed for {model} at {url}: {provider} rejected the API key "
+                               f"({text}); {_key_hint(key_variable)}")
     if "LLM Provider NOT provided" in raw:
         return Failure("unknown_provider", unknown_provider(model))
     if isinstance(exc, errors.ContextWindowExceededError):
-        return Failure("context_window", f"the conversation no longer fits {model}'s context window; start a "
-                                         "new session (or /clear in the app) and give a narrower task")
+        return Failure("context_window", f"the conversation no longer fits {model}'s context window ({provider}: "
+                                         f"{text}); start a new session (or /clear in the app) and give a "
+                                         "narrower task")
+    if isinstance(exc, errors.ContentPolicyViolationError):
+        return Failure("content_filter", f"{provider}'s content filter refused the request for {model} ({text}); "
+                                         "rephrase the request or leave out what it objects to")
     if isinstance(exc, errors.NotFoundError):
         return Failure("unknown_model", f"model {model} was not found at {url}: {text} (check the model "
                                         "name, or --api-base if the address is wrong)")
     if isinstance(exc, errors.RateLimitError) or status == 429:
-        return Failure("rate_limited", f"rate limited: {text}", retry_after(exc))
+        return Failure("rate_limited", f"rate limited by {provider}: {text}", retry_after(exc))
+    if status == 529 or "overloaded_error" in raw:
+        return Failure("overloaded", f"{provider} is overloaded (overloaded_error)", retry_after(exc))
     if isinstance(exc, errors.Timeout):
         return Failure("timeout", f"timed out waiting for {url}: {text}")
     if type(exc).__name__ == "MidStreamFallbackError" or (streaming and isinstance(exc, errors.APIConnectionError)):
@@ -113,6 +132,34 @@ def _chain_text(exc: BaseException) -> str:
         parts.append(str(current))
         current, seen = current.__cause__ or current.__context__, seen + 1
     return "\n".join(parts)
+
+
+def provider_name(model: str, api_base: str | None = None) -> str:
+    """The provider of `model` as its users call it (the litellm prefix when it has no better name)."""
+    prefix = model.split("/", 1)[0] if "/" in model else "openai"
+    if prefix == "openai" and api_base and "api.openai.com" not in api_base:
+        return "the OpenAI-compatible server"
+    return PROVIDER_NAMES.get(prefix, prefix)
+
+
+def gave_up(why: str, place: str, attempts: int, wait: float | None, kind: str = "") -> str:
+    """The one line for a retryable failure not retried further (`place`: the model and its address):
+    after `attempts`, or at once when the provider asks for a `wait` too long to sit through."""
+    if wait is None:
+        return f"{why} ({place}; gave up after {attempts} attempts){ADVICE.get(kind, '')}"
+    when = time.strftime("%H:%M:%S UTC", time.gmtime(time.time() + wait))
+    return f"{why} ({place}); it asks to wait {_duration(wait)}: try again after {when}"
+
+
+def waiting(why: str, wait: float | None) -> str:
+    """The retry status: what went wrong and, when the provider named it, that its wait is honoured."""
+    return why if wait is None else f"{why}; waiting the {_duration(wait)} it asks for"
+
+
+def _duration(seconds: float) -> str:
+    if seconds < 90:
+        return f"{seconds:g} s"
+    return f"{seconds / 60:.0f} min" if seconds < 5400 else f"{seconds / 3600:.1f} h"
 
 
 def unknown_provider(model: str) -> str:
@@ -167,8 +214,20 @@ def retry_after(exc: Exception) -> float | None:
     headers = headers or getattr(exc, "litellm_response_headers", None)
     if not headers:
         return None
+    millis = headers.get("retry-after-ms")  # OpenAI's
     value = headers.get("retry-after") or headers.get("Retry-After")
     try:
+        if millis is not None:
+            return float(millis) / 1000
         return float(value) if value is not None else None
     except ValueError:
+        return _http_date_wait(value)
+
+
+def _http_date_wait(value: str | None) -> float | None:
+    """Seconds until a Retry-After given as an HTTP date."""
+    try:
+        moment = email.utils.parsedate_to_datetime(value or "")
+    except (TypeError, ValueError):
         return None
+    return max(0.0, moment.timestamp() - time.time()) if moment is not None else None

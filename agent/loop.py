@@ -12,11 +12,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from agent import argrepair, replies
 from agent.approval import StopRun
 from agent.events import Complete, ErrorEvent, ReasoningDelta, Retrying, StepStarted, TextDelta, Usage
 from agent.executor import Executor
 from agent.llm import LLM, LLMError, ModelReply
 from agent.secrets import StreamRedactor
+from agent.toolcalls_text import TextCallFilter
 
 MARKER_RE = re.compile(
     r"complete_task_and_submit_final_output|<!--\s*task complete\s*-->|<task_complete>|task_complete",
@@ -117,6 +119,7 @@ class Run:
     last_text: str = ""
     _malformed: int = field(default=0, init=False)
     partial: list[str] = field(default_factory=list, init=False)  # the text streamed of the current reply
+    _shown: TextCallFilter | None = field(default=None, init=False)  # holds back calls written in the text
 
     async def execute(self) -> Complete:
         try:
@@ -161,15 +164,45 @@ class Run:
 
     async def _steps(self) -> str:
         while True:
-            reply = await self._next_step()
+            reply = await self._checked(await self._next_step())
             self._append(_assistant_message(reply))
             if reply.text.strip():
                 self.last_text = reply.text
+            replies.check_filtered(reply, self.llm)
+            if replies.cut_off(reply):
+                self._refuse_cut_off(reply)
+                continue
             if not reply.tool_calls:
                 return strip_markers(reply.text)
             await self._run_calls(reply)
             if MARKER_RE.search(reply.text):
                 return strip_markers(reply.text)
+
+    async def _checked(self, reply: ModelReply) -> ModelReply:
+        """An empty reply asked for again once; calls written in the text taken as calls."""
+        if not reply.text.strip() and not reply.tool_calls:  # filtered before a word: nothing to record
+            replies.check_filtered(reply, self.llm)
+        if replies.is_empty(reply):
+            self.emit(Retrying(why="the model sent an empty reply", attempt=1, delay=0))
+            reply = await self._query()
+            if replies.is_empty(reply):
+                raise replies.empty_failure(self.llm)
+        if self._shown is not None:
+            replies.take_text_calls(reply, self._shown)
+        return reply
+
+    def _refuse_cut_off(self, reply: ModelReply) -> None:
+        """A call cut off by the output limit is not run; the model is told and the turn goes on."""
+        note = replies.cut_off_note(reply, self.llm)
+        self.emit(replies.CUT_OFF_WARNING)
+        for call in reply.tool_calls:
+            self._append({"role": "tool", "tool_call_id": call.id, "content": f"Error: {note}"})
+        if not reply.tool_calls:
+            self._append({"role": "user", "content": note})
+        self._malformed += 1
+        if self._malformed >= MAX_MALFORMED:
+            raise FatalLoopError(f"the model's reply was cut off by the output token limit {MAX_MALFORMED} "
+                                 "times in a row in the middle of a tool call")
 
     async def _query(self) -> ModelReply:
         self.partial.clear()
@@ -178,7 +211,9 @@ class Run:
             self.partial.append(text)
             self.emit(TextDelta(text=text))
 
-        masked = StreamRedactor(shown)
+        known = {t["function"]["name"] for t in self.request_tools() if "function" in t}
+        self._shown = filtered = TextCallFilter(shown, known)
+        masked = StreamRedactor(filtered.feed)
         stream = MarkerFilter(masked.feed)
         thought = StreamRedactor(lambda text: self.emit(ReasoningDelta(text=text)))
 
@@ -191,6 +226,7 @@ class Run:
             thought.flush()
             stream.flush()
             masked.flush()
+            filtered.flush()
         self.emit(self.totals.add(reply))
         return reply
 
@@ -231,4 +267,5 @@ def _json_object(arguments: str) -> str:
     try:
         return arguments if isinstance(json.loads(arguments), dict) else "{}"
     except ValueError:
-        return "{}"
+        repaired = argrepair.repair(arguments)  # the call ran with these (agent/tools/registry.py)
+        return json.dumps(repaired) if repaired is not None else "{}"

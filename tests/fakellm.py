@@ -2,8 +2,8 @@
 
 Real HTTP (aiohttp) in a background thread, so litellm's own request path is exercised by
 in-process tests and by `coder-tui` subprocesses alike. Each test scripts the replies in order:
-streamed text and tool-call deltas, non-streaming answers, HTTP errors (429/500/401/400),
-delays, stalls and dropped connections. Every request body is recorded for assertions.
+streamed text and tool-call deltas, non-streaming answers, HTTP errors (429/500/401/400, with the
+provider's own body and headers when scripted), any finish reason (`length`, `content_filter`), delays, stalls and dropped connections. Every request body is recorded for assertions.
 
     with FakeLLM() as llm:
         llm.script(Reply(tool_calls=[call("read_file", file_path="a.py")]), Reply(text="done"))
@@ -54,6 +54,8 @@ class Reply:
     error_message: str = "scripted error"
     error_code: str | None = None
     headers: dict[str, str] = field(default_factory=dict)
+    # an error's whole JSON body as the provider sends it (default: built from error_message/error_code)
+    error_body: dict[str, Any] | None = None
     delay: float = 0.0  # seconds before the response starts
     # The response starts once the test sets this event (a test sees the state before it, however
     # slow the machine): held at most 60 s, then answered anyway.
@@ -62,6 +64,8 @@ class Reply:
     chunk_size: int = 12  # characters of text per chunk
     stall_after: int | None = None  # stop sending (but keep the connection) after N chunks
     drop_after: int | None = None  # close the connection after N chunks
+    # the finish reason sent ("length": cut off by max_tokens, "content_filter"); default: the natural one
+    finish_reason: str | None = None
     usage: tuple[int, int] | None = None  # (prompt, completion); default: estimated
     # prompt tokens written to / read from the provider's prompt cache (part of the prompt's count)
     cache_write: int = 0
@@ -207,6 +211,7 @@ class FakeLLM(ScriptedServer):
     def routes(self, router: web.UrlDispatcher) -> None:
         router.add_post("/v1/chat/completions", self._handle)
         router.add_post("/chat/completions", self._handle)
+        router.add_post("/openai/deployments/{deployment}/chat/completions", self._handle)  # Azure OpenAI
         router.add_get("/v1/models", self._models)
 
     # -- handlers ---------------------------------------------------------------------------
@@ -219,7 +224,8 @@ class FakeLLM(ScriptedServer):
             return self._reject(await request.json(), problem)
         body, reply = await self._take(request)
         if reply.status != 200:
-            payload = {"error": {"message": reply.error_message, "type": "scripted", "code": reply.error_code}}
+            payload = reply.error_body or {"error": {"message": reply.error_message, "type": "scripted",
+                                                     "code": reply.error_code}}
             return web.json_response(payload, status=reply.status, headers=reply.headers)
         usage = self._usage(body, reply)
         if body.get("stream"):
@@ -259,7 +265,7 @@ class FakeLLM(ScriptedServer):
             "choices": [{
                 "index": 0,
                 "message": message,
-                "finish_reason": "tool_calls" if reply.tool_calls else "stop",
+                "finish_reason": reply.finish_reason or ("tool_calls" if reply.tool_calls else "stop"),
             }],
             "usage": usage,
         }
@@ -284,7 +290,7 @@ class FakeLLM(ScriptedServer):
         base = {"id": chunk_id, "object": "chat.completion.chunk", "created": int(time.time()),
                 "model": "fake-model"}
         chunks = [{**base, "choices": [{"index": 0, "delta": d, "finish_reason": None}]} for d in deltas]
-        finish = "tool_calls" if reply.tool_calls else "stop"
+        finish = reply.finish_reason or ("tool_calls" if reply.tool_calls else "stop")
         chunks.append({**base, "choices": [{"index": 0, "delta": {}, "finish_reason": finish}]})
         chunks.append({**base, "choices": [], "usage": usage})
         return chunks

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import difflib
 import json
 from functools import cache
 from typing import Any
 
 from pydantic import ValidationError
 
+from agent import argrepair
 from agent.tools.base import Tool, ToolArgs
 from agent.workspaces.base import Workspace
 
@@ -124,9 +126,11 @@ class ToolRegistry:
         try:
             data = json.loads(text)
         except json.JSONDecodeError as exc:
-            raise ArgumentError(
-                f"the arguments are not valid JSON ({exc.msg} at character {exc.pos}); {_expected(tool)}"
-            ) from None
+            data = argrepair.repair(text)  # trailing commas, single quotes, unquoted keys
+            if data is None:
+                raise ArgumentError(
+                    f"the arguments are not valid JSON ({argrepair.locate(text, exc)}); {_expected(tool)}"
+                ) from None
         if not isinstance(data, dict):
             raise ArgumentError(
                 f"the arguments must be a JSON object, got {type(data).__name__}; {_expected(tool)}")
@@ -134,7 +138,7 @@ class ToolRegistry:
         try:
             return tool.Args.model_validate({**defaults, **data})
         except ValidationError as exc:
-            problems = "; ".join(_problem(err) for err in exc.errors()[:5])
+            problems = "; ".join(_problem(err, tool) for err in exc.errors()[:5])
             raise ArgumentError(f"invalid arguments: {problems}. {_expected(tool)}") from None
 
 
@@ -142,12 +146,13 @@ def _expected(tool: Tool) -> str:
     return f"{tool.name} expects: {describe_parameters(tool.Args)}"
 
 
-def _problem(err: Any) -> str:
+def _problem(err: Any, tool: Tool) -> str:
     where = ".".join(str(p) for p in err["loc"]) or "arguments"
     if err["type"] == "missing":
         return f"`{where}` is required"
     if err["type"] == "extra_forbidden":
-        return f"`{where}` is not a parameter of this tool"
+        close = difflib.get_close_matches(where, list(_built_schema(tool.Args)["properties"]), n=1)
+        return f"`{where}` is not a parameter of this tool" + (f" (did you mean `{close[0]}`?)" if close else "")
     got = err.get("input")
     shown = json.dumps(got)[:80] if got is not None else "null"
     return f"`{where}`: {err['msg']} (got {shown})"

@@ -85,7 +85,8 @@ async def test_retries_rate_limits_5xx_timeouts_and_dropped_streams(make_harness
     assert complete.final_response == "answer"
     retries = h.of("retrying")
     assert [r.attempt for r in retries] == [1, 2]
-    assert retries[0].why == "rate limited: slow down" and retries[0].delay == 0.05
+    assert retries[0].why == "rate limited by the OpenAI-compatible server: slow down; waiting the 0.05 s it asks for"
+    assert retries[0].delay == 0.05
     h.events.clear()
     h.script(Reply(text="partial", stall_after=2), Reply(text="whole", drop_after=1), Reply(text="finally"))
     complete = await h.run()

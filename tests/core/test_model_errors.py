@@ -114,7 +114,8 @@ async def test_rate_limits_and_server_errors_name_the_kind_and_status(server: An
                 Reply(status=500, error_message="boom"), Reply(status=503, error_message="busy")) as fake:
         error, retries = await failure(LLM(fake.model, fake.url, KEY, timeout=5, max_retries=2,
                                            retry_base_delay=0.01))
-    assert retries[0].startswith("rate limited: slow down")
+    assert retries[0].startswith("rate limited by ") and ": slow down" in retries[0]
+    assert retries[0].endswith("; waiting the 0 s it asks for")
     assert retries[1].startswith(f"server error 500 from {fake.url}: boom")
     assert str(error).startswith(f"server error 503 from {fake.url}: busy")
     assert f"{fake.model} at {fake.url}; gave up after 3 attempts" in str(error)
@@ -123,14 +124,18 @@ async def test_rate_limits_and_server_errors_name_the_kind_and_status(server: An
 async def test_anthropic_overloaded_says_so() -> None:
     with FakeAnthropic(Reply(status=529, error_message="Overloaded")) as fake:
         error, retries = await failure(LLM(fake.model, fake.url, KEY, timeout=5, max_retries=0))
-    assert str(error).startswith(f"server error 500 from {fake.url}: Overloaded (overloaded_error)")
+    assert str(error) == (f"Anthropic is overloaded (overloaded_error) ({fake.model} at {fake.url}; gave up after "
+                          "1 attempts): it usually passes within minutes; send the message again later, or switch "
+                          "model (--model, /model, `fallback_models`)")
 
 
 async def test_a_rejected_key_is_an_authentication_error_without_the_key() -> None:
     with FakeAnthropic(Reply(status=401, error_message=f"invalid x-api-key {KEY}")) as fake:
         error, retries = await failure(fast(fake.model, fake.url, var="ANTHROPIC_API_KEY"))
     assert (error.kind, error.configuration, retries) == ("auth", False, [])
-    assert f"authentication failed for {fake.model} at {fake.url}: set ANTHROPIC_API_KEY" in str(error)
+    assert str(error).startswith(f"authentication failed for {fake.model} at {fake.url}: Anthropic rejected the "
+                                 "API key (invalid x-api-key")
+    assert str(error).endswith("; set ANTHROPIC_API_KEY or CODER_TUI_API_KEY, or pass --api-key")
 
 
 # -- `coder-tui run`: configuration errors exit 2 ---------------------------------------------
