@@ -64,9 +64,9 @@ class SeedMapper(EventHandler):
             self._step["response_text"] += event.text
         self.send({"type": "text_chunk", "content": event.text})
 
-    def on_reasoning(self, text: str) -> None:
-        """A piece of the model's reasoning (the thought of the current step)."""
-        self._thought.append(text)
+    def on_reasoning_delta(self, event: ev.ReasoningDelta) -> None:
+        """A piece of the model's reasoning: the thought of the current step."""
+        self._thought.append(event.text)
 
     def on_tool_call(self, event: ev.ToolCallEvent) -> None:
         if self._step is not None:

@@ -52,6 +52,18 @@ def test_run_json_carries_the_reasoning(isolated_home: Path, anthropic: FakeAnth
     accepted_with_blocks(anthropic)
 
 
+def test_seed_shapes_carry_the_reasoning_as_each_steps_thought(isolated_home: Path, anthropic: FakeAnthropic,
+                                                                tmp_path: Path) -> None:
+    root = write_files(tmp_path / "ws", FILES)
+    done = run_cli(isolated_home, "run", PROMPT, "--workspace", str(root), "--json-format", "seed", "--mode",
+                   "allow", "--model", anthropic.model, "--api-base", anthropic.url, "--api-key", TEST_KEY,
+                   "--reasoning", "high")
+    assert done.returncode == 0, done.stderr
+    steps = [e for e in map(json.loads, done.stdout.splitlines()) if e["type"] == "agent_step"]
+    assert "Step 1: I should read a.txt" in steps[0]["thought"] and steps[0]["tool_calls"]
+    assert "time to answer" in steps[-1]["thought"] and steps[-1]["is_complete"]
+
+
 def test_run_prints_the_reasoning_apart_from_the_answer(isolated_home: Path, anthropic: FakeAnthropic,
                                                         tmp_path: Path) -> None:
     root = write_files(tmp_path / "ws", FILES)
