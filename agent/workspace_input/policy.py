@@ -137,6 +137,7 @@ CONFIG = InputKind("workspace config", ".coder-tui.toml", "agent.config:Settings
     "max_steps": Harmless(), "timeout": Harmless(), "max_retries": Harmless(), "theme": Harmless(),
     "context_window": Harmless(), "max_cost": Harmless(), "max_tokens": Harmless(),
     "tool_calling": Harmless(), "map_tokens": Harmless(), "workflow": Harmless(),
+    "vision": Harmless(), "notifications": Harmless(),  # a request refused, a notice shown: no program named
 })
 PROFILE = InputKind("profile", ".coder-tui/profiles/*.toml", "agent.profiles:Profile", {
     "name": Text(), "description": Text(), "system_prompt": Text(),
