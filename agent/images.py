@@ -149,5 +149,6 @@ def accepts(model: str, override: bool | None) -> bool:
 
 def refusal(model: str) -> str:
     """The one line said when images are given to a model that does not accept them."""
-    return (f"{model} does not accept images (litellm's model table says so); use a model that does, or set "
+    return (f"{model} does not accept images (not in litellm's list of models that take images); use a model "
+            "that does, or set "
             "`vision = true` in the config if it does")

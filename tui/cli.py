@@ -142,6 +142,11 @@ def run_parser() -> argparse.ArgumentParser:
     parser.add_argument("--max-cost", type=_usd, metavar="USD", help="stop the run once it has cost this much")
     parser.add_argument("--max-tokens", type=positive, metavar="N", help="stop the run once it has used N tokens")
     parser.add_argument("--json", action="store_true", help="print one JSON event per line, nothing else")
+    parser.add_argument("--image", dest="images", action="append", metavar="PATH",
+                        help="send this image with the prompt (png, jpeg, gif or webp up to 5 MB; repeatable); "
+                             "for models that take images")
+    parser.add_argument("--fork", metavar="ID|last",
+                        help="continue a copy of a recorded session (the original stays as it was)")
     _workspace_options(parser)
     _github_options(parser).add_argument(
         "--no-publish", action="store_true",
