@@ -104,6 +104,35 @@ def looks_like_image(path: str) -> bool:
     return Path(path).suffix.lower() in SUFFIXES
 
 
+def named_in(text: str, root: Path | None) -> list[tuple[str, Path]]:
+    """The images a prompt names, as (what was typed, path): `@path` mentions of image files
+    (relative to the workspace `root`), and bare paths a terminal pastes when a file is dropped on
+    it (absolute, `~/...` or `file://...`, quoted or with escaped spaces) of image files that exist."""
+    import re
+    import shlex
+    from urllib.parse import unquote, urlparse
+
+    try:
+        tokens = shlex.split(text)
+    except ValueError:  # an unbalanced quote: plain words
+        tokens = text.split()
+    found: dict[Path, str] = {}
+    for token in tokens:
+        mention = token.startswith("@")
+        name = re.sub(r"[.,;:!?)]+$", "", token[1:] if mention else token)
+        if not looks_like_image(name):
+            continue
+        raw = unquote(urlparse(name).path) if name.startswith("file://") else name
+        path = Path(raw).expanduser()
+        if not path.is_absolute():
+            if not mention or root is None:
+                continue
+            path = root / path
+        if mention or path.is_file():
+            found.setdefault(path, name)
+    return [(shown, path) for path, shown in found.items()]
+
+
 def content(text: str, images: list[Image]) -> str | list[dict[str, Any]]:
     """A user message's content: the text alone, or the text and the images as parts."""
     if not images:
@@ -152,3 +181,18 @@ def refusal(model: str) -> str:
     return (f"{model} does not accept images (not in litellm's list of models that take images); use a model "
             "that does, or set "
             "`vision = true` in the config if it does")
+
+
+async def prompt_images(text: str, root: Path | None) -> tuple[list[Image], list[str]]:
+    """The images a prompt names, read and checked off the event loop, and a line for each that
+    could not be (the prompt is then not sent: the user fixes the name or removes it)."""
+    import asyncio
+
+    images: list[Image] = []
+    problems: list[str] = []
+    for shown, path in named_in(text, root):
+        try:
+            images.append(await asyncio.to_thread(from_path, path, shown))
+        except ImageError as exc:
+            problems.append(f"Not sent (Up recalls it): {exc}")
+    return images, problems

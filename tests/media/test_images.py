@@ -101,3 +101,19 @@ async def test_a_text_only_server_answers_400_when_told_the_model_sees(fake_llm:
     errors = [json.dumps(e.model_dump()) for e in harness.events if e.type == "error"]
     assert any("only supported by certain models" in e for e in errors), errors
     await harness.session.close()
+
+
+def test_prompts_name_images_by_mention_and_by_dropped_path(tmp_path: Path) -> None:
+    from agent.images import named_in
+
+    root = tmp_path / "ws"
+    root.mkdir()
+    (root / "shot.png").write_bytes(png())
+    drop = tmp_path / "My Shots"
+    drop.mkdir()
+    (drop / "screen 1.png").write_bytes(png())
+    text = f"compare @shot.png with {str(drop / 'screen 1.png').replace(' ', chr(92) + ' ')}, and logo.png"
+    assert named_in(text, root) == [("shot.png", root / "shot.png"), (str(drop / "screen 1.png"), drop / "screen 1.png")]
+    assert named_in(f"look '{drop / 'screen 1.png'}'", root) == [(str(drop / "screen 1.png"), drop / "screen 1.png")]
+    assert named_in(f"see file://{str(drop / 'screen 1.png').replace(' ', '%20')}", root)[0][1] == drop / "screen 1.png"
+    assert named_in("a path that is not there: /nowhere/x.png", root) == []
