@@ -240,6 +240,12 @@ class SessionWriter:
         where = media.folder(self.path)
         self._write("compaction", {"summary": summary, "kept": [media.recorded(m, where) for m in kept]})
 
+    def rewind(self, messages: list[dict[str, Any]], cut: dict[str, Any]) -> None:
+        """The conversation went back to before the prompt `cut`: from here on it is `messages`."""
+        where = media.folder(self.path)
+        self._write("rewind", {"messages": [media.recorded(m, where) for m in messages],
+                               "cut": media.recorded(cut, where)}, starts=False)
+
     def close(self) -> None:
         """Write what waits (if there is room now), release the file and its lock. Lines that
         still cannot be written stay counted in `lost` for the front end to report."""
