@@ -291,6 +291,16 @@ class CoderApp(App[int]):
             self.query_one(StatusBar).set_state("stopping")
         if self.query_one("#side").has_focus_within:
             self.focus_prompt()
+        else:
+            self._escape_twice()
+
+    def _escape_twice(self) -> None:
+        """Esc Esc on an empty, idle prompt opens /rewind."""
+        from tui.prompting import run_command
+        from tui.rewind import double_escape
+
+        if double_escape(self):
+            run_command(self, "/rewind")
 
     def focus_prompt(self) -> None:
         """Back to the prompt; in a narrow terminal the side panel gives the column back to the chat."""
