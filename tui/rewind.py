@@ -26,14 +26,19 @@ WHAT = [("both", "Conversation and files: back to how both were before this prom
 
 
 def double_escape(app: CoderApp) -> bool:
-    """Esc on an empty, idle prompt: True on the second press within DOUBLE_ESCAPE seconds."""
+    """Esc on an empty, idle prompt: the second press within DOUBLE_ESCAPE seconds opens /rewind (True)."""
     prompt = app.query_one("#prompt")
     if app.bridge.running or getattr(prompt, "text", "x").strip() or not prompt.has_focus:
         app.last_escape = 0.0
         return False
     now, last = time.monotonic(), getattr(app, "last_escape", 0.0)
     app.last_escape = 0.0 if now - last <= DOUBLE_ESCAPE else now
-    return now - last <= DOUBLE_ESCAPE
+    if now - last > DOUBLE_ESCAPE:
+        return False
+    from tui.prompting import run_command
+
+    run_command(app, "/rewind")
+    return True
 
 
 async def rewind_command(app: CoderApp, arg: str) -> None:
