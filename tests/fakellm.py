@@ -288,10 +288,11 @@ def content_problem(messages: list[dict[str, Any]], vision: bool = True) -> str 
         for j, part in enumerate(parts):
             where = f"messages.[{i}].content.[{j}]"
             kind = part.get("type") if isinstance(part, dict) else None
-            if kind == "text" and isinstance(part.get("text"), str):
+            if kind == "text" and isinstance(part.get("text"), str) or kind in ("input_audio", "file", "refusal"):
                 continue
             if kind != "image_url":
-                return f"Invalid value for '{where}.type': expected 'text' or 'image_url'."
+                return (f"Invalid value for '{where}.type': expected one of 'text', 'image_url', 'input_audio', "
+                        "'file' or 'refusal'.")
             if not vision:
                 return "Invalid content type. image_url is only supported by certain models."
             if message.get("role") != "user":

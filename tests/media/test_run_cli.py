@@ -6,6 +6,8 @@ import base64
 import json
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import run_cli
 from tests.fakellm import FakeLLM, Reply, images_in
 from tests.media.pictures import png
@@ -53,6 +55,7 @@ def test_run_names_a_bad_image(fake_llm: FakeLLM, isolated_home: Path, tmp_path:
     assert fake_llm.requests == []
 
 
+@pytest.mark.timeout(360)
 def test_fork_continues_a_copy_and_leaves_the_original(fake_llm: FakeLLM, isolated_home: Path, tmp_path: Path) -> None:
     _vision(isolated_home)
     (tmp_path / "a.png").write_bytes(png(shade=3))
@@ -81,3 +84,26 @@ def test_fork_of_an_unknown_session_is_a_usage_error(fake_llm: FakeLLM, isolated
     done = run_cli(isolated_home, "run", "x", "--fork", "nope", "--model", fake_llm.model, "--api-base", fake_llm.url)
     assert done.returncode == 2
     assert done.stderr.strip() == "coder-tui: error: --fork: no session 'nope' (see `coder-tui sessions`)"
+
+
+@pytest.mark.timeout(360)  # three cold CLI runs on a busy machine
+def test_fork_of_a_session_another_process_has_open(fake_llm: FakeLLM, isolated_home: Path, tmp_path: Path) -> None:
+    """The original's lock is respected: it is only read (a --resume of it would be refused)."""
+    from agent.session.record import SessionStore
+
+    fake_llm.script(Reply(text="first"), Reply(text="forked"))
+    first = _run(isolated_home, fake_llm, tmp_path, "start", "--json")
+    original_id = json.loads(first.stdout.splitlines()[0])["session_id"]
+    path = isolated_home / "data" / "coder-tui" / "sessions" / f"{original_id}.jsonl"
+    writer, _ = SessionStore(path.parent).reopen(path)  # this process holds the session now
+    try:
+        before = path.read_bytes()
+        resumed = run_cli(isolated_home, "run", "x", "--resume", original_id, "--model", fake_llm.model,
+                          "--api-base", fake_llm.url, "--api-key", "sk-test-x")
+        assert resumed.returncode == 2 and "in use" in resumed.stderr
+        forked = run_cli(isolated_home, "run", "other way", "--fork", original_id, "--model", fake_llm.model,
+                         "--api-base", fake_llm.url, "--api-key", "sk-test-x")
+        assert forked.returncode == 0, forked.stderr
+        assert path.read_bytes() == before
+    finally:
+        writer.close()
