@@ -37,7 +37,8 @@ async def run_headless(options: SessionOptions) -> int:
     from agent.session.record import SessionError
 
     printer = JsonPrinter(sys.stdout) if options.json else TextPrinter(sys.stdout, sys.stderr)
-    options, images = _forked(options, printer), _images(options)
+    images = _images(options)  # a bad --image is refused before anything is copied or opened
+    options = _forked(options, printer)
     target = await _open(options, printer)
     if not target.prompt.strip() and not options.resume:
         await target.close()
