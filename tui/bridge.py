@@ -152,6 +152,8 @@ class AgentBridge:
             if problems or not self._images_taken(images):
                 self.host.agent_idle()
             else:
+                if images:
+                    self.host.notice("images: " + ", ".join(image.name for image in images), "dim")
                 await self.session.run(prompt, images)
         except Exception as exc:  # noqa: BLE001 - a crashed run must not take the app down
             self.sink(ErrorEvent(message=f"the run failed: {exc}", recoverable=False))

@@ -47,6 +47,7 @@ async def test_mentioned_and_dropped_images_are_sent(make_app: Any, workspace: P
         assert images_in(fake_llm.requests[-1]) == [_url(png(shade=1)), _url(png(shade=2))], sent[0]
         assert sent[0]["text"].startswith("compare @shot.png with ")
         assert "<attached-files>" not in sent[0]["text"]  # an image is not attached as text
+        assert f"images: shot.png, {dropped}" in notices(app)
         session_id = app.bridge.session.session_id
         await app.bridge.shutdown()
     app = make_app("--resume", session_id)
