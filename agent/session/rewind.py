@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from agent.attachments import typed_part
+from agent.compaction import SUMMARY_HEADER
 from agent.images import count, text_of
 from agent.session.notes import NOTE_PREFIX, is_note
 
@@ -37,9 +38,9 @@ def points(session: Any) -> list[Point]:
     pointer = len(checkpoints)  # live prompts pair with recorded ones from the newest back
     for index in range(len(session.messages) - 1, 0, -1):
         message = session.messages[index]
-        if message.get("role") != "user" or is_note(message):
-            continue
         text = text_of(message.get("content"))
+        if message.get("role") != "user" or is_note(message) or text.startswith(SUMMARY_HEADER):
+            continue  # a note, or a compaction's summary of the turns before it
         match = next((i for i in range(pointer - 1, -1, -1) if checkpoints[i][0] == text), None)
         checkpoint = None
         if match is not None:

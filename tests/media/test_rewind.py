@@ -82,3 +82,29 @@ async def test_rewind_files_only_keeps_the_conversation(make_harness: Any) -> No
     assert removed == 0 and restored is not None
     assert h.read("a.txt") == "zero\n" and h.read("hand.txt") == "mine\n"
     assert len(h.session.messages) == before + 1 and "restored checkpoint" in h.session.messages[-1]["content"]
+
+
+async def test_a_compacted_summary_is_not_a_point_to_rewind_to(make_harness: Any) -> None:
+    from agent.images import from_bytes
+    from agent.session.rewind import points, rewind
+    from tests.media.pictures import png
+
+    h = make_harness()
+    h.session.config.vision = True
+    h.script(*(Reply(text=f"answer {i}") for i in range(4)))
+    await h.session.run("look", [from_bytes(png(shade=4), "a.png")])
+    for text in ("two", "three", "four"):
+        await h.run(text)
+    h.script(Reply(text="They talked about a picture."))
+    assert await h.session.agent.compact_now() is not None
+    texts = [p.text for p in points(h.session)]
+    assert texts and not any(t.startswith("[Summary") for t in texts)
+    await rewind(h.session, points(h.session)[0], "conversation")
+    h.script(Reply(text="ok"))
+    await h.run("again")
+    session_id = h.session.session_id
+    await h.session.close()
+    resumed = make_harness(resume=session_id)
+    sent = [m for m in resumed.session.messages if m["role"] == "user"]
+    assert sent[-1]["content"] == "again" and "rewound the conversation" in sent[-2]["content"]
+    await resumed.session.close()
