@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agent.events import Compacted
+from agent.images import count, json_chars, text_of
 
 THRESHOLD = 0.8
 TAIL_SHARE = 0.3  # of the window, at most, kept verbatim
@@ -44,7 +45,7 @@ Summarize = Callable[[list[dict[str, Any]]], Awaitable[str]]
 
 def estimate_tokens(messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None) -> int:
     """A fast estimate (about four characters a token) that needs no tokenizer download."""
-    size = len(json.dumps(messages, ensure_ascii=False))
+    size = sum(json_chars(m) for m in messages) + 2 * len(messages)
     if tools:
         size += len(json.dumps(tools, ensure_ascii=False))
     return size // 4 + 1
@@ -71,7 +72,7 @@ class Sizes:
             self._counted, self._chars = [], 0
         for message in messages[1 + len(self._counted):]:
             self._counted.append(message)
-            self._chars += len(json.dumps(message, ensure_ascii=False))
+            self._chars += json_chars(message)  # an image counts as its tokens, not its base64
         # "[", "]" and ", " between messages, as json.dumps writes the list
         size = len(json.dumps(messages[0], ensure_ascii=False)) + self._chars + 2 + 2 * rest
         return size + _tools_chars(tools)
@@ -110,6 +111,8 @@ def render(messages: list[dict[str, Any]]) -> str:
     lines = []
     for message in messages:
         role, content = message.get("role", "?"), message.get("content") or ""
+        if count(content):
+            content = f"{text_of(content)}\n[{count(content)} image(s)]"
         if role == "tool":
             text = str(content)
             content = text if len(text) <= RESULT_CAP else text[:RESULT_CAP] + " […]"

@@ -199,10 +199,12 @@ class FakeLLM(ScriptedServer):
     """The OpenAI chat-completions wire format, strict as OpenAI is (tests/strict_openai.py).
 
     A request OpenAI would reject is answered with OpenAI's 400 error and recorded in `rejected`
-    (body, problem); it takes no scripted reply. `strict = False` turns the checks off.
-    """
+    (body, problem); it takes no scripted reply. `strict = False` turns the checks off. Content parts
+    are checked as OpenAI checks them (`content_problem`): a request with a malformed part, or with
+    an image when `vision` is False (a text-only model), is answered 400."""
 
     strict = True
+    vision = True
 
     @property
     def url(self) -> str:
@@ -223,6 +225,8 @@ class FakeLLM(ScriptedServer):
         if problem:
             return self._reject(await request.json(), problem)
         body, reply = await self._take(request)
+        if (problem := content_problem(body.get("messages", []), self.vision)) is not None:
+            reply = Reply(status=400, error_message=problem, error_code="invalid_request_error")
         if reply.status != 200:
             payload = reply.error_body or {"error": {"message": reply.error_message, "type": "scripted",
                                                      "code": reply.error_code}}
@@ -294,6 +298,54 @@ class FakeLLM(ScriptedServer):
         chunks.append({**base, "choices": [{"index": 0, "delta": {}, "finish_reason": finish}]})
         chunks.append({**base, "choices": [], "usage": usage})
         return chunks
+
+
+IMAGE_MAGIC = {"png": b"\x89PNG\r\n\x1a\n", "jpeg": b"\xff\xd8\xff", "gif": b"GIF8", "webp": b"RIFF"}
+
+
+def content_problem(messages: list[dict[str, Any]], vision: bool = True) -> str | None:
+    """What OpenAI would answer 400 about in the messages' content parts (None: nothing): parts are
+    `text` (with a string) or `image_url` (an http(s) URL or a base64 data URL of a png, jpeg, gif
+    or webp image whose bytes are that format), images only in user messages of a vision model."""
+    import base64
+    import binascii
+
+    for i, message in enumerate(messages):
+        parts = message.get("content")
+        if not isinstance(parts, list):
+            continue
+        for j, part in enumerate(parts):
+            where = f"messages.[{i}].content.[{j}]"
+            kind = part.get("type") if isinstance(part, dict) else None
+            if kind == "text" and isinstance(part.get("text"), str) or kind in ("input_audio", "file", "refusal"):
+                continue
+            if kind != "image_url":
+                return (f"Invalid value for '{where}.type': expected one of 'text', 'image_url', 'input_audio', "
+                        "'file' or 'refusal'.")
+            if not vision:
+                return "Invalid content type. image_url is only supported by certain models."
+            if message.get("role") != "user":
+                return f"Invalid '{where}': image URLs are only allowed for messages with role 'user'."
+            url = (part.get("image_url") or {}).get("url") if isinstance(part.get("image_url"), dict) else None
+            if not isinstance(url, str) or not url.startswith(("http://", "https://", "data:")):
+                return f"Invalid '{where}.image_url.url': expected a URL or a base64 data URL."
+            if url.startswith("data:"):
+                head, _, data = url.partition(",")
+                fmt = head.removeprefix("data:image/").removesuffix(";base64")
+                try:
+                    raw = base64.b64decode(data, validate=True)
+                except (binascii.Error, ValueError):
+                    return "Invalid image data: the base64 could not be decoded."
+                if fmt not in IMAGE_MAGIC or not head.endswith(";base64") or not raw.startswith(IMAGE_MAGIC[fmt]):
+                    return ("You uploaded an unsupported image. Please make sure your image has of one the "
+                            "following formats: ['png', 'jpeg', 'gif', 'webp'].")
+    return None
+
+
+def images_in(body: dict[str, Any]) -> list[str]:
+    """The image URLs of a recorded request, in order."""
+    return [p["image_url"]["url"] for m in body.get("messages", []) if isinstance(m.get("content"), list)
+            for p in m["content"] if isinstance(p, dict) and p.get("type") == "image_url"]
 
 
 def _tool_loop_responder(steps: int) -> Callable[[dict[str, Any]], Reply]:

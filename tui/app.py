@@ -20,6 +20,7 @@ from textual.widgets import Footer
 
 from tui.bridge import AgentBridge
 from tui.gcpolicy import GcPolicy
+from tui.notify import Notifier
 from tui.pathfmt import home_relative
 from tui.theme_vars import derive_app_variables
 from tui.widgets.prompt_standin import PromptStandIn
@@ -70,6 +71,7 @@ class CoderApp(App[int]):
         self.config: Config | None = None
         self.mode: str = options.mode or "ask"
         self.bridge = AgentBridge(self, self.show_event)
+        self.notifier = Notifier.of_app(self)  # desktop notifications while the terminal is not focused
         self.presenter: Presenter | None = None  # made with the side panel, right after the first frame
         self.last_interrupt = 0.0  # when Ctrl+C last asked to press it again (tui/quitflow.py)
         self.explore_run: ExploreRun | None = None  # /explore's background run (tui/knowledge.py)
@@ -292,6 +294,10 @@ class CoderApp(App[int]):
             self.query_one(StatusBar).set_state("stopping")
         if self.query_one("#side").has_focus_within:
             self.focus_prompt()
+        else:
+            from tui.rewind import double_escape
+
+            double_escape(self)  # Esc Esc on an empty, idle prompt opens /rewind
 
     def focus_prompt(self) -> None:
         """Back to the prompt; in a narrow terminal the side panel gives the column back to the chat."""
@@ -363,6 +369,7 @@ class CoderApp(App[int]):
     # -- internals ------------------------------------------------------------------------
     def show_event(self, event: Event) -> None:
         """An agent event for the chat, the timeline and the status bar (dropped before they exist)."""
+        self.notifier.event(event)
         if self.presenter is None:
             return
         try:
@@ -373,6 +380,12 @@ class CoderApp(App[int]):
             where = record(exc)
             self.query_one(Transcript).notice(f"could not show a {event.type} event ({exc}); details in {where}",
                                               "error")
+
+    def on_app_blur(self, event: events.AppBlur) -> None:
+        self.notifier.focused = False
+
+    def on_app_focus(self, event: events.AppFocus) -> None:
+        self.notifier.focused = True
 
     def _tick(self) -> None:
         if self.presenter is not None:

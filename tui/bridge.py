@@ -14,6 +14,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, cast
 
 from agent.attachments import attach_mentions
+from agent.images import looks_like_image, prompt_images
 
 if TYPE_CHECKING:
     from agent.approval import ApprovalRequest, Decision
@@ -140,17 +141,38 @@ class AgentBridge:
         from agent.events import ErrorEvent
 
         assert self.workspace is not None, "runs start once the session exists"
-        prompt, problems = await attach_mentions(self.workspace, text, mentions)
-        for problem in problems:
+        images, problems = await prompt_images(text, self.workspace.root)
+        mentions = [m for m in mentions if not looks_like_image(m)]
+        prompt, unread = await attach_mentions(self.workspace, text, mentions)
+        for problem in problems + unread:
             self.sink(ErrorEvent(message=problem, recoverable=True))
         try:
             if self.session is None:  # /clear closing the old one while the mentions were read
                 raise RuntimeError("the session closed before the run started")
-            await self.session.run(prompt)
+            if problems or not self._images_taken(images):
+                self.host.agent_idle()
+            else:
+                if images:
+                    self.host.notice("images: " + ", ".join(image.name for image in images), "dim")
+                await self.session.run(prompt, images)
         except Exception as exc:  # noqa: BLE001 - a crashed run must not take the app down
             self.sink(ErrorEvent(message=f"the run failed: {exc}", recoverable=False))
             self.host.agent_idle()
         self._next()
+
+    def _images_taken(self, images: list[Any]) -> bool:
+        """Whether the model takes the prompt's images (else the refusal is shown, nothing sent)."""
+        from agent.events import ErrorEvent
+        from agent.images import ImageError
+
+        if not images or self.session is None:
+            return True
+        try:
+            self.session.check_images()
+        except ImageError as exc:
+            self.sink(ErrorEvent(message=f"Not sent (Up recalls it): {exc}", recoverable=True))
+            return False
+        return True
 
     def _next(self) -> None:
         if self.waiting and self.session is not None and not self.session.running:

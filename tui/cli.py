@@ -146,6 +146,11 @@ def run_parser() -> argparse.ArgumentParser:
     parser.add_argument("--json-format", choices=("ours", "seed"), metavar="FORMAT",
                         help="with --json (implied): `ours` (default, every event) or `seed`, seed 003's shapes "
                              "(text_chunk, agent_step, approval_required, complete, error)")
+    parser.add_argument("--image", dest="images", action="append", metavar="PATH",
+                        help="send this image with the prompt (png, jpeg, gif or webp up to 5 MB; repeatable); "
+                             "for models that take images")
+    parser.add_argument("--fork", metavar="ID|last",
+                        help="continue a copy of a recorded session (the original stays as it was)")
     _workspace_options(parser)
     _github_options(parser).add_argument(
         "--no-publish", action="store_true",

@@ -27,6 +27,8 @@ SLASH_COMMANDS: list[tuple[str, str]] = [
     ("profile", "[NAME]: the agent profile (coder, reviewer, architect, ask, or your own)"),
     ("compact", "summarise the older turns now to free the context window"),
     ("undo", "[CHECKPOINT]: restore the workspace to the last (or a given) checkpoint"),
+    ("rewind", "go back to an earlier prompt: the conversation, the files, or both (Esc Esc)"),
+    ("fork", "continue a copy of this session; the original stays as it was"),
     ("clear", "start a new conversation"),
     ("sessions", "pick a recorded session to continue"),
     ("resume", "ID | last: continue a recorded session"),
@@ -378,12 +380,25 @@ async def _memory(app: CoderApp, arg: str) -> None:
     await memory_command(app, arg)
 
 
+async def _rewind(app: CoderApp, arg: str) -> None:
+    from tui.rewind import rewind_command
+
+    await rewind_command(app, arg)
+
+
+async def _fork(app: CoderApp, arg: str) -> None:
+    from tui.rewind import fork_command
+
+    await fork_command(app, arg)
+
+
 HANDLERS: dict[str, Handler] = {
     "plan": _plan,
     "mode": _mode, "model": _model, "profile": _profile, "compact": _compact, "undo": _undo,
     "allowances": _allowances, "clear": _clear, "new": _clear, "sessions": _sessions, "resume": _resume,
     "theme": _theme, "pr": _pr, "setup": _setup, "help": _help, "quit": _quit, "exit": _quit,
-    "map": _map, "explore": _explore, "memory": _memory, "reasoning": reasoning_command,
+    "map": _map, "explore": _explore, "memory": _memory, "reasoning": reasoning_command, "rewind": _rewind,
+    "fork": _fork,
 }
 
 
@@ -404,6 +419,8 @@ def palette_commands(app: CoderApp) -> Iterable[SystemCommand]:
         yield SystemCommand(f"Mode: {mode}", f"Switch to {mode} mode (Shift+Tab cycles)", command(f"/mode {mode}"))
     yield SystemCommand("Model…", "Switch the model for this session", app.action_ask_model)
     yield SystemCommand("Undo", "Restore the workspace to the last checkpoint", command("/undo"))
+    yield SystemCommand("Rewind…", "Go back to an earlier prompt (Esc Esc)", command("/rewind"))
+    yield SystemCommand("Fork", "Continue a copy of this session", command("/fork"))
     yield SystemCommand("Allowances", "Tools allowed for this session without asking", command("/allowances"))
     session = app.bridge.session
     for tool in sorted(session.gate.allowed_tools if session is not None else ()):

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agent import events as ev
+from agent.images import count as image_count, text_of
 from agent.session.notes import is_note
 from agent.session.shapes import recorded_events, skipped_note
 from agent.consumer import EventHandler
@@ -134,7 +135,7 @@ def _conversation(messages: list[dict[str, Any]], transcript: Transcript, key_ar
     runs = 0
     for message in messages:
         role, content = message.get("role"), message.get("content") or ""
-        text = content if isinstance(content, str) else json.dumps(content)
+        text = content if isinstance(content, str) else text_of(content) if role == "user" else json.dumps(content)
         if is_note(message):  # coder-tui's note for the model (a restore): the restore's notice says it
             continue
         if role == "user":
@@ -144,6 +145,8 @@ def _conversation(messages: list[dict[str, Any]], transcript: Transcript, key_ar
             blocks.append(Block("user", typed, "you"))
             if attached:
                 blocks.append(Block("notice", "attached: " + ", ".join(attached), "dim"))
+            if image_count(content):
+                blocks.append(Block("notice", f"{image_count(content)} image(s) sent with this prompt", "dim"))
         elif role == "assistant":
             if thought := shown_text(message):
                 blocks.append(Block("reasoning", thought))

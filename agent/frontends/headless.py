@@ -45,6 +45,8 @@ async def run_headless(options: SessionOptions) -> int:
     from agent.session.record import SessionError
 
     printer = _printer(options)
+    images = _images(options)  # a bad --image is refused before anything is copied or opened
+    options = _forked(options, printer)
     target = await _open(options, printer)
     if not target.prompt.strip() and not options.resume:
         await target.close()
@@ -67,13 +69,14 @@ async def run_headless(options: SessionOptions) -> int:
     except ProfileError as exc:
         raise UsageError(str(exc)) from None
     prompt = await _prompt_for(session, target.prompt)
+    await _check_images(session, images, target)
     for note in resume_notes(session):
         session.emit(WarningEvent(message=note))
     loop = asyncio.get_running_loop()
     approver.start(loop)
     _install_interrupt(loop, session, printer)
     try:
-        complete = await session.run(prompt)
+        complete = await session.run(prompt, images)
         published = await _publish(options, session, complete) if target.github is not None else True
     finally:
         await session.close()
@@ -85,6 +88,48 @@ async def run_headless(options: SessionOptions) -> int:
     if misconfigured:  # an unknown model or provider, no key: the configuration, not the run, failed
         return 2
     return _exit_code(complete, approver, published, printer)
+
+
+def _forked(options: SessionOptions, printer: Any) -> SessionOptions:
+    """With --fork ID: the options resuming a new copy of that session (the original is only read)."""
+    from agent.session.fork import fork
+    from agent.session.record import SessionError, SessionStore
+
+    if options.fork is None:
+        return options
+    if options.resume:
+        raise UsageError("--fork and --resume cannot be combined (--fork resumes a copy)")
+    try:
+        new_id = fork(SessionStore(), options.fork)
+    except SessionError as exc:
+        raise UsageError(f"--fork: {exc}") from None
+    printer.notice(f"forked session {options.fork} as {new_id}; the original is left as it was")
+    return options.model_copy(update={"resume": new_id, "fork": None})
+
+
+def _images(options: SessionOptions) -> list[Any]:
+    """The --image files, read and checked (a UsageError naming the file and what is wrong)."""
+    from pathlib import Path
+
+    from agent.images import ImageError, from_path
+
+    try:
+        return [from_path(Path(path), path) for path in options.images]
+    except ImageError as exc:
+        raise UsageError(f"--image {exc}") from None
+
+
+async def _check_images(session: AgentSession, images: list[Any], target: Target) -> None:
+    from agent.images import ImageError
+
+    if not images:
+        return
+    try:
+        session.check_images()
+    except ImageError as exc:
+        await session.close()
+        await target.close()
+        raise UsageError(str(exc)) from None
 
 
 async def _prompt_for(session: AgentSession, prompt: str) -> str:

@@ -25,6 +25,7 @@ from agent.config import Config
 from agent.events import (Complete, DecisionKind, ErrorEvent, Mode, ReasoningDelta, RunStarted, ScratchpadUpdated,
                           TextDelta, TodoItem, WarningEvent, parse_event)
 from agent.executor import Executor
+from agent.images import Image, content
 from agent.llm import LLM
 from agent.agents import IterativeRun
 from agent.loop import Run, Totals
@@ -214,14 +215,17 @@ class AgentSession:
                             c.timeout, c.max_retries, c.retry_base_delay, c.key_variable(), c.reasoning)
         return self._llm
 
-    async def run(self, prompt: str) -> Complete:
+    async def run(self, prompt: str, images: list[Image] | None = None) -> Complete:
         """One user turn. Cancelling the calling task through `stop()` ends it as `stopped`.
 
         Under the `auto` and `structured` workflows the turn is routed and may become a plan
-        (agent/planning); an empty prompt then continues the session's unfinished plan.
+        (agent/planning); an empty prompt then continues the session's unfinished plan. A turn with
+        `images` is a direct one; ImageError (before anything runs) when the model takes no images.
         """
         if self._task is not None:
             raise RuntimeError("a run is already active in this session")
+        if images:
+            self.check_images()
         llm = self.llm()
         self._task, self._stop_requested = asyncio.current_task(), False
         self._budget = self.agent.budget()
@@ -233,8 +237,8 @@ class AgentSession:
         workflow, self.plan_next = ("structured" if self.plan_next else self.workflow), False
         try:
             await self._note_reasoning(llm.model)
-            if workflow == "direct" and prompt.strip() and self.unfinished_plan is None:
-                complete = await self.run_direct(llm, prompt)
+            if images or (workflow == "direct" and prompt.strip() and self.unfinished_plan is None):
+                complete = await self.run_direct(llm, prompt, images)
             else:
                 from agent.planning.workflow import run_workflow
 
@@ -264,9 +268,17 @@ class AgentSession:
         if not await asyncio.to_thread(takes_effort, model):
             self.emit(WarningEvent(message=unsupported_note(*key)))
 
-    async def run_direct(self, llm: LLM, prompt: str) -> Complete:
+    def check_images(self) -> None:
+        """ImageError naming the model when it does not take images (agent/images.py)."""
+        from agent.images import ImageError, accepts, refusal
+
+        model = self.config.require_model()
+        if not accepts(model, self.config.vision):
+            raise ImageError(refusal(model))
+
+    async def run_direct(self, llm: LLM, prompt: str, images: list[Image] | None = None) -> Complete:
         """Today's single loop on the main conversation."""
-        user = {"role": "user", "content": prompt}
+        user = {"role": "user", "content": content(prompt, images or [])}
         self.messages.append(user)  # before the system prompt: its map ranks the files the prompt names
         self.messages[0] = {"role": "system", "content": await self.system_prompt()}
         self.writer.message(user)

@@ -46,6 +46,8 @@ class SessionOptions(BaseModel):
     issue: int | None = None
     prompt: str = ""
     resume: str | None = None
+    fork: str | None = None  # `run --fork ID`: resume a copy of this session
+    images: list[str] = []  # `run --image PATH` (repeatable)
     room: str | None = None
     server: str = DEFAULT_SERVER
     name: str = "agent"

@@ -24,7 +24,9 @@ from pathlib import Path
 from typing import Any
 
 from agent import paths
+from agent.images import text_of
 from agent.secrets import redact
+from agent.session import media
 from agent.session.lock import SessionLock, SessionLocked
 from agent.session.notes import is_note
 from agent.session.shapes import take
@@ -214,7 +216,7 @@ class SessionWriter:
         self._write("meta", data)
 
     def message(self, message: dict[str, Any]) -> None:
-        self._write("message", message)
+        self._write("message", media.recorded(message, media.folder(self.path)))
 
     def note(self, message: dict[str, Any]) -> None:
         """A message coder-tui adds for the model: recorded, but no reason to start the file."""
@@ -235,7 +237,14 @@ class SessionWriter:
 
     def compaction(self, summary: dict[str, Any], kept: list[dict[str, Any]]) -> None:
         """The conversation was compacted: from here on it is `summary` followed by `kept`."""
-        self._write("compaction", {"summary": summary, "kept": kept})
+        where = media.folder(self.path)
+        self._write("compaction", {"summary": summary, "kept": [media.recorded(m, where) for m in kept]})
+
+    def rewind(self, messages: list[dict[str, Any]], cut: dict[str, Any]) -> None:
+        """The conversation went back to before the prompt `cut`: from here on it is `messages`."""
+        where = media.folder(self.path)
+        self._write("rewind", {"messages": [media.recorded(m, where) for m in messages],
+                               "cut": media.recorded(cut, where)}, starts=False)
 
     def close(self) -> None:
         """Write what waits (if there is room now), release the file and its lock. Lines that
@@ -277,8 +286,8 @@ def load(path: Path) -> SessionData:
             kind, payload = _parse(line)
             if kind is None or not take(data, kind, payload):
                 data.damaged_lines += 1
-    data.messages = repair_messages(data.messages)
-    data.history = repair_messages(data.history)
+    data.messages = repair_messages(media.inflate(data.messages, media.folder(path)))
+    data.history = repair_messages(media.inflate(data.history, media.folder(path)))
     return data
 
 
@@ -372,7 +381,7 @@ def _summarize(path: Path) -> SessionSummary | None:
                     meta.update(payload)
                 elif kind == "message" and isinstance(payload, dict) and payload.get("role") == "user" \
                         and not is_note(payload):
-                    prompt = str(payload.get("content", ""))
+                    prompt = text_of(payload.get("content", ""))
                     break
         created = float(meta.get("created", path.stat().st_mtime))
     except (OSError, TypeError, ValueError):

@@ -16,6 +16,9 @@ def take(data: Any, kind: str, payload: Any) -> bool:
     elif kind == "compaction" and isinstance(payload, dict) and _is_message(payload.get("summary")) \
             and isinstance(payload.get("kept"), list) and all(_is_message(m) for m in payload["kept"]):
         data.messages = [payload["summary"], *payload["kept"]]
+    elif kind == "rewind" and isinstance(payload, dict) and _is_message(payload.get("cut")) \
+            and isinstance(payload.get("messages"), list) and all(_is_message(m) for m in payload["messages"]):
+        _rewound(data, payload["messages"], payload["cut"])
     elif kind == "event" and isinstance(payload, dict) and isinstance(payload.get("type"), str) \
             and _event_usable(payload):
         data.events.append(payload)
@@ -28,6 +31,14 @@ def take(data: Any, kind: str, payload: Any) -> bool:
 
 
 ROLES = ("system", "user", "assistant", "tool")
+
+
+def _rewound(data: Any, messages: list[Any], cut: Any) -> None:
+    """A rewind (agent/session/rewind.py): the model sees `messages`; the history ends before `cut`."""
+    data.messages = list(messages)
+    at = next((i for i in range(len(data.history) - 1, -1, -1) if data.history[i] == cut), None)
+    if at is not None:
+        data.history = [*data.history[:at], *messages[-1:]]
 
 
 def _state_usable(key: str, value: Any) -> bool:

@@ -51,7 +51,8 @@ class AcpAgent:
         self.client_fs = (bool(fs and fs.read_text_file), bool(fs and fs.write_text_file))
         capabilities = AgentCapabilities(
             load_session=True,
-            prompt_capabilities=PromptCapabilities(embedded_context=True, image=False, audio=False),
+            prompt_capabilities=PromptCapabilities(embedded_context=True, image=await _takes_images(self.options),
+                                                   audio=False),
             mcp_capabilities=McpCapabilities(http=True, sse=False),
             session_capabilities=SessionCapabilities(list=SessionListCapabilities()))
         return InitializeResponse(protocol_version=min(protocol_version, PROTOCOL_VERSION),
@@ -124,6 +125,23 @@ def _folder(cwd: str) -> Path:
     if not path.is_absolute():
         raise RequestError.invalid_params({"cwd": cwd, "message": "cwd must be an absolute path"})
     return path
+
+
+async def _takes_images(options: Any) -> bool:
+    """Whether the model the flags and the user's config choose takes images (ACP's `image` capability):
+    the `vision` setting, else litellm's table (its import is already under way: `serve` warms it)."""
+    from agent.config import ConfigError, load_config
+    from agent.images import accepts
+
+    try:
+        config = load_config(None, {"model": options.model, "api_base": options.api_base})
+    except ConfigError:
+        return False
+    if not config.model:
+        return False
+    if config.vision is not None:
+        return config.vision
+    return await asyncio.to_thread(accepts, config.model, None)
 
 
 def _config(options: Any, root: Path) -> Any:

@@ -17,11 +17,12 @@ from urllib.parse import unquote, urlparse
 
 from acp import (start_tool_call, text_block, tool_content, update_agent_message_text, update_agent_thought_text,
                  update_plan, update_tool_call, update_user_message_text)
-from acp.schema import (BlobResourceContents, EmbeddedResourceContentBlock, ResourceContentBlock,
+from acp.schema import (BlobResourceContents, EmbeddedResourceContentBlock, ImageContentBlock, ResourceContentBlock,
                         SessionInfo, TextContentBlock, ToolCallStatus)
 
 from agent import attachments
 from agent.attachments import file_block, note_block, with_files
+from agent.images import Image, ImageError, from_base64, text_of
 from agent.events import Event, FileChanged, PlanStepInfo, TodoItem, ToolCallEvent, ToolResultEvent
 from agent.frontends.acp.events import OUTPUT_SHOWN, plan_entries
 from agent.frontends.acp.tools import tool_kind, tool_locations, tool_title
@@ -45,9 +46,22 @@ async def prompt_text(blocks: list[Any], workspace: Workspace) -> str:
         elif isinstance(block, ResourceContentBlock):
             typed.append(f"@{_shown_path(block.uri, workspace)}")
             files.append(await _linked(block, workspace))
+        elif isinstance(block, ImageContentBlock):
+            continue  # sent as an image (prompt_images)
         else:
             typed.append(f"[a {getattr(block, 'type', 'content')} block was left out: coder-tui reads text only]")
     return with_files("\n".join(typed), files)
+
+
+def prompt_images(blocks: list[Any]) -> list[Image]:
+    """The prompt's image blocks, checked (ImageError: which one, and why)."""
+    images = []
+    for number, block in enumerate((b for b in blocks if isinstance(b, ImageContentBlock)), 1):
+        image = from_base64(block.data, f"image {number} ({block.mime_type})")
+        if image.mime != block.mime_type:
+            raise ImageError(f"image {number} is {image.format} data but says it is {block.mime_type}")
+        images.append(image)
+    return images
 
 
 def _shown_path(uri: str, workspace: Workspace) -> str:
@@ -96,8 +110,8 @@ def history_updates(data: Any, root: Path | None, approval_kind: Callable[[str],
         role, content = message.get("role"), message.get("content")
         if is_note(message):  # coder-tui's note for the model, not a prompt
             continue
-        if role == "user" and isinstance(content, str):
-            updates.append(update_user_message_text(typed_part(content)))
+        if role == "user" and isinstance(content, (str, list)):
+            updates.append(update_user_message_text(typed_part(text_of(content))))
         elif role == "assistant":
             if thought := shown_text(message):
                 updates.append(update_agent_thought_text(thought))

@@ -14,7 +14,8 @@ from agent.config import Config, McpServerSettings
 from agent.events import Mode, WarningEvent
 from agent.frontends.acp.events import AcpEvents
 from agent.frontends.acp.permission import AcpApprover, AcpPlanReviewer
-from agent.frontends.acp.prompt import history_updates, prompt_text
+from agent.frontends.acp.prompt import history_updates, prompt_images, prompt_text
+from agent.images import ImageError
 from agent.frontends.acp.updates import UpdateStream
 from agent.secrets import redact
 from agent.session.shapes import skipped_note
@@ -132,11 +133,17 @@ class AcpSession:
         if self.session.running:
             raise RequestError.invalid_request({"message": "a prompt is already running in this session"})
         text = await prompt_text(blocks, self.session.workspace)
+        try:
+            images = prompt_images(blocks)
+            if images:
+                self.session.check_images()
+        except ImageError as exc:
+            raise RequestError.invalid_params({"message": str(exc)}) from None
         for note in self.notes:
             self.session.emit(WarningEvent(message=note))
         self.notes.clear()
         self.events.problem = None
-        self.running = asyncio.get_running_loop().create_task(self.session.run(text))
+        self.running = asyncio.get_running_loop().create_task(self.session.run(text, images))
         try:
             complete = await self.running
         except Exception as exc:  # a failure before the loop could report it (e.g. no model configured)
