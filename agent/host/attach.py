@@ -70,12 +70,13 @@ class Attached:
         self._asked_in_replay: dict[str, dict[str, Any]] = {}
         self._totals: Any = None
         self._running = False
+        self.name = f"run --attach (pid {os.getpid()})"
 
     async def run(self, ref: str) -> int:
         if ref == "new" and not self.options.workspace:
             self.options = self.options.model_copy(update={"workspace": os.getcwd()})
         try:
-            opened = await self.client.request("open", session=ref, client=f"run --attach (pid {os.getpid()})",
+            opened = await self.client.request("open", session=ref, client=self.name,
                                                options=_open_options(self.options))
         except HostRefused as exc:
             raise UsageError(f"--attach: {exc}") from None
@@ -178,7 +179,7 @@ class Attached:
             sys.stdout.flush()
             return
         kind = line["type"]
-        if kind == "client_joined":
+        if kind == "client_joined" and line["client"] != self.name:
             self.printer.notice(f"· {line['client']} attached")
         elif kind == "client_left":
             self.printer.notice(f"· {line['client']} left")

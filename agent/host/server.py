@@ -74,6 +74,7 @@ class Host:
                 path.unlink()
             await self.shutdown()
             warm.cancel()
+            os.ftruncate(self._lock_fd, 0)
             os.close(self._lock_fd)
 
     def _lock(self, lock: Path) -> None:

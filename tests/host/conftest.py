@@ -5,7 +5,10 @@ scripted server (tests/fakellm.py)."""
 from __future__ import annotations
 
 import asyncio
+import fcntl
+import os
 import shutil
+import signal
 import subprocess
 import tempfile
 import time
@@ -26,7 +29,34 @@ def runtime_dir(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     folder = Path(tempfile.mkdtemp(prefix="ht"))
     monkeypatch.setenv("XDG_RUNTIME_DIR", str(folder))
     yield folder
+    stop_started_host(folder / "coder-tui" / "host.lock")
     shutil.rmtree(folder, ignore_errors=True)
+
+
+def stop_started_host(lock: Path) -> None:
+    """The host a front end started on demand in this test (its pid is in its lock), stopped."""
+    try:
+        fd = os.open(lock, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        return  # nobody holds it: no host runs
+    except BlockingIOError:
+        pid = int(os.pread(fd, 32, 0).decode().strip())
+    finally:
+        os.close(fd)
+    try:
+        os.kill(pid, signal.SIGTERM)
+    except ProcessLookupError:
+        return
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return
+        time.sleep(0.05)
 
 
 @dataclass
