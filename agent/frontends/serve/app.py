@@ -6,6 +6,8 @@ Routes (every one but `/api/health` needs `Authorization: Bearer TOKEN`):
     POST /api/approvals/{id}    answer an `approval_required` event (ask mode)
     POST /api/sessions/{id}/plan  answer a `plan_decision_required` event (structured workflow, ask mode)
     GET  /api/sessions          the live sessions, whether they run, their pending approvals
+    GET  /api/sessions/{id}/events  follow a live session: its events so far, then as they happen
+                                (SSE, in `run --json` shapes; see follow.py)
     GET  /api/health            {"status": "ok"} (no token needed)
 A turn whose client disconnects is stopped and awaited before its handler returns, so no run
 outlives its request; edits are written whole (atomically) or not at all.
@@ -48,6 +50,7 @@ def build_app(sessions: Sessions, token: str, max_body: int = MAX_BODY, check_ho
     app.router.add_post("/api/approvals/{id}", _approve)
     app.router.add_get("/api/sessions", _sessions)
     app.router.add_post("/api/sessions/{id}/plan", _plan)
+    app.router.add_get("/api/sessions/{id}/events", _follow)
     app.router.add_get("/api/health", _health)
 
     async def close_sessions(_app: web.Application) -> None:
@@ -213,6 +216,12 @@ async def _plan(request: web.Request) -> web.Response:
 
 async def _sessions(request: web.Request) -> web.Response:
     return web.json_response({"sessions": request.app[SESSIONS].listing()})
+
+
+async def _follow(request: web.Request) -> web.StreamResponse:
+    from agent.frontends.serve.follow import events_stream
+
+    return await events_stream(request, request.app[SESSIONS].find(request.match_info["id"]))
 
 
 async def _health(request: web.Request) -> web.Response:
