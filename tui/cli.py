@@ -259,9 +259,12 @@ def _cmd_run(argv: list[str]) -> int:
     if options.attach:
         if options.resume or options.github:
             parser.error("--attach cannot be combined with --resume or --github")
-        from agent.host.attach import main as attach_main
+        from agent.frontends.attach import IN_PROCESS, main as attach_main
 
-        return attach_main(options)
+        code = attach_main(options)
+        if code != IN_PROCESS:
+            return code
+        options.resume = None if options.attach == "new" else options.attach  # as `run --resume ID`
     from agent.frontends.headless import main as headless_main
 
     return headless_main(options)
@@ -340,7 +343,7 @@ def host_parser() -> argparse.ArgumentParser:
 
 def _cmd_host(argv: list[str]) -> int:
     options = host_parser().parse_args(argv)
-    from agent.host.main import main as host_main
+    from agent.frontends.host import main as host_main
 
     return host_main(options)
 

@@ -1,9 +1,10 @@
-"""Opening a session in the host from a client's `open` request: its options are the command
-line's (`SessionOptions`), read in the host the way `coder-tui run` reads them."""
+"""What the host needs to open a session from a client's `open` request: its options are the
+command line's (`SessionOptions`); the opener itself is the `coder-tui host` front end's
+(agent/frontends/host.py), which reads them the way `coder-tui run` does."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from pydantic import ValidationError
@@ -17,7 +18,11 @@ class OpenFailed(Exception):
     """The session could not be opened (one line: why)."""
 
 
-def _options(request: OpenRequest) -> Any:
+Opener = Callable[[OpenRequest, Callable[[LiveSession], None]], Awaitable[LiveSession]]
+
+
+def options_of(request: OpenRequest) -> Any:
+    """The request's SessionOptions (`resume` from its session reference); OpenFailed when invalid."""
     from agent.session.ports import SessionOptions
 
     values = {**request.options, "resume": None if request.session == "new" else request.session}
@@ -52,38 +57,3 @@ def _label(workspace: Any) -> str | None:
         return LocalWorkspace(str(workspace)).label
     except WorkspaceError:
         return None
-
-
-async def open_live(request: OpenRequest, retire: Callable[[LiveSession], None]) -> LiveSession:
-    """A LiveSession on what the request names: a new session, or a recorded one resumed."""
-    from agent.approval import QueueApprover
-    from agent.frontends.common import UsageError, build_config
-    from agent.llm import configuration_problem
-    from agent.profiles import ProfileError
-    from agent.session.open import open_session
-    from agent.session.ports import SessionPorts
-    from agent.session.record import SessionError
-    from agent.session.target import TargetError, TargetSpec, open_target
-
-    options = _options(request)
-    spec = TargetSpec.from_options(options)
-    try:
-        target = await open_target(spec, build_config(options, None) if spec.github else None)
-    except (TargetError, UsageError) as exc:
-        raise OpenFailed(str(exc)) from None
-    try:
-        config = build_config(options, target.workspace.root)
-        problem = await configuration_problem(config.model or "")
-        if problem is not None:
-            raise OpenFailed(problem)
-        live = LiveSession(target, retire)
-        session = open_session(target, config, SessionPorts(QueueApprover(), live.sink), resume=options.resume,
-                               meta={"frontend": "host"})
-    except (UsageError, SessionError, ProfileError) as exc:
-        await target.close()
-        raise OpenFailed(str(exc)) from None
-    except BaseException:
-        await target.close()
-        raise
-    live.restore(session)
-    return live

@@ -1,6 +1,6 @@
 """The host process: a Unix socket server that owns live sessions (see agent/host/__init__.py).
 
-    host = Host(idle=600)
+    host = Host(opener, idle=600)
     await host.serve(socket_path())   # returns after `idle` seconds with no session and no client
 
 One host per user: it holds `host.lock` beside its socket (flock, released however it dies), so a
@@ -16,14 +16,16 @@ import fcntl
 import itertools
 import os
 import signal
+import sys
 import time
 from pathlib import Path
 from typing import Any
 
 from agent import paths
 from agent.approval import Decision
+from agent.secrets import redact
 from agent.host.live import Client, LiveSession
-from agent.host.opening import OpenFailed, open_live, recorded_id
+from agent.host.opening import OpenFailed, Opener, recorded_id
 from agent.host.place import LOCK_NAME, prepare_dir
 from agent.host.wire import (MAX_LINE, ApproveRequest, BadLine, DetachRequest, ListRequest, OpenRequest,
                              PromptRequest, Request, StopRequest, encode, parse_request, refusal, reply)
@@ -36,7 +38,8 @@ class HostRunning(Exception):
 
 
 class Host:
-    def __init__(self, idle: float = DEFAULT_IDLE) -> None:
+    def __init__(self, opener: Opener, idle: float = DEFAULT_IDLE) -> None:
+        self.opener = opener  # opens a session for an `open` request (agent/frontends/host.py)
         self.idle = idle
         self.sessions: dict[str, LiveSession] = {}
         self.clients: set[Client] = set()
@@ -154,6 +157,11 @@ class Host:
             return await self._dispatch(client, request)
         except (OpenFailed, ValueError) as exc:
             return refusal(request.id, str(exc))
+        except Exception as exc:  # noqa: BLE001 - the client gets its answer; the host serves the others on
+            print(f"coder-tui host: {request.type} failed: {type(exc).__name__}: {redact(str(exc))}",
+                  file=sys.stderr, flush=True)
+            return refusal(request.id, f"{request.type} failed in the session host: {type(exc).__name__}: "
+                                       f"{redact(str(exc))}".splitlines()[0])
 
     async def _dispatch(self, client: Client, request: Request) -> bytes:
         if isinstance(request, ListRequest):
@@ -185,7 +193,7 @@ class Host:
         if live is None:
             for task in list(self._closing.values()):  # a session closing now is opened again once closed
                 await asyncio.wait({task}, timeout=60)
-            live = await open_live(request, self._retire)
+            live = await self.opener(request, self._retire)
             self.sessions[live.session_id] = live
         session = live.session
         assert session is not None

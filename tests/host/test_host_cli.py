@@ -36,7 +36,7 @@ def test_run_attach_starts_the_host_and_a_second_run_continues_the_live_session(
     assert first.returncode == 0, first.stderr
     lines = events(first.stdout)
     kinds = [line["type"] for line in lines]
-    assert {"run_started", "tool_call", "file_changed", "complete", "turn_done"} <= set(kinds)
+    assert {"run_started", "tool_call", "file_changed", "complete", "turn_done"} <= set(kinds), first.stderr
     assert (ws / "a.py").read_text().endswith("return 2\n")
     assert (runtime_dir / "coder-tui" / "host.sock").exists()  # the host stays for the next front end
     assert TEST_KEY not in first.stdout + first.stderr

@@ -6,7 +6,7 @@ the prompt is queued behind any running turn, and this command prints that turn 
 lines). Approvals are answered on stdin as `run` takes them; any attached front end may answer
 first. When stdin closes, the approvals of this command's own turn are denied (exit code 3), as
 `run` does; other front ends' turns are theirs to answer. When no host can be used, the command
-runs in-process (`run --resume ID`) and says so once.
+runs in-process (`run --resume ID`, started by tui/cli.py on `IN_PROCESS`) and says so once.
 """
 
 from __future__ import annotations
@@ -31,15 +31,16 @@ UNANSWERED = 3
 CLOSED = "stdin is closed, so nobody here can answer approvals; answer on stdin, from another front end, or use --mode allow"
 
 
+IN_PROCESS = -1  # main's answer when no host can be used: the caller runs `run` in-process
+
+
 async def run_attached(options: SessionOptions, ref: str) -> int:
     try:
         client = await HostClient.connect_or_start()
     except HostUnavailable as exc:
         print(f"coder-tui: the session host is not available ({visible(str(exc))}); running in-process",
               file=sys.stderr)
-        from agent.frontends.headless import run_headless
-
-        return await run_headless(options.model_copy(update={"resume": None if ref == "new" else ref}))
+        return IN_PROCESS
     try:
         return await Attached(client, options).run(ref)
     finally:
@@ -291,7 +292,7 @@ def _interrupt(attached: Attached) -> None:
 
 
 def main(args: Any) -> int:
-    """`coder-tui run --attach ID` with its parsed arguments."""
+    """`coder-tui run --attach ID` with its parsed arguments (IN_PROCESS: no host can be used)."""
     from agent.frontends.common import run_command
 
     ref = str(args.attach)
