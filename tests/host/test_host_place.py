@@ -11,7 +11,7 @@ import pytest
 from agent.host.place import HostPlaceError, host_dir, prepare_dir, socket_path
 from agent.session.lock import SessionLock
 from tests.conftest import TEST_KEY, run_cli
-from tests.fakellm import FakeLLM
+from tests.fakellm import FakeLLM, Reply
 
 
 def test_the_socket_is_in_the_runtime_folder_else_a_private_temp_folder(runtime_dir: Path,
@@ -64,3 +64,23 @@ def test_a_session_another_process_writes_is_refused_by_the_host_in_one_line(
     assert done.returncode == 2
     assert done.stderr.strip().count("\n") == 0 and "is in use by pid" in done.stderr, done.stderr
     assert fake_llm.requests == []
+
+
+async def test_resuming_a_session_live_in_the_host_says_to_attach(fake_llm: FakeLLM, ws: Path, start_host,
+                                                                  isolated_home: Path) -> None:
+    from agent.host.client import HostClient
+    from tests.host.conftest import next_of
+
+    host = start_host()
+    fake_llm.script(Reply(text="hi"))
+    client = await HostClient.connect(host.socket)
+    try:
+        opened = await client.request("open", session="new", client="watcher", options=host.options(fake_llm, ws))
+        await client.request("prompt", text="hello")
+        await next_of(client, "turn_done")
+        done = run_cli(isolated_home, "run", "more", "--resume", opened["session_id"], "--model", fake_llm.model,
+                       "--api-base", fake_llm.url, "--api-key", TEST_KEY)
+    finally:
+        await client.close()
+    assert done.returncode == 2
+    assert "live in the session host" in done.stderr and f"run --attach {opened['session_id']}" in done.stderr
