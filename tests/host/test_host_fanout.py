@@ -175,3 +175,28 @@ async def test_bad_requests_get_one_line_errors(start_host) -> None:
                 assert expected in str(exc) and "\n" not in str(exc)
     finally:
         await client.close()
+
+
+async def test_a_host_stopped_with_sigterm_ends_its_runs_cleanly_and_tells_its_clients(
+        fake_llm: FakeLLM, ws: Path, start_host, isolated_home: Path) -> None:
+    host = start_host()
+    release = threading.Event()
+    fake_llm.script(Reply(text="never finished", hold=release))
+    client = await HostClient.connect(host.socket)
+    try:
+        opened = await client.request("open", session="new", client="watcher", options=host.options(fake_llm, ws))
+        await client.request("prompt", text="a long task")
+        await next_of(client, "step_started")
+        host.process.terminate()
+        seen: list[dict] = []
+        await next_of(client, "host_closing", seen=seen)
+        done = await next_of(client, "turn_done", seen=seen)
+        assert done["completion_reason"] == "stopped"
+        assert host.process.wait(60) == 0
+    finally:
+        release.set()
+        await client.close()
+    recorded = session_lines(isolated_home, opened["session_id"])
+    events = [line["data"]["type"] for line in recorded if line.get("kind") == "event"]
+    assert events[-1] == "complete" and recorded[-1]["data"]["completion_reason"] == "stopped"
+    assert not host.socket.exists()
