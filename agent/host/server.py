@@ -190,6 +190,8 @@ class Host:
             raise ValueError(f"this connection is attached to session {client.live.session_id} already")
         client.name = request.client or client.name
         live = self._find(request.session) or self._find(recorded_id(request))
+        if live is None and request.live_only:
+            raise ValueError(f"session {request.session!r} is not live in the session host")
         if live is None:
             for task in list(self._closing.values()):  # a session closing now is opened again once closed
                 await asyncio.wait({task}, timeout=60)

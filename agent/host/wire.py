@@ -42,6 +42,7 @@ class OpenRequest(_Request):
     session: str = Field(min_length=1)  # an id, a unique prefix, `last`, or `new`
     client: str = "client"  # how the others see this client named
     options: dict[str, Any] = Field(default_factory=dict)  # SessionOptions fields (workspace, model, ...)
+    live_only: bool = False  # join the session only if it is live (never open or resume it)
 
 
 class PromptRequest(_Request):

@@ -219,9 +219,17 @@ async def _sessions(request: web.Request) -> web.Response:
 
 
 async def _follow(request: web.Request) -> web.StreamResponse:
-    from agent.frontends.serve.follow import events_stream
+    from agent.frontends.serve.follow import events_stream, follow_host
 
-    return await events_stream(request, request.app[SESSIONS].find(request.match_info["id"]))
+    sessions = request.app[SESSIONS]
+    try:
+        live = sessions.find(request.match_info["id"])
+    except NotFound:  # perhaps live in the session host
+        response = await follow_host(request, request.match_info["id"], sessions.opener.label)
+        if response is None:
+            raise
+        return response
+    return await events_stream(request, live)
 
 
 async def _health(request: web.Request) -> web.Response:

@@ -5,6 +5,10 @@ recorded ones of a resumed session; streamed text joined), then `{"type": "repla
 "pending": [...], "running": ...}`, then each event as it happens, for as long as it stays
 connected or the session lives (`{"type": "session_closed"}` ends the stream). Following does not
 drive the session: a turn still belongs to the request that started it.
+
+A session of this server's folder that is live in the session host (agent/host) is followed there
+the same way: the host's replay, then its live lines (the host's own lines, `turn_started`,
+`approval_answered`..., among them).
 """
 
 from __future__ import annotations
@@ -81,3 +85,42 @@ async def events_stream(request: web.Request, live: Any) -> web.StreamResponse:
     finally:
         log.leave(queue)
     return response
+
+
+async def follow_host(request: web.Request, session_id: str, label: str) -> web.StreamResponse | None:
+    """Follow a session live in the session host, if it is one of `label`'s (None: no such session there)."""
+    from agent.frontends.serve.app import SESSION_HEADER, frame
+    from agent.host.client import HostClient, HostRefused
+    from agent.host.place import HostPlaceError
+
+    try:
+        client = await HostClient.connect()
+    except (OSError, HostPlaceError):
+        return None
+    response: web.StreamResponse | None = None
+    try:
+        try:
+            opened = await client.request("open", session=session_id, client="serve follower", options={},
+                                          live_only=True)
+        except (HostRefused, ConnectionError):
+            return None
+        if opened["workspace"] != label:  # another folder's session is not this server's to show
+            return None
+        response = web.StreamResponse(headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache",
+                                               "X-Accel-Buffering": "no", SESSION_HEADER: opened["session_id"]})
+        await response.prepare(request)
+        while True:
+            try:
+                line = await asyncio.wait_for(client.lines.get(), KEEPALIVE)
+            except TimeoutError:
+                await response.write(b": keep-alive\n\n")
+                continue
+            await response.write(frame(line if line is not None else {"type": "session_closed"}))
+            if line is None:
+                break
+        await response.write_eof()
+        return response
+    except ConnectionError:
+        return response  # the follower left; the session goes on in the host
+    finally:
+        await client.close()
