@@ -92,7 +92,8 @@ def parse_request(line: bytes) -> Request:
         return _REQUEST.validate_python(data)
     except ValidationError as exc:
         where, problem = first_problem(exc, "request")
-        request_id = data.get("id") if isinstance(data.get("id"), int) else 0
+        raw_id = data.get("id")
+        request_id = raw_id if isinstance(raw_id, int) else 0
         raise BadLine(f"invalid {str(data.get('type'))[:30]} request ({where}: {problem})", request_id) from None
 
 
