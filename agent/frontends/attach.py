@@ -82,6 +82,9 @@ class Attached:
         except HostRefused as exc:
             raise UsageError(f"--attach: {exc}") from None
         self.session_id = opened["session_id"]
+        if self.options.mode and opened["mode"] != self.options.mode:
+            self.printer.notice(f"session {self.session_id} runs in {str(opened['mode']).upper()} mode (set when it "
+                                f"was opened in the host); --mode {self.options.mode} is not applied")
         if self.client.started:
             self.printer.notice("started the session host (it stays for the next front end)")
         await self._replay()
