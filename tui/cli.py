@@ -27,7 +27,8 @@ COMMANDS_HELP = """commands:
   coder-tui --room ROOM_ID     open the app in a live OCT room (answers @agent lines beside you)
   coder-tui run PROMPT         run the agent without the UI (see `coder-tui run --help`)
   coder-tui undo [CHECKPOINT]  restore the workspace to a checkpoint (`--list` shows them)
-  coder-tui sessions           list recorded sessions (resume one with --resume ID)
+  coder-tui sessions           list recorded sessions (resume one with --resume ID) and the live ones
+  coder-tui host               the session host in the foreground (`run --attach ID` starts it on demand)
   coder-tui room ROOM_ID       join a live OCT room and answer @agent prompts (`coder-tui room --help`)
   coder-tui profiles           list agent profiles (built in, user, workspace); pick one with --profile
   coder-tui skills             list the Agent Skills (SKILL.md) the agent is offered, and broken ones
@@ -151,6 +152,9 @@ def run_parser() -> argparse.ArgumentParser:
                              "for models that take images")
     parser.add_argument("--fork", metavar="ID|last",
                         help="continue a copy of a recorded session (the original stays as it was)")
+    parser.add_argument("--attach", metavar="ID", help="run PROMPT in session ID (a prefix, `last` or `new`) "
+                        "through the session host, beside the other front ends attached to it (the host "
+                        "starts if it does not run)")
     _workspace_options(parser)
     _github_options(parser).add_argument(
         "--no-publish", action="store_true",
@@ -261,6 +265,15 @@ def _cmd_run(argv: list[str]) -> int:
         if options.workspace is not None and options.workspace != options.dir:
             parser.error(f"DIR {options.dir!r} and --workspace {options.workspace!r} name different folders")
         options.workspace = options.dir
+    if options.attach:
+        if options.resume or options.github:
+            parser.error("--attach cannot be combined with --resume or --github")
+        from agent.frontends.attach import IN_PROCESS, main as attach_main
+
+        code = attach_main(options)
+        if code != IN_PROCESS:
+            return code
+        options.resume = None if options.attach == "new" else options.attach  # as `run --resume ID`
     from agent.frontends.headless import main as headless_main
 
     return headless_main(options)
@@ -334,6 +347,24 @@ def _cmd_serve(argv: list[str]) -> int:
     return serve_main(options)
 
 
+def host_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="coder-tui host", description="Run the session host in the foreground: it owns live sessions that "
+        "`run --attach` and `coder-tui sessions` reach over a Unix socket in your runtime folder. Front ends "
+        "start it on demand; it exits after --idle seconds with no live session and no client.")
+    parser.add_argument("--idle", type=float, default=600.0, metavar="SECONDS",
+                        help="quiet period before the host exits (default: 600)")
+    parser.add_argument("--socket", metavar="PATH", help=argparse.SUPPRESS)
+    return parser
+
+
+def _cmd_host(argv: list[str]) -> int:
+    options = host_parser().parse_args(argv)
+    from agent.frontends.host import main as host_main
+
+    return host_main(options)
+
+
 def _cmd_launch(argv: list[str]) -> int:
     parser = launch_parser()
     options = parser.parse_args(argv)
@@ -375,7 +406,8 @@ def _launch_problem(options: argparse.Namespace) -> str | None:
 
 COMMANDS: dict[str, Callable[[list[str]], int]] = {
     "run": _cmd_run, "undo": _cmd_undo, "sessions": _cmd_sessions, "room": _cmd_room,
-    "profiles": _cmd_profiles, "skills": _cmd_skills, "mcp": _cmd_mcp, "serve": _cmd_serve, "acp": _cmd_acp, "trust": _cmd_trust,
+    "host": _cmd_host, "profiles": _cmd_profiles, "skills": _cmd_skills, "mcp": _cmd_mcp, "serve": _cmd_serve,
+    "acp": _cmd_acp, "trust": _cmd_trust,
     "map": knowledge_cli.cmd_map, "explore": knowledge_cli.cmd_explore, "tasks": knowledge_cli.cmd_tasks,
 }
 

@@ -1,4 +1,4 @@
-"""Small commands: `coder-tui undo` and `coder-tui sessions`."""
+"""Small commands: `coder-tui undo` and `coder-tui sessions` (with the session host's live sessions)."""
 
 from __future__ import annotations
 
@@ -70,15 +70,34 @@ def _ask_untouched(paths: list[str]) -> bool:
 
 
 def list_sessions(options: Any) -> int:
+    import asyncio
+
+    from agent.host.client import live_sessions
+
+    live = {row["session_id"]: row for row in asyncio.run(live_sessions()) or []}  # the session host's, if it runs
     sessions = SessionStore().list()[: options.limit]
-    if not sessions:
+    if not sessions and not live:
         print("no sessions recorded yet")
         return 0
+    listed = {s.id for s in sessions}
+    for row in live.values():  # live in the host but not recorded yet (no prompt sent)
+        if row["session_id"] not in listed:
+            print(f"{row['session_id']}  {'':16}  {line(row['workspace'])}  {_live(row)}")
     for s in sessions:
         prompt = " ".join(s.first_prompt.split())
         prompt = prompt if len(prompt) <= 60 else prompt[:59] + "…"
-        print(f"{s.id}  {_when(s.created)}  {line(s.workspace)}  {line(prompt)}")  # a prompt may be an issue's text
+        state = f"  {_live(live[s.id])}" if s.id in live else ""
+        print(f"{s.id}  {_when(s.created)}  {line(s.workspace)}  {line(prompt)}{state}")  # a prompt may be an issue's text
     return 0
+
+
+def _live(row: dict[str, Any]) -> str:
+    """How a session the host owns is doing: running or idle, and who is attached."""
+    state = "running" if row["running"] else "idle"
+    if row["pending_approvals"]:
+        state += f", {len(row['pending_approvals'])} approval(s) waiting"
+    attached = ", ".join(line(name) for name in row["clients"]) or "nobody"
+    return f"[live in the host: {state}; attached: {attached}]"
 
 
 def trust(options: Any) -> int:

@@ -24,7 +24,7 @@ from pathlib import Path
 
 from agent import paths
 
-FRONT_ENDS = ("run", "serve", "acp", "room", "undo", "task", "tasks")
+FRONT_ENDS = ("run", "serve", "acp", "room", "undo", "task", "tasks", "host")
 
 
 class SessionLocked(Exception):
@@ -101,6 +101,9 @@ class SessionLock:
 def in_use(session_file: Path, holder: Holder | None) -> str:
     """The one-line message a second opener gets."""
     who = holder.describe() if holder else "another process"
+    if holder is not None and holder.front_end == "coder-tui host":  # live in the session host: join it there
+        return (f"session {session_file.stem} is live in the session host ({who}); join it with "
+                f"`coder-tui run --attach {session_file.stem} PROMPT`, or start a new session")
     return f"session {session_file.stem} is in use by {who}; close it there first, or start a new session"
 
 

@@ -7,6 +7,8 @@ Routes (every one but `/api/health` needs `Authorization: Bearer TOKEN`):
     POST /api/approvals/{id}    answer an `approval_required` event (ask mode)
     POST /api/sessions/{id}/plan  answer a `plan_decision_required` event (structured workflow, ask mode)
     GET  /api/sessions          the live sessions, whether they run, their pending approvals
+    GET  /api/sessions/{id}/events  follow a live session: its events so far, then as they happen
+                                (SSE, in `run --json` shapes; see follow.py)
     GET  /api/health            {"status": "ok"} (no token needed)
     GET  /ws, /ws/{token}       the same sessions over a WebSocket (agent/frontends/serve/ws.py)
 A client (address) starts at most `rate_limit` turns a minute; more get 429 with Retry-After.
@@ -54,6 +56,7 @@ def build_app(sessions: Sessions, token: str, max_body: int = MAX_BODY, check_ho
     app.router.add_post("/api/approvals/{id}", _approve)
     app.router.add_get("/api/sessions", _sessions)
     app.router.add_post("/api/sessions/{id}/plan", _plan)
+    app.router.add_get("/api/sessions/{id}/events", _follow)
     app.router.add_get("/api/health", _health)
     app.router.add_get("/ws", _websocket)
     app.router.add_get("/ws/{token}", _websocket)
@@ -236,6 +239,20 @@ async def _websocket(request: web.Request) -> web.StreamResponse:
     from agent.frontends.serve.ws import websocket
 
     return await websocket(request, request.app[SESSIONS], request.app[BODY_LIMIT])
+
+
+async def _follow(request: web.Request) -> web.StreamResponse:
+    from agent.frontends.serve.follow import events_stream, follow_host
+
+    sessions = request.app[SESSIONS]
+    try:
+        live = sessions.find(request.match_info["id"])
+    except NotFound:  # perhaps live in the session host
+        response = await follow_host(request, request.match_info["id"], sessions.opener.label)
+        if response is None:
+            raise
+        return response
+    return await events_stream(request, live)
 
 
 async def _health(request: web.Request) -> web.Response:

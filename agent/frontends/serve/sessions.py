@@ -20,9 +20,10 @@ from agent.config import Config
 from agent.consumer import EventHandler
 from agent.frontends.seedevents import SeedMapper
 from agent.frontends.serve.events import Data, SseMapper, approval_data
-from agent.planning.seedtypes import seed_task_type
+from agent.frontends.serve.follow import EventLog
 from agent.frontends.serve.request import BadRequest, ChatRequest
 from agent.planning.review import PlanDecision
+from agent.planning.seedtypes import seed_task_type
 from agent.session.core import AgentSession
 from agent.session.open import open_session
 from agent.session.ports import SessionPorts
@@ -58,9 +59,12 @@ class Live:
     pending: dict[str, Data] = field(default_factory=dict)  # approval id -> its event data
     listener: Callable[[Data], None] | None = None
     task: asyncio.Task[Any] | None = None
+    events: EventLog = field(default_factory=EventLog)  # for GET /api/sessions/{id}/events
 
     def __post_init__(self) -> None:
         self._mapper: EventHandler = SseMapper(self._send, self._newline)
+        if self.session.restored is not None:
+            self.events = EventLog(self.session.restored.events)
 
     def begin(self, chat: ChatRequest) -> None:
         """A turn starts: its events in the shapes the request asked for; seed 002's classification
@@ -95,6 +99,7 @@ class Live:
             self.pending[event.approval_id] = approval_data(event)
         elif isinstance(event, ev.ApprovalResolved):
             self.pending.pop(event.approval_id, None)
+        self.events.add(event)
         self._mapper.handle(event)
 
     def _send(self, data: Data) -> None:
@@ -190,6 +195,7 @@ class Sessions:
     async def _close(self, live: Live) -> None:
         self.live.pop(live.session.session_id, None)
         await self.finish(live)
+        live.events.close()
         await live.session.close()
         await live.target.close()
 
@@ -230,6 +236,15 @@ class Sessions:
             reviewer.resolve(decision)
         except ValueError as exc:
             raise BadRequest(str(exc)) from None
+
+    def find(self, session_id: str) -> Live:
+        """The live session an id (or a prefix unique among the live ones) names; NotFound otherwise."""
+        matches = [live for sid, live in self.live.items() if sid == session_id] or \
+                  [live for sid, live in self.live.items() if sid.startswith(session_id)]
+        if len(matches) != 1:
+            raise NotFound(f"no live session {session_id!r}" if not matches else
+                           f"session id {session_id!r} is ambiguous; give more characters")
+        return matches[0]
 
     def listing(self) -> list[Data]:
         return [live.summary() for live in sorted(self.live.values(), key=lambda item: item.created)]

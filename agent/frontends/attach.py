@@ -1,0 +1,302 @@
+"""`coder-tui run --attach ID "prompt"`: `run`, as a client of the session host.
+
+The session (ID, a prefix, `last`, or `new`) is opened in the host or joined there if it is live;
+the prompt is queued behind any running turn, and this command prints that turn like `run` does
+(readable text, or with --json every line: the events in `run --json` shapes and the host's own
+lines). Approvals are answered on stdin as `run` takes them; any attached front end may answer
+first. When stdin closes, the approvals of this command's own turn are denied (exit code 3), as
+`run` does; other front ends' turns are theirs to answer. When no host can be used, the command
+runs in-process (`run --resume ID`, started by tui/cli.py on `IN_PROCESS`) and says so once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+import threading
+from typing import Any
+
+from pydantic import ValidationError
+
+from agent import events as ev
+from agent.frontends.common import UsageError, handle_ctrl_c
+from agent.frontends.printing import JsonPrinter, TextPrinter
+from agent.frontends.stdin import SHORTHAND, DecisionLine
+from agent.host.client import HostClient, HostRefused, HostUnavailable
+from agent.session.ports import SessionOptions
+from agent.textsafe import visible
+
+UNANSWERED = 3
+CLOSED = "stdin is closed, so nobody here can answer approvals; answer on stdin, from another front end, or use --mode allow"
+
+
+IN_PROCESS = -1  # main's answer when no host can be used: the caller runs `run` in-process
+
+
+async def run_attached(options: SessionOptions, ref: str) -> int:
+    try:
+        client = await HostClient.connect_or_start()
+    except HostUnavailable as exc:
+        print(f"coder-tui: the session host is not available ({visible(str(exc))}); running in-process",
+              file=sys.stderr)
+        return IN_PROCESS
+    try:
+        return await Attached(client, options).run(ref)
+    finally:
+        await client.close()
+
+
+def _open_options(options: SessionOptions) -> dict[str, Any]:
+    values = options.model_dump(exclude_none=True, exclude={"json_output", "prompt", "resume"})
+    if options.workspace:
+        values["workspace"] = os.path.abspath(options.workspace)
+    if options.api_key is not None:
+        values["api_key"] = options.api_key
+    return values
+
+
+class Attached:
+    def __init__(self, client: HostClient, options: SessionOptions) -> None:
+        self.client, self.options = client, options
+        self.printer: Any = JsonPrinter(sys.stdout) if options.json else TextPrinter(sys.stdout, sys.stderr)
+        self.ticket: int | None = None
+        self.mine = False  # this command's turn is the running one
+        self.early: list[dict[str, Any]] = []  # answers typed before their approval came
+        self.stdin_closed = False
+        self.unanswered = 0
+        self.session_id = ""
+        self.complete: ev.Complete | None = None
+        self.pending: list[str] = []  # approval ids waiting, oldest first
+        self._asked_in_replay: dict[str, dict[str, Any]] = {}
+        self._totals: Any = None
+        self._running = False
+        self.name = f"run --attach (pid {os.getpid()})"
+
+    async def run(self, ref: str) -> int:
+        if ref == "new" and not self.options.workspace:
+            self.options = self.options.model_copy(update={"workspace": os.getcwd()})
+        try:
+            opened = await self.client.request("open", session=ref, client=self.name,
+                                               options=_open_options(self.options))
+        except HostRefused as exc:
+            raise UsageError(f"--attach: {exc}") from None
+        self.session_id = opened["session_id"]
+        if self.options.mode and opened["mode"] != self.options.mode:
+            self.printer.notice(f"session {self.session_id} runs in {str(opened['mode']).upper()} mode (set when it "
+                                f"was opened in the host); --mode {self.options.mode} is not applied")
+        if self.client.started:
+            self.printer.notice("started the session host (it stays for the next front end)")
+        await self._replay()
+        if self.options.prompt.strip():
+            self.ticket = (await self.client.request("prompt", text=self.options.prompt))["ticket"]
+        elif not self._running:
+            return 0
+        self._listen_stdin()
+        _interrupt(self)
+        return await self._follow()
+
+    async def _replay(self) -> None:
+        """The session so far: printed whole in JSON mode; in text mode, one line and what waits."""
+        count = 0
+        while (line := await self.client.lines.get()) is not None:
+            if line.get("type") == "replay_end":
+                self._running = bool(line["running"] or line["queued"])
+                if self.options.json:
+                    self._print_host(line)
+                else:
+                    others = ", ".join(line["clients"]) or "nobody else"
+                    self.printer.notice(f"attached to session {self.session_id} ({count} earlier lines; "
+                                        f"attached: {others})")
+                    for approval_id in line["pending"]:
+                        if approval_id in self._asked_in_replay:
+                            self.printer.handle(ev.parse_event(self._asked_in_replay[approval_id]))
+                self.pending = list(line["pending"])
+                return
+            count += 1
+            if self.options.json:
+                self._show(line)
+            elif line.get("type") == "approval_required":
+                self._asked_in_replay[line["approval_id"]] = line
+        raise ConnectionError("the session host closed the connection during the replay")
+
+    async def _follow(self) -> int:
+        while True:
+            line = await self.client.lines.get()
+            if line is None:
+                print(f"coder-tui: error: the session host stopped (connection lost); session {self.session_id} "
+                      f"is recorded up to its last event: `coder-tui run --resume {self.session_id}` or "
+                      f"`--attach {self.session_id}` continues it", file=sys.stderr)
+                return 1
+            self._show(line)
+            kind = line.get("type")
+            if kind == "turn_started":
+                self.mine = line["ticket"] == self.ticket
+            elif kind == "approval_required":
+                self._asked(line["approval_id"])
+            elif kind == "approval_resolved" and line["approval_id"] in self.pending:
+                self.pending.remove(line["approval_id"])
+            elif kind == "turn_done" and (line["ticket"] == self.ticket or self.ticket is None):
+                return self._exit_code(line)
+            elif kind == "host_closing":
+                print(f"coder-tui: error: the session host is closing; session {self.session_id} is recorded",
+                      file=sys.stderr)
+                return 1
+
+    def _exit_code(self, done: dict[str, Any]) -> int:
+        if self.complete is not None and not self.options.json:
+            from agent.loop import Totals
+
+            totals = self._totals or Totals()
+            self.printer.summary(self.complete, totals, self.session_id)
+        if self.unanswered:
+            self.printer.handle(ev.ErrorEvent(recoverable=False, message=(
+                f"{self.unanswered} approval(s) denied because stdin closed before an answer came (exit code "
+                f"{UNANSWERED}). Answer on stdin (e.g. `echo y |`), from another front end, or use --mode allow.")))
+            return UNANSWERED
+        return 0 if done.get("success") else 1
+
+    def _show(self, line: dict[str, Any]) -> None:
+        kind = line.get("type")
+        if kind in ("reply",):
+            return
+        from agent.host.wire import HOST_TYPES
+
+        if kind in HOST_TYPES:
+            self._print_host(line)
+            return
+        try:
+            event = ev.parse_event(line)
+        except ValidationError:
+            return
+        if isinstance(event, ev.Complete) and self.mine:
+            self.complete = event
+        if isinstance(event, ev.Usage):
+            self._totals = _totals(event)
+        self.printer.handle(event)
+
+    def _print_host(self, line: dict[str, Any]) -> None:
+        if self.options.json:
+            from agent.host.wire import encode
+
+            sys.stdout.write(encode(line).decode())
+            sys.stdout.flush()
+            return
+        kind = line["type"]
+        if kind == "client_joined" and line["client"] != self.name:
+            self.printer.notice(f"· {line['client']} attached")
+        elif kind == "client_left":
+            self.printer.notice(f"· {line['client']} left")
+        elif kind == "prompt_queued" and line["ticket"] == self.ticket:
+            self.printer.notice(f"· queued behind {line['ahead']} turn(s)")
+        elif kind == "turn_started" and line["ticket"] != self.ticket:
+            self.printer.notice(f"▶ {line['by']}: {line['prompt']}")
+        elif kind == "approval_answered":
+            self.printer.notice(f"  answered by {line['by']}")
+
+    # -- answers on stdin ---------------------------------------------------------------------
+    def _listen_stdin(self) -> None:
+        loop = asyncio.get_running_loop()
+
+        def read() -> None:
+            try:
+                for text in sys.stdin:
+                    loop.call_soon_threadsafe(self._line, text)
+            except (OSError, ValueError):
+                pass
+            loop.call_soon_threadsafe(self._closed)
+
+        if sys.stdin is None:
+            self.stdin_closed = True
+            return
+        threading.Thread(target=read, name="attach-stdin", daemon=True).start()
+
+    def _line(self, text: str) -> None:
+        text = text.strip()
+        if not text:
+            return
+        try:
+            answer = _parse(text)
+        except ValueError as exc:
+            self.printer.handle(ev.ErrorEvent(message=f"ignored stdin line: {exc}", recoverable=True))
+            return
+        if answer.get("approval_id") is None and not self.pending:
+            self.early.append(answer)
+            return
+        self._send(answer)
+
+    def _asked(self, approval_id: str) -> None:
+        self.pending.append(approval_id)
+        if self.early:
+            self._send({**self.early.pop(0), "approval_id": approval_id})
+        elif self.stdin_closed and self.mine:
+            self.unanswered += 1
+            self._send({"approval_id": approval_id, "decision": "deny", "feedback": CLOSED})
+
+    def _closed(self) -> None:
+        self.stdin_closed = True
+        if self.mine:
+            for approval_id in list(self.pending):
+                self.unanswered += 1
+                self._send({"approval_id": approval_id, "decision": "deny", "feedback": CLOSED})
+
+    def _send(self, answer: dict[str, Any]) -> None:
+        async def send() -> None:
+            try:
+                await self.client.request("approve", **answer)
+            except HostRefused as exc:
+                self.printer.handle(ev.ErrorEvent(message=f"ignored decision: {exc}", recoverable=True))
+            except ConnectionError:
+                pass
+        asyncio.get_running_loop().create_task(send())
+
+    def stop(self) -> None:
+        async def send() -> None:
+            try:
+                await self.client.request("stop")
+            except (HostRefused, ConnectionError):
+                pass
+        asyncio.get_running_loop().create_task(send())
+
+
+def _parse(text: str) -> dict[str, Any]:
+    if not text.startswith("{"):
+        word, _, feedback = text.partition(" ")
+        if word.lower() in SHORTHAND:
+            return {"approval_id": None, "decision": SHORTHAND[word.lower()], "feedback": feedback.strip() or None}
+        raise ValueError(f"expected a JSON decision object or y / a / n [feedback] / s, got {text[:60]!r}")
+    try:
+        line = DecisionLine.model_validate_json(text)
+    except ValidationError as exc:
+        raise ValueError(f"invalid decision ({exc.errors()[0]['msg']})") from None
+    return {"approval_id": line.approval_id, "decision": line.decision, "feedback": line.feedback}
+
+
+def _totals(event: ev.Usage) -> Any:
+    from agent.loop import Totals
+
+    totals = Totals()
+    totals.restore(event.model_dump())
+    return totals
+
+
+def _interrupt(attached: Attached) -> None:
+    presses = {"count": 0}
+
+    def on_interrupt() -> None:
+        presses["count"] += 1
+        if presses["count"] == 1:
+            attached.printer.notice("stopping the run… (press Ctrl+C again to leave it to the host)")
+            attached.stop()
+            return
+        os._exit(130)
+
+    handle_ctrl_c(asyncio.get_running_loop(), on_interrupt)
+
+
+def main(args: Any) -> int:
+    """`coder-tui run --attach ID` with its parsed arguments (IN_PROCESS: no host can be used)."""
+    from agent.frontends.common import run_command
+
+    ref = str(args.attach)
+    return run_command(lambda options: run_attached(options, ref), SessionOptions.from_args(args))

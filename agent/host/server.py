@@ -1,0 +1,247 @@
+"""The host process: a Unix socket server that owns live sessions (see agent/host/__init__.py).
+
+    host = Host(opener, idle=600)
+    await host.serve(socket_path())   # returns after `idle` seconds with no session and no client
+
+One host per user: it holds `host.lock` beside its socket (flock, released however it dies), so a
+second one started at the same moment leaves. It imports litellm once, in the background, as it
+starts: a turn run through the host pays no import.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import fcntl
+import itertools
+import os
+import signal
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from agent import paths
+from agent.approval import Decision
+from agent.secrets import redact
+from agent.host.live import Client, LiveSession
+from agent.host.opening import OpenFailed, Opener, recorded_id
+from agent.host.place import LOCK_NAME, prepare_dir
+from agent.host.wire import (MAX_LINE, ApproveRequest, BadLine, DetachRequest, ListRequest, OpenRequest,
+                             PromptRequest, Request, StopRequest, encode, parse_request, refusal, reply)
+
+DEFAULT_IDLE = 600.0  # seconds without a live session or a client before the host exits
+
+
+class HostRunning(Exception):
+    """Another host holds the lock (its message names its pid)."""
+
+
+class Host:
+    def __init__(self, opener: Opener, idle: float = DEFAULT_IDLE) -> None:
+        self.opener = opener  # opens a session for an `open` request (agent/frontends/host.py)
+        self.idle = idle
+        self.sessions: dict[str, LiveSession] = {}
+        self.clients: set[Client] = set()
+        self._closing: dict[str, asyncio.Task[None]] = {}
+        self._names = itertools.count(1)
+        self._quiet_since = time.monotonic()
+        self._stop = asyncio.Event()
+        self._lock_fd = -1
+
+    # -- lifetime -------------------------------------------------------------------------
+    async def serve(self, path: Path, ready: Any = None) -> None:
+        """Listen on `path` until quiet for `idle` seconds (or SIGTERM / SIGINT); `ready(path)` once listening."""
+        prepare_dir(path.parent)
+        self._lock(path.parent / LOCK_NAME)
+        with contextlib.suppress(FileNotFoundError):
+            path.unlink()  # a socket left by a host that was killed (we hold the lock: nobody listens on it)
+        old = os.umask(0o177)
+        try:
+            server = await asyncio.start_unix_server(self._connection, path=str(path), limit=MAX_LINE)
+        finally:
+            os.umask(old)
+        os.chmod(path, 0o600)
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            with contextlib.suppress(NotImplementedError, RuntimeError):
+                loop.add_signal_handler(sig, self._stop.set)
+        warm = asyncio.create_task(_prewarm())
+        if ready is not None:
+            ready(path)
+        try:
+            await self._watch()
+        finally:
+            server.close()
+            with contextlib.suppress(FileNotFoundError):
+                path.unlink()
+            await self.shutdown()
+            warm.cancel()
+            os.ftruncate(self._lock_fd, 0)
+            os.close(self._lock_fd)
+
+    def _lock(self, lock: Path) -> None:
+        fd = paths.open_private(lock, os.O_RDWR | os.O_CREAT)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.pread(fd, 64, 0).decode(errors="replace").strip() or "?"
+            os.close(fd)
+            raise HostRunning(f"a session host is already running (pid {holder})") from None
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        self._lock_fd = fd
+
+    async def _watch(self) -> None:
+        tick = max(0.05, min(1.0, self.idle / 4))
+        while not self._stop.is_set():
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._stop.wait(), tick)
+            if self.sessions or self.clients or self._closing:
+                self._quiet_since = time.monotonic()
+            elif time.monotonic() - self._quiet_since >= self.idle:
+                return
+
+    def stop(self) -> None:
+        self._stop.set()
+
+    async def shutdown(self) -> None:
+        """Stop every run, close every session (their records end cleanly), tell the clients."""
+        for client in list(self.clients):
+            client.send(encode({"type": "host_closing"}))
+        for live in list(self.sessions.values()):
+            self._retire(live)
+        if self._closing:
+            await asyncio.wait(list(self._closing.values()), timeout=60)
+
+    def _retire(self, live: LiveSession) -> None:
+        session_id = live.session_id
+        if self.sessions.get(session_id) is live:
+            del self.sessions[session_id]
+            task = asyncio.create_task(live.close())
+            self._closing[session_id] = task
+            task.add_done_callback(lambda _t: self._closing.pop(session_id, None))
+
+    # -- connections ----------------------------------------------------------------------
+    async def _connection(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        client = Client(f"client {next(self._names)}")
+        self.clients.add(client)
+        sending = asyncio.create_task(_send(client, writer))
+        try:
+            while True:
+                try:
+                    line = await reader.readline()
+                except (ValueError, asyncio.LimitOverrunError):
+                    client.send(refusal(0, f"a request line is longer than {MAX_LINE:,} bytes"))
+                    break
+                except ConnectionError:
+                    break
+                if not line:
+                    break
+                if line.strip():
+                    client.send(await self._answer(client, line))
+        finally:
+            if client.live is not None:
+                client.live.leave(client)  # its run goes on
+            self.clients.discard(client)
+            client.send(None)  # type: ignore[arg-type]
+            with contextlib.suppress(asyncio.CancelledError, ConnectionError, TimeoutError):
+                await asyncio.wait_for(sending, 10)
+
+    async def _answer(self, client: Client, line: bytes) -> bytes:
+        try:
+            request = parse_request(line)
+        except BadLine as exc:
+            return refusal(exc.request_id, str(exc))
+        try:
+            return await self._dispatch(client, request)
+        except (OpenFailed, ValueError) as exc:
+            return refusal(request.id, str(exc))
+        except Exception as exc:  # noqa: BLE001 - the client gets its answer; the host serves the others on
+            print(f"coder-tui host: {request.type} failed: {type(exc).__name__}: {redact(str(exc))}",
+                  file=sys.stderr, flush=True)
+            return refusal(request.id, f"{request.type} failed in the session host: {type(exc).__name__}: "
+                                       f"{redact(str(exc))}".splitlines()[0])
+
+    async def _dispatch(self, client: Client, request: Request) -> bytes:
+        if isinstance(request, ListRequest):
+            return reply(request.id, sessions=self.listing())
+        if isinstance(request, OpenRequest):
+            return await self._open(client, request)
+        live = client.live
+        if live is None:
+            raise ValueError(f"{request.type}: open a session first")
+        if isinstance(request, PromptRequest):
+            if not request.text.strip() and live.session is not None and live.session.unfinished_plan is None:
+                raise ValueError("prompt: the text is empty")
+            ticket, ahead = live.prompt(request.text, client.name)
+            return reply(request.id, ticket=ticket, ahead=ahead)
+        if isinstance(request, ApproveRequest):
+            answered = live.answer(request.approval_id, Decision(request.decision, request.feedback), client.name)
+            return reply(request.id, approval_id=answered)
+        if isinstance(request, StopRequest):
+            return reply(request.id, stopped=live.stop())
+        assert isinstance(request, DetachRequest)
+        live.leave(client)
+        return reply(request.id, detached=True)
+
+    async def _open(self, client: Client, request: OpenRequest) -> bytes:
+        if client.live is not None:
+            raise ValueError(f"this connection is attached to session {client.live.session_id} already")
+        client.name = request.client or client.name
+        live = self._find(request.session) or self._find(recorded_id(request))
+        if live is None and request.live_only:
+            raise ValueError(f"session {request.session!r} is not live in the session host")
+        if live is None:
+            for task in list(self._closing.values()):  # a session closing now is opened again once closed
+                await asyncio.wait({task}, timeout=60)
+            live = await self.opener(request, self._retire)
+            self.sessions[live.session_id] = live
+        session = live.session
+        assert session is not None
+        # the reply first (the client learns the id), then the session so far, then the live stream
+        client.send(reply(request.id, session_id=live.session_id, workspace=session.workspace.label,
+                          mode=session.mode, model=session.model))
+        live.join(client)
+        return b""  # everything was sent above
+
+    def _find(self, ref: str | None) -> LiveSession | None:
+        if ref is None:
+            return None
+        if ref in self.sessions:
+            return self.sessions[ref]
+        if ref in ("new", "last"):
+            return None
+        matches = [live for sid, live in self.sessions.items() if sid.startswith(ref)]
+        return matches[0] if len(matches) == 1 else None
+
+    def listing(self) -> list[dict[str, Any]]:
+        rows = []
+        for live in self.sessions.values():
+            session = live.session
+            assert session is not None
+            rows.append({"session_id": live.session_id, "workspace": session.workspace.label,
+                         "running": live.current is not None, "queued": len(live.queue),
+                         "clients": [c.name for c in live.clients], "pending_approvals": list(live.pending),
+                         "mode": session.mode})
+        return rows
+
+
+async def _send(client: Client, writer: asyncio.StreamWriter) -> None:
+    try:
+        while (line := await client.outbox.get()) is not None:
+            if line:
+                writer.write(line)
+                await writer.drain()
+    except ConnectionError:
+        pass  # the client died: its reader sees the end too
+    finally:
+        writer.close()
+
+
+async def _prewarm() -> None:
+    """The model library, imported once for every turn this host will run."""
+    from agent.llm import ensure_loaded
+
+    with contextlib.suppress(Exception):
+        await ensure_loaded()

@@ -1,0 +1,115 @@
+"""The host's protocol: newline-delimited JSON objects over its Unix socket.
+
+Requests (client → host; `id` is echoed in the reply):
+    {"type": "open", "id": 1, "session": "ID|prefix|last|new", "client": "run --attach", "options": {...}}
+    {"type": "prompt", "id": 2, "text": "..."}              queued behind the running turn
+    {"type": "approve", "id": 3, "approval_id": "ap_…", "decision": "allow_once", "feedback": null}
+    {"type": "stop", "id": 4}                                stops the running turn
+    {"type": "detach", "id": 5}                              the run goes on
+    {"type": "list", "id": 6}                                the live sessions and who is attached
+A connection is attached to at most one session (the one `open` named).
+
+Host → client: `{"type": "reply", "id": N, "ok": true, ...}` (or `"ok": false, "error": "..."`),
+the session's events in the shapes of `coder-tui run --json`, and the host's own lines whose
+types are in `HOST_TYPES` (who joined, whose turn starts, who answered an approval...).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+
+from agent.config import first_problem
+from agent.events import DecisionKind
+from agent.secrets import redact
+from agent.textsafe import json_line
+
+MAX_LINE = 8 * 1024 * 1024  # a request larger than this is refused (the connection is closed)
+HOST_TYPES = frozenset({"reply", "replay_end", "client_joined", "client_left", "prompt_queued", "turn_started",
+                        "turn_done", "approval_answered", "host_closing"})
+
+
+class _Request(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    id: int = 0
+
+
+class OpenRequest(_Request):
+    type: Literal["open"]
+    session: str = Field(min_length=1)  # an id, a unique prefix, `last`, or `new`
+    client: str = "client"  # how the others see this client named
+    options: dict[str, Any] = Field(default_factory=dict)  # SessionOptions fields (workspace, model, ...)
+    live_only: bool = False  # join the session only if it is live (never open or resume it)
+
+
+class PromptRequest(_Request):
+    type: Literal["prompt"]
+    text: str
+
+
+class ApproveRequest(_Request):
+    type: Literal["approve"]
+    approval_id: str | None = None  # None: the oldest pending approval
+    decision: DecisionKind
+    feedback: str | None = None
+
+
+class StopRequest(_Request):
+    type: Literal["stop"]
+
+
+class DetachRequest(_Request):
+    type: Literal["detach"]
+
+
+class ListRequest(_Request):
+    type: Literal["list"]
+
+
+Request = OpenRequest | PromptRequest | ApproveRequest | StopRequest | DetachRequest | ListRequest
+_REQUEST: TypeAdapter[Request] = TypeAdapter(Annotated[Request, Field(discriminator="type")])
+
+
+class BadLine(Exception):
+    """A line that is not a request (its message says what is wrong; `request_id` its id, if it had one)."""
+
+    def __init__(self, message: str, request_id: int = 0) -> None:
+        super().__init__(message)
+        self.request_id = request_id
+
+
+def parse_request(line: bytes) -> Request:
+    try:
+        data = json.loads(line)
+    except ValueError:
+        raise BadLine(f"not a JSON object: {line[:60]!r}") from None
+    if not isinstance(data, dict) or "type" not in data:
+        raise BadLine("a request is a JSON object with a `type`")
+    try:
+        return _REQUEST.validate_python(data)
+    except ValidationError as exc:
+        where, problem = first_problem(exc, "request")
+        raw_id = data.get("id")
+        request_id = raw_id if isinstance(raw_id, int) else 0
+        raise BadLine(f"invalid {str(data.get('type'))[:30]} request ({where}: {problem})", request_id) from None
+
+
+def encode(data: dict[str, Any]) -> bytes:
+    """One line of host output (bidi, C1 and U+2028/9 as \\u escapes, secrets masked)."""
+    return (json_line(redact(json.dumps(data, ensure_ascii=False))) + "\n").encode()
+
+
+def event_line(event: Any) -> bytes:
+    """An event as `coder-tui run --json` prints it."""
+    return (json_line(redact(event.model_dump_json())) + "\n").encode()
+
+
+def reply(request_id: int, **fields: Any) -> bytes:
+    return encode({"type": "reply", "id": request_id, "ok": True, **fields})
+
+
+def refusal(request_id: int, error: str) -> bytes:
+    return encode({"type": "reply", "id": request_id, "ok": False, "error": error})
