@@ -207,9 +207,17 @@ class AgentSession:
         self.emit(RunStarted(run_id=uuid.uuid4().hex[:12], session_id=self.session_id, mode=self.mode,
                              model=llm.model, workspace=self.workspace.label, prompt=prompt))
         workflow, self.plan_next = ("structured" if self.plan_next else self.workflow), False
+        from agent.permissions import check as hooks
+
         try:
-            if workflow == "direct" and prompt.strip() and self.unfinished_plan is None:
+            prompt, blocked = await hooks.submit_prompt(self, prompt)  # user_prompt_submit hooks
+            if blocked is not None:
+                complete = self._blocked(blocked)
+            elif workflow == "direct" and prompt.strip() and self.unfinished_plan is None:
                 complete = await self.run_direct(llm, prompt)
+                if (reason := await hooks.run_stopped(self, complete, False)) is not None:  # a stop hook: go on once
+                    complete = await self.run_direct(llm, f"[stop hook] {reason}")
+                    await hooks.run_stopped(self, complete, True)
             else:
                 from agent.planning.workflow import run_workflow
 
@@ -265,6 +273,12 @@ class AgentSession:
     def offered_tools(self) -> list[Tool]:
         """The tools the profile and the mode offer now (MCP tools included)."""
         return self.agent.offered()
+
+    def _blocked(self, reason: str) -> Complete:
+        event = Complete(success=False, iterations=0, completion_reason="stopped",
+                         final_response=f"A user_prompt_submit hook blocked this prompt: {reason}")
+        self.emit(event)
+        return event
 
     def _stopped_early(self) -> Complete:
         event = Complete(success=False, iterations=0, final_response="Stopped by the user.",

@@ -18,6 +18,7 @@ from agent.config import Config
 from agent.session.core import AgentSession
 from agent.session.ports import SessionPorts
 from agent.session.record import SessionStore
+from agent.permissions import check as permissions
 from agent.tools import sandbox
 
 if TYPE_CHECKING:
@@ -39,6 +40,7 @@ def open_session(target: Target, config: Config, ports: SessionPorts, *, resume:
                                 resume=resume, store=store, registry=target.registry(),
                                 meta={**target.meta, **(meta or {})})
     sandbox.configure(session)
+    permissions.attach(session)
     if ports.reviewer is not None:
         session.plan_reviewer = ports.reviewer
     for port in (ports.approver, ports.reviewer):

@@ -39,7 +39,7 @@ EDITOR_LANGUAGES = {
     ".mjs": "javascript", ".rs": "rust", ".go": "go", ".sql": "sql", ".java": "java",
     ".sh": "bash", ".bash": "bash", ".xml": "xml",
 }
-KIND_TITLES = {"edit": "Edit", "exec": "Run a command", "network": "Network access"}
+KIND_TITLES = {"edit": "Edit", "exec": "Run a command", "network": "Network access", "read": "Read"}
 EDIT_ACTIONS = {"next_hunk", "previous_hunk", "toggle_hunk", "toggle_split", "edit"}
 FILE_ACTIONS = {"next_file", "previous_file", "goto_file"}
 REVIEW_ACTIONS = {"allow_once", "allow_all", "deny", "stop", "full_screen"} | EDIT_ACTIONS
