@@ -4,7 +4,8 @@
 so the whole line is not allowed unless every part is. The cut respects quotes and backslashes
 (`echo "a && b"` is one command). What a rule cannot see into makes the line unmatchable for
 `allow` (it is asked as before): command substitution (`$(...)`, backticks), process substitution,
-redirection to a file (`>`, `<`, except `2>&1`-style joins), and a background `&` is a separator.
+redirection to a file (`>`, `<`, except `2>&1`-style joins), control structures and subshells
+(`for …; do …; done`, `( … )`); a background `&` is a separator.
 """
 
 from __future__ import annotations
@@ -12,6 +13,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 SEPARATORS = ("&&", "||", ";;", ";", "|&", "|", "&", "\n")
+# words that open or close a compound command: its parts are not commands a rule can name
+CONTROL = frozenset({"for", "while", "until", "if", "then", "else", "elif", "fi", "do", "done", "case", "esac",
+                     "function", "select", "{", "}", "!", "coproc", "[[", "time"})
 
 
 @dataclass(frozen=True)
@@ -60,7 +64,10 @@ def split_command(line: str) -> Split:
     if quote:
         opaque = opaque or "it has an unclosed quote"
     parts.append("".join(current))
-    return Split([" ".join(p.split()) for p in parts if p.strip()], opaque)
+    cut = [" ".join(p.split()) for p in parts if p.strip()]
+    if any(p.split()[0] in CONTROL or p.startswith("(") or p.endswith(")") for p in cut):
+        opaque = opaque or "it uses shell control structures (for, if, while, subshells)"
+    return Split(cut, opaque)
 
 
 def _joins_streams(line: str, i: int) -> bool:

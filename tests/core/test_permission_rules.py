@@ -90,6 +90,8 @@ def test_the_command_line_is_cut_where_bash_cuts_it() -> None:
     assert split_command("sleep 1 & rm x").parts == ["sleep 1", "rm x"]
     assert split_command('echo "$(id)"').opaque and split_command("echo `id`").opaque
     assert split_command("diff <(ls a) <(ls b)").opaque
+    assert split_command("for f in *; do rm $f; done").opaque and split_command("(cd x && ls)").opaque
+    assert not split_command("ls -la; git status").opaque
 
 
 def test_the_narrowest_rule_for_a_call() -> None:
