@@ -140,7 +140,11 @@ class Settings(BaseModel):
 
     def given(self) -> dict[str, Any]:
         """The settings that were set (in a file: its keys), as plain values."""
-        return self.model_dump(include=self.model_fields_set, exclude_none=True)
+        values = self.model_dump(include=self.model_fields_set, exclude_none=True)
+        for key in ("permissions", "hooks"):  # tables of lists: the lists that have entries
+            if key in values:
+                values[key] = {name: items for name, items in values[key].items() if items}
+        return values
 
 
 class Config(Settings):

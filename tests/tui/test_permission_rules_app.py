@@ -108,3 +108,22 @@ async def test_the_permissions_command_lists_adds_and_removes(make_app: Any, wor
         await pilot.press("n", "enter")
         await idle(pilot)
         assert not (workspace / "made").exists()
+
+
+async def test_the_offer_leaves_out_what_a_rule_already_allows(make_app: Any, workspace: Path, fake_llm: Any) -> None:
+    paths.user_config_file().parent.mkdir(parents=True, exist_ok=True)
+    with paths.user_config_file().open("a") as handle:
+        handle.write('\n[permissions]\nallow = ["bash_exec(ls:*)"]\n[[hooks.notification]]\ncommand = "true"\n')
+    fake_llm.script(Reply(tool_calls=[call("bash_exec", command="ls -a && touch t")]), Reply(text="ok"))
+    app = make_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await ready(pilot)
+        await submit(pilot, "go")
+        panel = await approval(pilot)
+        assert "From now on: bash_exec(touch t) →" in panel_text(panel)
+        await pilot.press("r")
+        await answered(pilot)
+        await idle(pilot)
+    saved = tomllib.loads(paths.user_config_file().read_text())
+    assert saved["permissions"] == {"allow": ["bash_exec(ls:*)", "bash_exec(touch t)"]}
+    assert list(saved["hooks"]) == ["notification"]  # only what was written is written back

@@ -42,11 +42,26 @@ class RuleOffer(Horizontal):
         self.in_workspace = False
 
     def compose(self) -> ComposeResult:
+        self.rules = [rule for rule in self.rules if not self._allowed(rule)] or self.rules
         yield Static(self._text(), id="approval-rule-text")
         if self.rules:
             button = Button("Always allow (r)", compact=True, id="approval-allow-always")
             button.can_focus = False
             yield button
+
+    def _allowed(self, rule: str) -> bool:
+        """Whether the session's rules already allow what `rule` names (`ls` under `ls:*`)."""
+        from agent.permissions.rules import parse
+
+        rules = getattr(self._screen(), "rules", None)
+        parsed = parse(rule)
+        if rules is None or parsed.kind != "exact":
+            return False
+        return rules.decide(self.request.tool, {"command": parsed.value}).action == "allow"
+
+    def _screen(self) -> Any:
+        session = getattr(getattr(self.app, "bridge", None), "session", None)
+        return session.ctx.extras.get("permissions") if session is not None else None
 
     def _text(self) -> Content:
         if not self.rules:
@@ -64,7 +79,7 @@ class RuleOffer(Horizontal):
         from agent.permissions import store
 
         session = getattr(getattr(self.app, "bridge", None), "session", None)
-        screen: Any = session.ctx.extras.get("permissions") if session is not None else None
+        screen = self._screen()
         root = getattr(getattr(session, "workspace", None), "root", None)
         if self.in_workspace and root is None:
             return "this session has no workspace folder to write to"
