@@ -292,9 +292,11 @@ def _claude_layers(workspace: Path, trusted: bool, ctx: Context,
     layers = []
     for name, values, problems in claude.read(workspace):
         source = str(workspace / name)
-        ignored.extend(Ignored(*problem.split(": ", 1), source, False) for problem in problems)  # type: ignore[misc]
+        for problem in problems:
+            setting, _, why = problem.partition(": ")
+            ignored.append(Ignored(setting, why, source, False))
         try:
-            models = {"permissions": PermissionSettings, "hooks": HookSettings}
+            models: dict[str, type[BaseModel]] = {"permissions": PermissionSettings, "hooks": HookSettings}
             values = {key: models[key].model_validate(value).model_dump(exclude_defaults=True)
                       for key, value in values.items() if value}
         except ValidationError as exc:

@@ -60,7 +60,7 @@ class ClaudeSettings(BaseModel):
 
 def read(root: Path) -> list[tuple[str, dict[str, Any], list[str]]]:
     """Per settings file found: its name, what it sets in our form, and what is not used, with why."""
-    found = []
+    found: list[tuple[str, dict[str, Any], list[str]]] = []
     for name in FILES:
         try:
             text = files.read_inside(root, name, cap=1 << 20)

@@ -47,12 +47,8 @@ def split_command(line: str) -> Split:
             continue
         if ch in "'\"":
             quote = ch
-        elif ch == "`" or line.startswith("$(", i):
-            opaque = opaque or "it runs a command substitution"
-        elif line.startswith(("<(", ">("), i):
-            opaque = opaque or "it runs a process substitution"
-        elif ch in "<>" and not _joins_streams(line, i):
-            opaque = opaque or "it redirects to or from a file"
+        else:
+            opaque = opaque or _hidden(line, i)
         sep = next((s for s in SEPARATORS if line.startswith(s, i)), None)
         if sep is not None and not _is_redirect_amp(line, i):
             parts.append("".join(current))
@@ -68,6 +64,17 @@ def split_command(line: str) -> Split:
     if any(p.split()[0] in CONTROL or p.startswith("(") or p.endswith(")") for p in cut):
         opaque = opaque or "it uses shell control structures (for, if, while, subshells)"
     return Split(cut, opaque)
+
+
+def _hidden(line: str, i: int) -> str | None:
+    """Why the unquoted text at `i` hides a command or a file from a rule (None: it does not)."""
+    if line[i] == "`" or line.startswith("$(", i):
+        return "it runs a command substitution"
+    if line.startswith(("<(", ">("), i):
+        return "it runs a process substitution"
+    if line[i] in "<>" and not _joins_streams(line, i):
+        return "it redirects to or from a file"
+    return None
 
 
 def _joins_streams(line: str, i: int) -> bool:

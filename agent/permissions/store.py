@@ -71,7 +71,7 @@ def command(rules: Permissions | None, arg: str, workspace: Path | None) -> tupl
         lines = rules.listing() if rules is not None else []
         problems = rules.problems if rules is not None else []
         text = "\n".join(lines) if lines else "No permission rules: the mode decides what asks first."
-        return text + "".join(f"\nnot used: {p}" for p in problems) + f"\n{USAGE}", "info"
+        return text + "".join(f"\n{p}" for p in problems) + f"\n{USAGE}", "info"
     verb, rest = words[0].lower(), words[1:]
     in_workspace = "--workspace" in rest
     rest = [w for w in rest if w != "--workspace"]

@@ -83,9 +83,10 @@ class RuleOffer(Horizontal):
         root = getattr(getattr(session, "workspace", None), "root", None)
         if self.in_workspace and root is None:
             return "this session has no workspace folder to write to"
+        target = Path(root) if self.in_workspace and root is not None else None
         try:
             for rule in self.rules:
-                store.add(getattr(screen, "rules", None), "allow", rule, Path(root) if self.in_workspace else None)
+                store.add(getattr(screen, "rules", None), "allow", rule, target)
         except (ValueError, OSError) as exc:
             return str(exc)
         return None
