@@ -58,7 +58,12 @@ class Executor:
         self._waited = 0.0  # seconds the current call spent waiting for the user's decision
         self.permits: Callable[[Tool], bool] = lambda tool: True  # the agent profile's tool scope
         self.limit: Callable[[Tool], str | None] = lambda tool: None  # why a tool may not run now (a room peer's request)
-        self.screen: Any = None  # agent/permissions/check.py CallScreen: permission rules and hooks
+
+    @property
+    def screen(self) -> Any:
+        """The session's permission rules and hooks (agent/permissions/check.py), shared by every
+        executor of the session (plan steps, the planner's reads) through the tool context."""
+        return self.ctx.extras.get("permissions")
 
     def new_turn(self, label: str) -> None:
         """A new model turn: the next change takes a fresh checkpoint first."""

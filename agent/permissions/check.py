@@ -70,11 +70,10 @@ class CallScreen:
 
 
 def attach(session: Any) -> CallScreen:
-    """Give a session's executor the rules and hooks of its config (open_session calls this)."""
+    """Give a session's executors the rules and hooks of its config (open_session calls this)."""
     rules = getattr(session.agent.input, "permissions", None) or Permissions.from_config(session.config)
     hooks = Hooks(session.config.hooks, session.ctx, lambda: session.session_id)
     screen = CallScreen(rules, hooks, session.workspace)
-    session.executor.screen = screen
     session.ctx.extras["permissions"] = screen
     return screen
 

@@ -250,3 +250,18 @@ def test_headless_run_reads_the_rules(isolated_home: Path, fake_llm: FakeLLM, tm
     assert (ws / "made").exists() and (ws / "keep.txt").exists()
     results = [e for e in events if e["type"] == "tool_result"]
     assert results[0]["ok"] and "denied by your permission rule bash_exec(rm:*)" in results[1]["error"]
+
+
+async def test_plan_steps_and_the_planner_obey_the_rules(harness: Any, fake_llm: FakeLLM) -> None:
+    from tests.planning.common import plan_reply, write
+
+    h = harness(_config(fake_llm, "allow", deny=["read_file(./secrets/**)", "write_file(./locked/**)"]),
+                files={"secrets/key.txt": "TOPSECRET"})
+    h.session.workflow = "structured"
+    h.script(Reply(tool_calls=[call("read_file", file_path="secrets/key.txt")]),  # the planner reads
+             plan_reply("Write it"), write("locked/x.txt", "x"), Reply(text="could not"), Reply(text="report"))
+    await h.run("do it")
+    assert not (h.root / "locked").exists()
+    assert "TOPSECRET" not in json.dumps(fake_llm.requests)
+    denied = [e for e in h.of("tool_result") if not e.ok and "denied by your permission rule" in (e.error or "")]
+    assert [e.tool for e in denied] == ["read_file", "write_file"]
