@@ -127,3 +127,11 @@ async def test_the_offer_leaves_out_what_a_rule_already_allows(make_app: Any, wo
     saved = tomllib.loads(paths.user_config_file().read_text())
     assert saved["permissions"] == {"allow": ["bash_exec(ls:*)", "bash_exec(touch t)"]}
     assert list(saved["hooks"]) == ["notification"]  # only what was written is written back
+
+
+def test_allow_all_says_what_it_grants() -> None:
+    from tui.widgets.approvalpanel import allow_all_label
+
+    assert allow_all_label("bash_exec", kind="exec") == "Allow bash_exec for this session, without network (a)"
+    assert allow_all_label("web_fetch", kind="network") == "Allow web_fetch for this session, any site (a)"
+    assert allow_all_label("web_fetch", 30, kind="network") == "Session, any site (a)"

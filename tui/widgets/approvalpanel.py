@@ -60,6 +60,9 @@ def allow_all_label(tool: str, width: int = 1000, kind: str | None = None) -> st
         labels: tuple[str, ...] = (f"Allow {tool} for this session, without network (a)",
                                    f"Allow {tool} for session, no network (a)", "Allow for session, no network (a)",
                                    "Session, no network (a)")
+    elif tool == "web_fetch":  # the session choice lets it fetch from any site, unasked
+        labels = (f"Allow {tool} for this session, any site (a)", f"Allow {tool} for session, any site (a)",
+                  "Allow for session, any site (a)", "Session, any site (a)")
     else:
         labels = (f"Allow {tool} for this session (a)", f"Allow {tool} for session (a)", "Allow for this session (a)")
     for label in labels:
