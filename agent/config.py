@@ -22,9 +22,10 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, m
 from agent import paths, secrets
 from agent.events import Mode
 from agent.reasoning import LEVELS, Level
+from agent.permissions.settings import HookSettings, HookSpec, PermissionSettings
 from agent.workspace_input import files as workspace_files
 from agent.workspace_input.identity import decision
-from agent.workspace_input.policy import CONFIG, Context, Ignored, screen
+from agent.workspace_input.policy import CLAUDE_SETTINGS, CONFIG, Context, Ignored, screen
 
 WORKSPACE_FILE = ".coder-tui.toml"
 
@@ -149,10 +150,16 @@ class Settings(BaseModel):
     reasoning: Level = "off"  # the model's reasoning effort (agent/reasoning.py)
     vision: bool | None = None  # the model takes images (None: as litellm's model table says; agent/images.py)
     notifications: Literal["auto", "terminal", "desktop", "off"] = "auto"  # the app's, when unfocused (tui/notify.py)
+    permissions: PermissionSettings = Field(default_factory=PermissionSettings)  # allow/ask/deny (agent/permissions)
+    hooks: HookSettings = Field(default_factory=HookSettings)  # [[hooks.pre_tool_use]] ... (agent/permissions/hooks.py)
 
     def given(self) -> dict[str, Any]:
         """The settings that were set (in a file: its keys), as plain values."""
-        return self.model_dump(include=self.model_fields_set, exclude_none=True)
+        values = self.model_dump(include=self.model_fields_set, exclude_none=True)
+        for key in ("permissions", "hooks"):  # tables of lists: the lists that have entries
+            if key in values:
+                values[key] = {name: items for name, items in values[key].items() if items}
+        return values
 
 
 class Config(Settings):
@@ -163,6 +170,7 @@ class Config(Settings):
     workspace_trusted: bool = False  # whether workspace config may run programs or raise the mode
     sources: dict[str, str] = Field(default_factory=dict)  # key -> where it came from
     ignored: list[Ignored] = Field(default_factory=list)  # workspace settings left out, with why
+    rule_sources: dict[str, str] = Field(default_factory=dict)  # "allow bash_exec(x)" -> the file it came from
 
     def require_model(self) -> str:
         if not self.model:
@@ -260,6 +268,7 @@ def load_config(
         kept, refused = screen(CONFIG, ws, str(ws_file), Context(base_mode=user.get("mode", "ask")), trusted)
         ignored.extend(refused)
         layers.append((str(ws_file), kept))
+        layers.extend(_claude_layers(workspace, trusted, Context(base_mode=user.get("mode", "ask")), ignored))
     layers.append(("environment", _env_settings(environ)))
     layers.append(("command line", {k: v for k, v in (flags or {}).items() if v is not None}))
     config = Config(workspace_trusted=workspace is not None and trusted)
@@ -269,6 +278,9 @@ def load_config(
                 value = SecretStr(str(value))
             if key == "mcp_servers":  # servers merge by name; each remembers its file
                 _merge_servers(config, source, value)
+                continue
+            if key in ("permissions", "hooks"):  # rules and hooks of every file add up
+                _merge_rules(config, source, key, value)
                 continue
             setattr(config, key, value)
             config.sources[key] = source
@@ -288,6 +300,47 @@ def _workspace_settings(workspace: Path, ws_file: Path) -> tuple[dict[str, Any],
     except workspace_files.OutsideWorkspace as exc:
         return {}, [Ignored("the whole file", str(exc), str(ws_file), False)]
     return ({} if text is None else read_settings(ws_file, text).given()), []
+
+
+def _claude_layers(workspace: Path, trusted: bool, ctx: Context,
+                   ignored: list[Ignored]) -> list[tuple[str, dict[str, Any]]]:
+    """Claude Code's settings files in the workspace (their permissions and hooks), screened alike."""
+    from agent.permissions import claude
+
+    layers = []
+    for name, values, problems in claude.read(workspace):
+        source = str(workspace / name)
+        for problem in problems:
+            setting, _, why = problem.partition(": ")
+            ignored.append(Ignored(setting, why, source, False))
+        try:
+            models: dict[str, type[BaseModel]] = {"permissions": PermissionSettings, "hooks": HookSettings}
+            values = {key: models[key].model_validate(value).model_dump(exclude_defaults=True)
+                      for key, value in values.items() if value}
+        except ValidationError as exc:
+            key, problem = first_problem(exc, "(top level)")
+            ignored.append(Ignored("the whole file", f"{key}: {problem}", source, False))
+            continue
+        kept, refused = screen(CLAUDE_SETTINGS, values, source, ctx, trusted)
+        ignored.extend(refused)
+        layers.append((source, kept))
+    return layers
+
+
+def _merge_rules(config: Config, source: str, key: str, values: Any) -> None:
+    """Add one file's permission rules (remembering where each came from) or hooks to the config's."""
+    if key == "permissions":
+        for action, rules in dict(values).items():
+            for text in rules:
+                if text not in getattr(config.permissions, action):
+                    getattr(config.permissions, action).append(text)
+                    config.rule_sources.setdefault(f"{action} {text}", source)
+        return
+    for event, specs in dict(values).items():
+        for raw in specs:
+            spec = HookSpec.model_validate(raw)
+            spec._source, spec._claude = source, "/.claude/" in source
+            getattr(config.hooks, event).append(spec)
 
 
 def _check_api_base(config: Config) -> None:

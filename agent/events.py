@@ -12,7 +12,7 @@ from typing import Annotated, Any, Literal, Union
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 Mode = Literal["plan", "ask", "allow"]
-ApprovalKind = Literal["edit", "exec", "network"]
+ApprovalKind = Literal["edit", "exec", "network", "read"]  # read: a tool an `ask` rule names
 DecisionKind = Literal["allow_once", "allow_all", "deny", "stop"]
 CompletionReason = Literal["answered", "max_steps", "stopped", "error", "budget"]
 TodoStatus = Literal["pending", "in_progress", "completed", "cancelled"]

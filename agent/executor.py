@@ -60,6 +60,12 @@ class Executor:
         self.permits: Callable[[Tool], bool] = lambda tool: True  # the agent profile's tool scope
         self.limit: Callable[[Tool], str | None] = lambda tool: None  # why a tool may not run now (a room peer's request)
 
+    @property
+    def screen(self) -> Any:
+        """The session's permission rules and hooks (agent/permissions/check.py), shared by every
+        executor of the session (plan steps, the planner's reads) through the tool context."""
+        return self.ctx.extras.get("permissions")
+
     def new_turn(self, label: str) -> None:
         """A new model turn: the next change takes a fresh checkpoint first."""
         self._checkpointed = False
@@ -140,7 +146,26 @@ class Executor:
         return Outcome(text)
 
     async def _run(self, tool: Tool, args: ToolArgs, call_id: str) -> str:
+        """The call, screened by the permission rules and hooks (agent/permissions) when there are any."""
+        if self.screen is None:
+            return await self._gated(tool, args, call_id, None)
+        shown = args.model_dump(mode="json")
+        screened = await self.screen.before(tool.name, shown)
+        if screened.denied is not None:
+            raise Denied(screened.denied)
+        output = await self._gated(tool, args, call_id, screened.action)
+        return await self.screen.after(tool.name, shown, output, screened)
+
+    def _asks(self, tool: Tool, network: bool, verdict: str | None) -> bool:
+        """An `ask` rule asks in every mode; an `allow` rule spares the question, except for the network."""
+        if verdict == "ask":
+            return True
+        return self.gate.needs_approval(tool.name, network) and not (verdict == "allow" and not network)
+
+    async def _gated(self, tool: Tool, args: ToolArgs, call_id: str, verdict: str | None) -> str:
         if tool.kind == "read":
+            if verdict == "ask":
+                await self._ask(tool, args, call_id, Proposal(f"{tool.name} {tool.key_argument(args.model_dump())}"))
             return await tool.run(args, self.ctx)
         if tool.kind == "edit" and (why := self.ctx.workspace.readonly_reason()):
             raise ToolError(f"{tool.name} cannot run: {why}")
@@ -151,9 +176,9 @@ class Executor:
             )
         proposal = await tool.prepare(args, self.ctx)
         if tool.kind == "edit":
-            return await self._edit(tool, args, call_id, proposal)
+            return await self._edit(tool, args, call_id, proposal, verdict)
         network = tool.kind == "exec" and getattr(args, "network", False) is True
-        if self.gate.needs_approval(tool.name, network):
+        if self._asks(tool, network, verdict):
             await self._ask(tool, args, call_id, proposal)
         await self._checkpoint_once(tool, args)
         try:
@@ -161,14 +186,15 @@ class Executor:
         finally:
             await self._note_touched(None)  # what a command changed is found in the files
 
-    async def _edit(self, tool: Tool, args: ToolArgs, call_id: str, proposal: Proposal) -> str:
+    async def _edit(self, tool: Tool, args: ToolArgs, call_id: str, proposal: Proposal,
+                    verdict: str | None = None) -> str:
         changes = [c for c in proposal.changes if c.old != c.new]
         for change in changes:  # every workspace kind: a client-applied edit, a room, GitHub
             refuse_git_path(change.path)
         if not changes:
             return "No change: the file(s) already have this content."
         notes: list[str] = []
-        if self.gate.needs_approval(tool.name):
+        if self._asks(tool, False, verdict):
             decision = await self._ask(tool, args, call_id, Proposal(proposal.summary, changes))
             changes, notes = narrow_changes(changes, decision)
             if not changes:
@@ -190,6 +216,9 @@ class Executor:
             cwd=proposal.cwd, timeout=proposal.timeout, url=proposal.url,
         )
         self.ctx.emit(request.to_event())
+        if self.screen is not None:  # notification hooks
+            self.screen.notify(f"coder-tui asks to run {tool.name}: {proposal.summary}",
+                               {"tool_name": tool.name, "tool_input": request.args})
         asked = time.perf_counter()
         try:
             decision = await self.gate.ask(request)

@@ -33,6 +33,7 @@ SLASH_COMMANDS: list[tuple[str, str]] = [
     ("sessions", "pick a recorded session to continue"),
     ("resume", "ID | last: continue a recorded session"),
     ("allowances", "[revoke TOOL | revoke all]: tools allowed for this session; revoked ones ask again"),
+    ("permissions", "[allow|ask|deny RULE [--workspace] | remove RULE]: the lasting permission rules"),
     ("theme", "[NAME]: switch colours (dark, light, high-contrast, …)"),
     ("pr", "[TITLE]: GitHub: publish the changes as one commit and open a pull request"),
     ("map", "[QUERY]: show (or search) the codebase map in the side panel; again hides it"),
@@ -269,6 +270,16 @@ async def _allowances(app: CoderApp, arg: str) -> None:
               "(or revoke all) makes them ask again.")
 
 
+async def _permissions(app: CoderApp, arg: str) -> None:
+    from agent.permissions import store
+
+    session = app.bridge.session
+    screen = session.ctx.extras.get("permissions") if session is not None else None
+    root = session.workspace.root if session is not None and session.workspace.kind == "local" else None
+    text, kind = store.command(getattr(screen, "rules", None), arg, root)
+    _say(app, text, kind)
+
+
 async def _theme(app: CoderApp, arg: str) -> None:
     if not arg:
         app.search_themes()
@@ -398,7 +409,7 @@ HANDLERS: dict[str, Handler] = {
     "allowances": _allowances, "clear": _clear, "new": _clear, "sessions": _sessions, "resume": _resume,
     "theme": _theme, "pr": _pr, "setup": _setup, "help": _help, "quit": _quit, "exit": _quit,
     "map": _map, "explore": _explore, "memory": _memory, "reasoning": reasoning_command, "rewind": _rewind,
-    "fork": _fork,
+    "fork": _fork, "permissions": _permissions,
 }
 
 

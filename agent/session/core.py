@@ -235,10 +235,18 @@ class AgentSession:
                              prompt=prompt))
         prompt = command.prompt if command is not None else prompt
         workflow, self.plan_next = ("structured" if self.plan_next else self.workflow), False
+        from agent.permissions import check as hooks
+
         try:
             await self._note_reasoning(llm.model)
-            if images or (workflow == "direct" and prompt.strip() and self.unfinished_plan is None):
+            prompt, blocked = await hooks.submit_prompt(self, prompt)  # user_prompt_submit hooks
+            if blocked is not None:
+                complete = self._blocked(blocked)
+            elif images or (workflow == "direct" and prompt.strip() and self.unfinished_plan is None):
                 complete = await self.run_direct(llm, prompt, images)
+                if (reason := await hooks.run_stopped(self, complete, False)) is not None:  # a stop hook: go on once
+                    complete = await self.run_direct(llm, f"[stop hook] {reason}")
+                    await hooks.run_stopped(self, complete, True)
             else:
                 from agent.planning.workflow import run_workflow
 
@@ -315,6 +323,12 @@ class AgentSession:
     def offered_tools(self) -> list[Tool]:
         """The tools the profile and the mode offer now (MCP tools included)."""
         return self.agent.offered()
+
+    def _blocked(self, reason: str) -> Complete:
+        event = Complete(success=False, iterations=0, completion_reason="stopped",
+                         final_response=f"A user_prompt_submit hook blocked this prompt: {reason}")
+        self.emit(event)
+        return event
 
     def _stopped_early(self) -> Complete:
         event = Complete(success=False, iterations=0, final_response="Stopped by the user.",

@@ -19,6 +19,7 @@ from agent.events import WarningEvent
 from agent.session.core import AgentSession
 from agent.session.ports import SessionPorts
 from agent.session.record import SessionStore
+from agent.permissions import check as permissions
 from agent.tools import sandbox
 
 if TYPE_CHECKING:
@@ -43,6 +44,7 @@ def open_session(target: Target, config: Config, ports: SessionPorts, *, resume:
     for name in session.registry.configure(config.tools):
         session.emit(WarningEvent(message=f"[tools.{name}] in the config names no tool: use the names the "
                                           f"model sees, such as bash_exec or read_file"))
+    permissions.attach(session)
     if ports.reviewer is not None:
         session.plan_reviewer = ports.reviewer
     for port in (ports.approver, ports.reviewer):

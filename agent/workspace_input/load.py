@@ -24,6 +24,7 @@ class WorkspaceInput:
     notes: list[str] = field(default_factory=list)  # other things said about the input, as lines
     commands: Any = None  # agent.custom.commands.CommandSet
     skills: Any = None  # agent.custom.skills.SkillSet
+    permissions: Any = None  # agent.permissions.engine.Permissions: the rules of every config file
 
     def notices(self) -> list[str]:
         """One line per item left out (with the config file's), as a `warning` says it."""
@@ -33,13 +34,16 @@ class WorkspaceInput:
 def workspace_input(root: Path | None, config: Any) -> WorkspaceInput:
     """What the session may use of the workspace at root (None: a workspace without a local folder)."""
     from agent.mcp import allowed_servers
+    from agent.permissions.engine import Permissions
     from agent.profiles import load_profiles
 
     profiles = load_profiles(root, trusted=config.workspace_trusted, base_mode=config.mode)
     servers, server_notes = allowed_servers(config)
     commands, skills = custom_files(root, config.workspace_trusted)
+    rules = Permissions.from_config(config)  # a rule that cannot be used is said once, with why
     return WorkspaceInput(profiles, servers, [*config.ignored, *profiles.ignored],
-                          [*server_notes, *commands.notes, *skills.notes], commands, skills)
+                          [*server_notes, *commands.notes, *skills.notes, *rules.problems], commands, skills,
+                          permissions=rules)
 
 
 def custom_files(root: Path | None, trusted: bool) -> tuple[Any, Any]:

@@ -105,6 +105,18 @@ class ToolsWithoutExec(Rule):
         return kept, "it would let the model run commands on your machine"
 
 
+class TighterRules(Rule):
+    """Permission rules: an untrusted file may add `deny` and `ask` rules (they only ask more or
+    refuse), never `allow` (it would skip your approval)."""
+
+    kind = "tighter rules"
+
+    def check(self, value: Any, ctx: Context) -> tuple[Any, str | None]:
+        if not isinstance(value, dict) or not value.get("allow"):
+            return value, None
+        return {k: v for k, v in value.items() if k != "allow"}, "it would run tools without asking you"
+
+
 @dataclass(frozen=True)
 class InputKind:
     """One kind of file a workspace supplies: where it is, its schema, and a rule for every field."""
@@ -115,6 +127,7 @@ class InputKind:
     fields: Mapping[str, Rule]
 
 
+HOOKS_WHY = "hooks are commands the file would run on your machine"
 MODEL_WHY = "it would choose the model, and with it where your key and code are sent"
 CONFIG = InputKind("workspace config", ".coder-tui.toml", "agent.config:Settings", {
     "model": NeedsTrust(MODEL_WHY),
@@ -135,6 +148,8 @@ CONFIG = InputKind("workspace config", ".coder-tui.toml", "agent.config:Settings
     "keymap": NeedsTrust("it would rebind keys, approvals included"),
     "reasoning": NeedsTrust("it would change how much each request thinks, and costs"),
     "mode": StricterMode(),
+    "permissions": TighterRules(),
+    "hooks": NeedsTrust(HOOKS_WHY),
     "max_steps": Harmless(), "timeout": Harmless(), "max_retries": Harmless(), "theme": Harmless(),
     "context_window": Harmless(), "max_cost": Harmless(), "max_tokens": Harmless(),
     "tool_calling": Harmless(), "map_tokens": Harmless(), "workflow": Harmless(),
@@ -162,7 +177,11 @@ SKILL_WHY = "the folder's skills are loaded once you trust it"
 SKILLS = InputKind("skills", ".agents/skills/*/SKILL.md", "agent.custom.skills:SkillFile", {
     key: NeedsTrust(SKILL_WHY) for key in ("name", "description", "license", "compatibility", "metadata",
                                            "allowed_tools", "body")})
-KINDS: tuple[InputKind, ...] = (CONFIG, PROFILE, INSTRUCTIONS, COMMANDS, SKILLS)
+CLAUDE_SETTINGS = InputKind("Claude Code settings", ".claude/settings*.json", "agent.permissions.claude:ClaudeSettings", {
+    "permissions": TighterRules(),
+    "hooks": NeedsTrust(HOOKS_WHY),
+})
+KINDS: tuple[InputKind, ...] = (CONFIG, PROFILE, INSTRUCTIONS, COMMANDS, SKILLS, CLAUDE_SETTINGS)
 UNKNOWN = NeedsTrust("coder-tui does not know what it does")
 
 
@@ -186,7 +205,10 @@ def screen(kind: InputKind, values: Mapping[str, Any], source: str, ctx: Context
         result, why = kind.fields.get(key, UNKNOWN).check(value, ctx)
         if why is not None:
             dropped = [v for v in value if v not in result] if result is not _DROP and isinstance(value, list) else value
-            ignored.append(Ignored(show(key, dropped), why, source))
+            name = key
+            if result is not _DROP and isinstance(value, dict):  # a table kept in part: name what was not
+                name, dropped = next((f"{key}.{k}", v) for k, v in value.items() if k not in result)
+            ignored.append(Ignored(show(name, dropped), why, source))
         if result is not _DROP:
             kept[key] = result
     return kept, ignored

@@ -67,7 +67,7 @@ async def test_an_edit_docks_under_the_reason_and_the_prompt_comes_back(make_app
                        what="the reason in view")
         assert reason.region.bottom <= panel.region.y and panel.region.bottom <= app.size.height
         text = panel_text(panel)
-        assert text.count("app.py") == 1  # the file, named once
+        assert text.replace("patch_file(./app.py)", "").count("app.py") == 1  # the file, named once (and in the rule offered)
         assert "Allow once (y)" in text and "Deny (n)" in text and "Stop (esc)" in text
         await pilot.press("y")
         await answered(pilot)

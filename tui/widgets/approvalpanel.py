@@ -30,6 +30,7 @@ from agent.events import DecisionKind
 from agent.textsafe import line, visible
 from tui.widgets.diffmodel import DiffFile, from_change
 from tui.widgets.diffview import SPLIT_MIN_WIDTH, DiffView
+from tui.widgets.approvalrule import RuleOffer
 
 ALL_REJECTED = "The user rejected every hunk of the proposed change; nothing was applied."
 # File suffix -> TextArea language (tree-sitter), for the in-place editor.
@@ -39,10 +40,10 @@ EDITOR_LANGUAGES = {
     ".mjs": "javascript", ".rs": "rust", ".go": "go", ".sql": "sql", ".java": "java",
     ".sh": "bash", ".bash": "bash", ".xml": "xml",
 }
-KIND_TITLES = {"edit": "Edit", "exec": "Run a command", "network": "Network access"}
+KIND_TITLES = {"edit": "Edit", "exec": "Run a command", "network": "Network access", "read": "Read"}
 EDIT_ACTIONS = {"next_hunk", "previous_hunk", "toggle_hunk", "toggle_split", "edit"}
 FILE_ACTIONS = {"next_file", "previous_file", "goto_file"}
-REVIEW_ACTIONS = {"allow_once", "allow_all", "deny", "stop", "full_screen"} | EDIT_ACTIONS
+REVIEW_ACTIONS = {"allow_once", "allow_all", "allow_always", "rule_target", "deny", "stop", "full_screen"} | EDIT_ACTIONS
 # Two rows: the ways to allow (the session one names its tool), then deny, stop and the status.
 ALLOW_CHOICES = (("Allow once (y)", "allow_once", "success"), ("", "allow_all", "primary"))
 OTHER_CHOICES = (("Deny (n)", "deny", "warning"), ("Stop (esc)", "stop", "error"))
@@ -59,6 +60,9 @@ def allow_all_label(tool: str, width: int = 1000, kind: str | None = None) -> st
         labels: tuple[str, ...] = (f"Allow {tool} for this session, without network (a)",
                                    f"Allow {tool} for session, no network (a)", "Allow for session, no network (a)",
                                    "Session, no network (a)")
+    elif tool == "web_fetch":  # the session choice lets it fetch from any site, unasked
+        labels = (f"Allow {tool} for this session, any site (a)", f"Allow {tool} for session, any site (a)",
+                  "Allow for session, any site (a)", "Session, any site (a)")
     else:
         labels = (f"Allow {tool} for this session (a)", f"Allow {tool} for session (a)", "Allow for this session (a)")
     for label in labels:
@@ -82,6 +86,8 @@ class ApprovalPanel(Vertical, can_focus=True):
         Binding("y", "allow_once", "Allow once", id="approval.allow_once"),
         Binding("a", "allow_all", "Allow for this session", id="approval.allow_all"),
         Binding("n", "deny", "Deny", id="approval.deny"),
+        Binding("r", "allow_always", "Always allow", id="approval.allow_always"),  # tui/widgets/approvalrule.py
+        Binding("w", "rule_target", "Rule: config or workspace", show=False, id="approval.rule_target"),
         # The editor and the feedback input take Esc first, to close themselves.
         Binding("escape", "back", "Back", priority=True, id="approval.back"),
         Binding("escape", "stop", "Stop", id="approval.stop"),
@@ -134,6 +140,7 @@ class ApprovalPanel(Vertical, can_focus=True):
         feedback = Input(placeholder="Why? The agent reads this (optional)", id="approval-feedback")
         feedback.border_title = "Deny · Enter confirms · Esc goes back"
         yield feedback
+        yield RuleOffer(request)
         with Horizontal(id="approval-actions"):
             yield from self._buttons(ALLOW_CHOICES)
         with Horizontal(id="approval-more"):
@@ -241,6 +248,8 @@ class ApprovalPanel(Vertical, can_focus=True):
             return False
         if action in EDIT_ACTIONS:
             return self.request.kind == "edit" and bool(self.request.changes)
+        if action in ("allow_always", "rule_target"):
+            return bool(self.query_one(RuleOffer).rules)
         return True
 
     def _set_mode(self, mode: str) -> None:
@@ -268,6 +277,17 @@ class ApprovalPanel(Vertical, can_focus=True):
 
     def action_allow_all(self) -> None:
         self._decide(self._allow("allow_all"))
+
+    def action_allow_always(self) -> None:
+        """Save the offered rule(s) (they apply from now on) and allow this call once."""
+        problem = self.query_one(RuleOffer).save()
+        if problem is not None:
+            self.notify(f"The rule is not saved: {problem}", severity="error")
+            return
+        self._decide(self._allow("allow_once"))
+
+    def action_rule_target(self) -> None:
+        self.query_one(RuleOffer).toggle_target()
 
     def action_stop(self) -> None:
         self._decide(Decision("stop"))
