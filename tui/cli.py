@@ -252,9 +252,18 @@ def _cmd_run(argv: list[str]) -> int:
         if options.workspace is not None and options.workspace != options.dir:
             parser.error(f"DIR {options.dir!r} and --workspace {options.workspace!r} name different folders")
         options.workspace = options.dir
+    _start_loading_models()
     from agent.frontends.headless import main as headless_main
 
     return headless_main(options)
+
+
+def _start_loading_models() -> None:
+    """litellm takes seconds to import: from here on it loads in a thread while the command imports
+    the agent core, reads the config and opens the workspace (agent/llm_preload.py)."""
+    from agent.llm_preload import start_loading
+
+    start_loading()
 
 
 def _cmd_undo(argv: list[str]) -> int:
@@ -283,6 +292,7 @@ def _cmd_acp(argv: list[str]) -> int:
     if options.trust:
         print(f"coder-tui acp: error: {ACP_TRUST_GONE}", file=sys.stderr)
         return 2
+    _start_loading_models()
     from agent.frontends.acp import main as acp_main
 
     return acp_main(options)
@@ -312,6 +322,7 @@ def _cmd_trust(argv: list[str]) -> int:
 
 def _cmd_serve(argv: list[str]) -> int:
     options = serve_parser().parse_args(argv)
+    _start_loading_models()
     from agent.frontends.serve.main import main as serve_main
 
     return serve_main(options)
