@@ -11,6 +11,7 @@ imports nothing of the model layer.
 from __future__ import annotations
 
 import gc
+import sys
 import threading
 from collections.abc import Iterator
 from concurrent.futures import Future
@@ -22,13 +23,21 @@ _loading: Future[None] | None = None
 
 def start_loading() -> Future[None]:
     """The load of litellm (agent.llm.prewarm) in a daemon thread: started by the first call,
-    shared by the others; a load that failed is started again."""
+    shared by the others; a load that failed (or was undone) is started again."""
     global _loading
     with _lock:
-        if _loading is None or (_loading.done() and _loading.exception() is not None):
+        if _loading is None or _spent(_loading):
             _loading = Future()
             threading.Thread(target=_load, args=(_loading,), name="load-litellm", daemon=True).start()
         return _loading
+
+
+def _spent(loading: Future[None]) -> bool:
+    """A load that failed, or whose result is gone (agent.llm no longer loaded: tests reset it)."""
+    if not loading.done():
+        return False
+    llm = sys.modules.get("agent.llm")
+    return loading.exception() is not None or llm is None or not llm.is_loaded()
 
 
 def _load(future: Future[None]) -> None:
