@@ -259,8 +259,9 @@ def _cmd_run(argv: list[str]) -> int:
 
 
 def _start_loading_models() -> None:
-    """litellm takes seconds to import: from here on it loads in a thread while the command imports
-    the agent core, reads the config and opens the workspace (agent/llm_preload.py)."""
+    """litellm takes seconds to import: from here on it loads in a thread while `run` imports the
+    agent core, reads the config and opens the workspace (agent/llm_preload.py; serve and acp start
+    it after their own imports, to be ready sooner)."""
     from agent.llm_preload import start_loading
 
     start_loading()
@@ -292,7 +293,6 @@ def _cmd_acp(argv: list[str]) -> int:
     if options.trust:
         print(f"coder-tui acp: error: {ACP_TRUST_GONE}", file=sys.stderr)
         return 2
-    _start_loading_models()
     from agent.frontends.acp import main as acp_main
 
     return acp_main(options)
@@ -322,7 +322,6 @@ def _cmd_trust(argv: list[str]) -> int:
 
 def _cmd_serve(argv: list[str]) -> int:
     options = serve_parser().parse_args(argv)
-    _start_loading_models()
     from agent.frontends.serve.main import main as serve_main
 
     return serve_main(options)

@@ -60,7 +60,7 @@ def test_acp_answers_initialize_and_new_session_while_litellm_is_still_loading(
     try:
         assert agent.request(1, "initialize", {"protocolVersion": 1, "clientCapabilities": {}})["result"]
         session = agent.request(2, "session/new", {"cwd": str(tmp_path / "ws"), "mcpServers": []})["result"]
-        assert (hook / "started").exists() and not gate.exists()  # both answered while litellm was loading
+        assert not gate.exists()  # both answered while litellm's import could not have finished
         fake_llm.script(Reply(text="hello after loading"))
         assert agent.proc.stdin is not None
         agent.proc.stdin.write(json.dumps({"jsonrpc": "2.0", "id": 3, "method": "session/prompt", "params": {

@@ -51,7 +51,7 @@ def test_serve_answers_while_litellm_is_still_loading_and_a_turn_waits_for_it(
         url = banner.split()[-1]
         with httpx.Client(base_url=url, headers={"Authorization": f"Bearer {TOKEN}"}, timeout=120) as client:
             assert client.get("/api/health").status_code == 200
-            assert (hook / "started").exists() and not gate.exists()  # answered while litellm was loading
+            assert not gate.exists()  # answered while litellm's import could not have finished
             fake_llm.script(Reply(text="hello after loading"))
             answers: list[httpx.Response] = []
             turn = threading.Thread(target=lambda: answers.append(client.post(
