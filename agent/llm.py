@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import atexit
 import functools
-import gc
 import os
 import random
 import threading
@@ -23,6 +22,8 @@ from typing import Any
 
 from agent import secrets, toolschema
 from agent.llm_errors import Failure, LLMError, classify, unknown_provider, where
+from agent.llm_lean import encoding_on_first_use, no_proxy_import_without_file_ids
+from agent.llm_preload import collections_paused, start_loading
 from agent.llm_requests import copy_messages_without_signature_scan, no_price_for_a_stream_not_read_yet
 from agent.llm_usage import (Prices, cap_cache_marks_only_when_over, caches_prompts, prices_for,
                              strip_cache_control_only_when_marked, usage_without_assembly, with_cache_markers)
@@ -66,21 +67,27 @@ def prewarm() -> None:
     """Import litellm and what its first request imports (about 3 s and 500 modules together).
 
     The OpenAI client's `.chat` imports `openai.resources`, whose __init__ loads every API
-    resource; done on the event loop that stalls a UI or a room for about a second.
+    resource; done on the event loop that stalls a UI or a room for about a second. Once per
+    process: a second caller waits for the first (agent/llm_preload.py starts it early).
     """
     global _warm
-    load_litellm()
-    import openai.resources  # noqa: F401
+    with _prewarming:
+        if _warm:
+            return
+        with collections_paused():
+            load_litellm()
+            import openai.resources  # noqa: F401
 
-    strip_cache_control_only_when_marked()
-    cap_cache_marks_only_when_over()
-    copy_messages_without_signature_scan()
-    no_price_for_a_stream_not_read_yet()
+            strip_cache_control_only_when_marked()
+            cap_cache_marks_only_when_over()
+            copy_messages_without_signature_scan()
+            no_price_for_a_stream_not_read_yet()
+            no_proxy_import_without_file_ids()
+            encoding_on_first_use()
+        _warm = True
 
-    # The model library brings about a million long-lived objects; left in the collected
-    # generations, every full collection walks them: 0.3-0.6 s pauses of every thread, mid-run.
-    gc.freeze()
-    _warm = True
+
+_prewarming = threading.Lock()
 
 
 class _RequestLoop:
@@ -176,7 +183,7 @@ def is_loaded() -> bool:
 async def ensure_loaded() -> Any:
     """litellm, imported in a worker thread the first time so the event loop never stalls."""
     if not _warm:
-        await asyncio.to_thread(prewarm)
+        await asyncio.wrap_future(start_loading())
     return load_litellm()
 
 

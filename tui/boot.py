@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import threading
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -28,15 +27,6 @@ RESUME_FIX = "Quit (Ctrl+Q) and start again; `coder-tui sessions` lists them."
 def _import_core() -> None:
     import agent.session.core  # noqa: F401 - the agent core: events, tools, workspaces, sessions
     import agent.workspaces.local  # noqa: F401
-
-
-def _prewarm_litellm() -> None:
-    from agent.llm import prewarm
-
-    try:
-        prewarm()  # also freezes the model library's objects out of full collections
-    except Exception:  # noqa: BLE001 - the first run imports it again and reports the problem
-        return
 
 
 def flags_of(options: Namespace) -> dict[str, Any]:
@@ -141,10 +131,11 @@ async def boot(app: BootHost) -> None:
     options = app.options
     await app.load_user_themes()
     await asyncio.to_thread(_import_core)
+    from agent.llm_preload import start_loading
     from agent.profiles import ProfileError
     from agent.session.record import SessionError
 
-    threading.Thread(target=_prewarm_litellm, name="load-litellm", daemon=True).start()
+    start_loading()  # litellm in a thread; also freezes its objects out of full collections
     opener = _open_room if options.room else _open_github if options.github else _open_local
     try:
         config = await opener(app)

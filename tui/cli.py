@@ -274,9 +274,19 @@ def _cmd_run(argv: list[str]) -> int:
         if code != IN_PROCESS:
             return code
         options.resume = None if options.attach == "new" else options.attach  # as `run --resume ID`
+    _start_loading_models()  # in-process: a run through the host never imports litellm
     from agent.frontends.headless import main as headless_main
 
     return headless_main(options)
+
+
+def _start_loading_models() -> None:
+    """litellm takes seconds to import: from here on it loads in a thread while `run` imports the
+    agent core, reads the config and opens the workspace (agent/llm_preload.py; serve and acp start
+    it after their own imports, to be ready sooner)."""
+    from agent.llm_preload import start_loading
+
+    start_loading()
 
 
 def _cmd_undo(argv: list[str]) -> int:

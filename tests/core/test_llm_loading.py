@@ -107,3 +107,22 @@ def test_requests_still_running_at_exit_are_wound_down() -> None:
     done = subprocess.run([sys.executable, "-c", WIND_DOWN], cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     assert "request wound down" in done.stdout
+
+
+def test_run_starts_loading_litellm_before_it_imports_the_agent_core(tmp_path, isolated_home) -> None:
+    """`coder-tui run` loads litellm in a thread from launch (agent/llm_preload.py), overlapping the
+    agent core's imports, the config and the workspace, instead of after them. Here the front end's
+    import waits until litellm's has started: before the fix the run never got that far."""
+    from tests.conftest import TEST_KEY, cli_env
+    from tests.fake_anthropic import FakeAnthropic
+    from tests.fakellm import Reply
+    from tests.import_gate import gate_env
+
+    (tmp_path / "ws").mkdir()
+    env = cli_env(isolated_home, **gate_env(tmp_path / "hook", wait_for_litellm=("agent.frontends.headless",)))
+    with FakeAnthropic(Reply(text="hello")) as fake:
+        done = subprocess.run([sys.executable, "-m", "tui.cli", "run", "hi", "--workspace", str(tmp_path / "ws"),
+                               "--model", fake.model, "--api-base", fake.url, "--api-key", TEST_KEY],
+                              env=env, capture_output=True, text=True, timeout=180, stdin=subprocess.DEVNULL)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "hello" in done.stdout

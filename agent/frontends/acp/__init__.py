@@ -17,6 +17,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import agent.frontends.acp.sdk  # noqa: F401 - first: imports the SDK (below) without attribute docstrings
 from acp import PROTOCOL_VERSION, RequestError
 from acp.schema import (AgentCapabilities, ClientCapabilities, Implementation, InitializeResponse,
                         ListSessionsResponse, LoadSessionResponse, McpCapabilities, NewSessionResponse,

@@ -94,7 +94,7 @@ async def listen(sessions: Sessions, token: str, host: str, port: int, max_body:
 
 
 async def serve(options: Any) -> int:
-    from agent.llm import configuration_problem
+    from agent.frontends.serve.ready import ModelLayer
     from agent.secrets import register
 
     if options.github and options.workspace != ".":
@@ -107,21 +107,21 @@ async def serve(options: Any) -> int:
                       clone=options.clone)
     root = Path(options.workspace) if not options.github and os.path.isdir(options.workspace) else None
     config = build_config(options, root)
-    problem = await configuration_problem(config.require_model())
-    if problem is not None:
-        raise UsageError(f"{problem}; the model is set by: {config.sources.get('model', 'the configuration')}")
+    model = ModelLayer(config.require_model())  # checked once litellm has loaded; turns wait for it
     try:
         first = await open_target(spec, config, notice=_notice)
     except TargetError as exc:
+        model.close()
         raise UsageError(f"{exc.message}{f' ({exc.hint})' if exc.hint else ''}") from None
     opener = Opener(spec, config, first)
-    sessions = Sessions(config, opener)
+    sessions = Sessions(config, opener, ready=model.ready)
     try:
         # A token the user gave may be used through a proxy under another name; a generated one
         # serves loopback only, so any other Host is a web page's DNS rebinding.
         server = await listen(sessions, token, options.host, options.port, options.max_body,
                               check_host=source == "generated", rate_limit=options.rate_limit)
     except UsageError:
+        model.close()
         await opener.close()
         raise
     stop = _stop_on_signal()  # before the banner: whoever read it may signal at once
@@ -129,9 +129,11 @@ async def serve(options: Any) -> int:
     print(f"token: {token}" if source == "generated" else f"token: the one given by {source}", flush=True)
     print(f"workspace: {first.label}  mode: {config.mode}  (Ctrl+C stops)", flush=True)
     print(MODE_NOTES[config.mode], flush=True)
-    await stop.wait()
+    problem = await model.until_problem_or(stop)
     await server.runner.cleanup()
     await opener.close()
+    if problem is not None:
+        raise UsageError(f"{problem}; the model is set by: {config.sources.get('model', 'the configuration')}")
     return 0
 
 

@@ -115,8 +115,9 @@ class Live:
 
 class Sessions:
     def __init__(self, config: Config, opener: Opener, store: SessionStore | None = None,
-                 max_live: int = MAX_LIVE) -> None:
+                 max_live: int = MAX_LIVE, ready: Callable[[], Awaitable[None]] | None = None) -> None:
         self.config = config
+        self.ready = ready  # the model layer loaded (agent/frontends/serve/ready.py); turns wait for it
         self.opener = opener
         self.store = store or SessionStore()
         self.max_live = max_live
@@ -124,6 +125,8 @@ class Sessions:
 
     async def open(self, chat: ChatRequest, session_id: str | None) -> Live:
         """The chat's session: the live one it names, a recorded one resumed, or a new one."""
+        if self.ready is not None:
+            await self.ready()
         if session_id is None:
             live = await self._create(chat, None)
             for message in chat.history:
