@@ -258,5 +258,6 @@ async def test_the_agents_notes_show_in_the_side_panel(make_app: Any, fake_llm: 
         await submit(pilot, "plan it")
         await idle(pilot)
         await wait_for(pilot, lambda: app.query(ScratchpadPane), what="the notes pane")
+        assert len(app.query(ScratchpadPane)) == 1  # both notes in one pane (they came in one step)
         shown = rendered_text(app.query_one(ScratchpadPane))
         assert "Plan: read cli.py, then time it." in shown and "• The CLI lives in tui/cli.py." in shown

@@ -44,8 +44,11 @@ def show_scratchpad(timeline: Widget, event: Any) -> None:
     side = timeline.parent
     if side is None:
         return
-    found = side.query(ScratchpadPane)
-    pane = found.first() if found else ScratchpadPane(id="scratchpad")
-    if not found:
+    # kept on the side panel: two events in a row come before the first pane is mounted, and a
+    # query would not find it yet
+    pane = getattr(side, "scratchpad_pane", None)
+    if pane is None:
+        pane = ScratchpadPane(id="scratchpad")
+        side.scratchpad_pane = pane  # type: ignore[attr-defined]
         side.mount(pane, after=timeline)
     pane.show(event.text, list(event.observations))
