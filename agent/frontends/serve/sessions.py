@@ -148,7 +148,8 @@ class Sessions:
             found = self.live.get(session_id)
         live = found if found is not None else await self._create(chat, session_id)
         if live.running:
-            raise Busy(f"session {session_id} is answering another request; wait for its done event")
+            raise Busy(f"session {session_id} is answering another request; wait for its done event "
+                       f"(a client whose stream dropped continues it by sending Last-Event-ID)")
         if live.apply != chat.apply:
             raise BadRequest(f"session {session_id} was opened with apply {live.apply!r}; "
                              f"a conversation keeps where its edits are applied")
