@@ -96,6 +96,9 @@ def serve_parser() -> argparse.ArgumentParser:
     server.add_argument("--rate-limit", type=_count, default=30, metavar="N",
                         help="turns (POST /api/chat) one client may start a minute; more get 429 with "
                              "Retry-After (default: 30; 0: no limit)")
+    server.add_argument("--reconnect-grace", type=_count, default=30, metavar="SECONDS",
+                        help="how long a streamed turn goes on after its client disconnected, for the client "
+                             "to reconnect with Last-Event-ID (default: 30; 0: stop at once)")
     agent = parser.add_argument_group("agent")
     agent.add_argument("--mode", choices=MODES,
                        help="approval mode (default: ask, or the config's); ask sends approval_required events")

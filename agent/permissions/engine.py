@@ -87,6 +87,8 @@ class Permissions:
         """Whether a deny/ask rule applies: any command part, any form of any path."""
         if rule.kind == "any":
             return True
+        if rule.kind in ("exact", "prefix", "glob") and tool == "shell_send":
+            return True  # keys typed into a terminal cannot be checked against a command: the rule covers them all
         if rule.kind in ("exact", "prefix", "glob") and tool in COMMAND_TOOLS:
             line = str(args.get("command") or "")
             return any(rule.command(part) for part in [*split_command(line).parts, " ".join(line.split())])

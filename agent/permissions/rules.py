@@ -46,8 +46,8 @@ class Rule:
     value: str = ""
 
     def names(self, tool: str, tightening: bool) -> bool:
-        """Whether the rule is about `tool` (a deny or ask rule on bash_exec covers shell_exec too)."""
-        tools = self.tools + (("shell_exec",) if tightening and "bash_exec" in self.tools else ())
+        """Whether the rule is about `tool` (a deny or ask rule on bash_exec covers shell_exec and shell_send too)."""
+        tools = self.tools + (("shell_exec", "shell_send") if tightening and "bash_exec" in self.tools else ())
         return any(fnmatch.fnmatchcase(tool, pattern) for pattern in tools)
 
     def command(self, part: str) -> bool:

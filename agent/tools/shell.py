@@ -1,4 +1,5 @@
-"""Exec tools: bash_exec (one command) and persistent shells (shell_open/exec/close).
+"""Exec tools: bash_exec (one command) and persistent shells (shell_open/exec/close; shell_send for
+a shell opened on a terminal of its own, agent/tools/ptyshell.py).
 
 Commands run in the workspace folder, in their own process group (killed as a whole on timeout
 or cancellation), with only allow-listed environment variables (`sandbox.command_env`), and in
@@ -184,15 +185,24 @@ class ShellSession:
 
 class ShellManager:
     def __init__(self) -> None:
-        self.sessions: dict[str, ShellSession] = {}
+        self.sessions: dict[str, Any] = {}  # ShellSession, or PtyShell (agent/tools/ptyshell.py)
         self._counter = 0
 
-    async def open(self, program: str, cwd: Path, wrap: Any = None, env: dict[str, str] | None = None) -> ShellSession:
-        """Start `program` in `cwd`; `wrap` turns its argv into the argv to run (the sandbox)."""
+    async def open(self, program: str, cwd: Path, wrap: Any = None, env: dict[str, str] | None = None,
+                   size: tuple[int, int] | None = None) -> Any:
+        """Start `program` in `cwd`; `wrap` turns its argv into the argv to run (the sandbox);
+        `size` (rows, cols): on a terminal of its own."""
         if len(self.sessions) >= MAX_SHELLS:
             raise ToolError(f"{MAX_SHELLS} shells are open already; close one with shell_close")
         argv = [program] + (["--noprofile", "--norc"] if Path(program).name == "bash" else [])
         argv = wrap(argv) if wrap is not None else argv
+        if size is not None:
+            from agent.tools.ptyshell import open_pty
+
+            self._counter += 1
+            shell = await open_pty(f"sh{self._counter}", program, argv, str(cwd), env or child_env(), *size)
+            self.sessions[shell.id] = shell
+            return shell
         try:
             proc = await asyncio.create_subprocess_exec(
                 *argv, cwd=str(cwd), env=child_env() if env is None else env, stdin=asyncio.subprocess.PIPE,
@@ -205,7 +215,7 @@ class ShellManager:
         self.sessions[session.id] = session
         return session
 
-    def get(self, session_id: str) -> ShellSession:
+    def get(self, session_id: str) -> Any:
         if session_id not in self.sessions:
             known = ", ".join(self.sessions) or "none open"
             raise ToolError(f"no shell {session_id!r} (open shells: {known}); use shell_open first")
@@ -231,13 +241,18 @@ class ShellOpenArgs(ToolArgs):
     command: str | None = Field(default=None, description="Shell program to start (default: bash).")
     network: bool = Field(default=False, description="True only when commands in this shell need the network; "
                                                      "the user is asked to allow it.")
+    pty: bool = Field(default=False, description="Run the shell on a terminal of its own (interactive programs, "
+                                                 "colours, prompts); type into it with shell_send.")
+    rows: int = Field(default=24, ge=5, le=200, description="With pty: the terminal's height.")
+    cols: int = Field(default=80, ge=20, le=500, description="With pty: the terminal's width.")
 
 
 class ShellOpen(Tool):
     name = "shell_open"
     description = (
         "Open a persistent shell in the workspace folder; later shell_exec calls keep its current "
-        "folder and variables. Returns the session_id."
+        "folder and variables. Returns the session_id. With pty=true the shell gets a terminal of its own "
+        "(rows x cols) for interactive programs; use shell_send to type into it and read its output."
     )
     Args = ShellOpenArgs
     kind = "exec"
@@ -247,13 +262,19 @@ class ShellOpen(Tool):
 
     async def prepare(self, args: ShellOpenArgs, ctx: ToolContext) -> Proposal:
         program = args.command or default_shell()
-        return Proposal(summary=_summary(f"open a shell: {program}", args.network), command=program,
+        what = f"open a {args.rows}x{args.cols} terminal shell" if args.pty else "open a shell"
+        return Proposal(summary=_summary(f"{what}: {program}", args.network), command=program,
                         cwd=str(ctx.workspace.root))
 
     async def run(self, args: ShellOpenArgs, ctx: ToolContext) -> str:
         program = shutil.which(args.command) if args.command else default_shell()
         if not program:
             raise ToolError(f"shell program {args.command!r} was not found")
+        if args.pty:
+            from agent.tools.ptyshell import available
+
+            if why := available():
+                raise ToolError(why)
         await sandbox.ready(ctx)
         network = sandbox.wants_network(ctx, self.name, args.command or "", args.network)
         sandboxed = sandbox.wrap(ctx, ["true"], network)[1]  # says once when there is no sandbox
@@ -262,9 +283,12 @@ class ShellOpen(Tool):
             return sandbox.wrap(ctx, argv, network)[0]
 
         session = await shells(ctx).open(program, ctx.workspace.root, wrap,  # type: ignore[arg-type]
-                                         env=child_env(ctx, sandboxed))
+                                         env=child_env(ctx, sandboxed), size=(args.rows, args.cols) if args.pty else None)
         note = sandbox.network_note(args.network, network) if sandboxed else ""
-        return f"{note}session_id: {session.id} ({session.program}, in {ctx.workspace.root})"
+        opened = f"{note}session_id: {session.id} ({session.program}, in {ctx.workspace.root})"
+        if args.pty:
+            return f"{opened}, a {args.rows}x{args.cols} terminal; type into it with shell_send\n{await session.send('', 3.0)}"
+        return opened
 
 
 class ShellExecArgs(ToolArgs):
@@ -321,4 +345,37 @@ class ShellClose(Tool):
         return f"shell {args.session_id} closed"
 
 
-SHELL_TOOLS: list[type[Tool]] = [BashExec, ShellOpen, ShellExec, ShellClose]
+class ShellSendArgs(ToolArgs):
+    session_id: str = Field(description="A session_id returned by shell_open with pty=true.")
+    keys: str = Field(default="", description="Text to type; named keys in angle brackets: <enter>, <tab>, <esc>, "
+                                              "<backspace>, <up>, <down>, <left>, <right>, <ctrl-c>, <ctrl-d>, "
+                                              "<lt> for '<'. Empty: only read what the terminal printed.")
+    wait: float = Field(default=2.0, ge=0, le=60, description="Seconds to wait for output to settle before reading.")
+
+
+class ShellSend(Tool):
+    name = "shell_send"
+    description = ("Type keys into a terminal shell (shell_open with pty=true) and return what it printed since the "
+                   "last read (colours removed). Never answers a password prompt: the user does that.")
+    Args = ShellSendArgs
+    examples = ({"session_id": "sh1", "keys": "python3<enter>"}, {"session_id": "sh1", "keys": "<ctrl-c>"})
+    kind = "exec"
+
+    def available(self, workspace: Workspace) -> bool:
+        return _exec_available(workspace)
+
+    async def prepare(self, args: ShellSendArgs, ctx: ToolContext) -> Proposal:
+        return Proposal(summary=f"[{args.session_id}] type: {args.keys or '(read only)'}", command=args.keys,
+                        cwd=f"shell {args.session_id}")
+
+    async def run(self, args: ShellSendArgs, ctx: ToolContext) -> str:
+        from agent.tools.ptyshell import PtyShell
+
+        session = shells(ctx).get(args.session_id)
+        if not isinstance(session, PtyShell):
+            raise ToolError(f"shell {args.session_id} has no terminal: use shell_exec, or shell_open with pty=true")
+        async with session.lock:
+            return cap(await session.send(args.keys, args.wait))
+
+
+SHELL_TOOLS: list[type[Tool]] = [BashExec, ShellOpen, ShellExec, ShellClose, ShellSend]

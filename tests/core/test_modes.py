@@ -69,6 +69,8 @@ def cases(server: Any) -> dict[str, Case]:
         "shell_exec": Case({"session_id": "sh1", "command": "touch ran2.txt"},
                            lambda h: (h.root / "ran2.txt").exists(), [call("shell_open")]),
         "shell_close": Case({"session_id": "sh1"}, None, [call("shell_open")]),
+        "shell_send": Case({"session_id": "sh1", "keys": "touch ran3.txt<enter>"},
+                           lambda h: (h.root / "ran3.txt").exists(), [call("shell_open", pty=True)]),
         "web_fetch": Case({"url": f"{server.base_url}/page"}, lambda h: bool(server.hits)),
         "get_codebase_map": Case({"path": ""}),
         "list_tasks": Case({}),

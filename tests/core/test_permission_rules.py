@@ -68,6 +68,9 @@ def test_rules_as_users_write_them() -> None:
     assert decide("bash_exec", command="git status && rm -rf x") == "deny"  # any part denied
     assert decide("shell_exec", command="rm -rf x") == "deny"  # a deny on commands covers the persistent shell
     assert decide("shell_exec", command="npm test") is None  # an allow does not
+    # keys typed into a terminal cannot be checked against a command: a command deny covers every one
+    assert decide("shell_send", session_id="sh1", keys="echo hi<enter>") == "deny"
+    assert decide("shell_send", session_id="sh1", keys="npm test<enter>") == "deny"
     assert decide("read_file", file_path="./secrets/a/key.pem") == "deny"
     assert decide("read_file", file_path="secrets") == "deny"
     assert decide("read_file", file_path="src/app.py") == "allow"  # Claude's Read is our read_file

@@ -19,7 +19,7 @@ from tests.profiles.conftest import requested_tools
 READS = {"read_file", "list_dir", "get_line_range", "search_code", "get_project_info", "todo_read", "todo_write",
          "get_codebase_map", "list_tasks", "scratchpad_write", "note_observation"}
 EDITS = {"write_file", "patch_file", "multi_edit", "replace_lines", "insert_at_line", "delete_lines"}
-EXECS = {"bash_exec", "shell_open", "shell_exec", "shell_close", "schedule_task", "cancel_task"}
+EXECS = {"bash_exec", "shell_open", "shell_exec", "shell_close", "shell_send", "schedule_task", "cancel_task"}
 EXPECTED = {
     ("coder", "allow"): READS | EDITS | EXECS | {"web_fetch"},
     ("coder", "ask"): READS | EDITS | EXECS | {"web_fetch"},

@@ -73,7 +73,10 @@ def test_node_fetch_with_eventsource_parser_drives_a_turn_with_an_approval(start
     code, lines = node_chat(server, token, {"messages": [{"role": "user", "content": "refactor"}]}, "allow_once")
     assert code == 0, lines
     events = [line["event"] for line in lines if "event" in line]
-    assert all(line["sse"] == {"id": None, "event": None} for line in lines if "event" in line)
+    # every frame carries its id (seed 002's Last-Event-ID), read by the parser as such: 1, 2, 3...
+    ids = [line["sse"]["id"] for line in lines if "event" in line]
+    assert ids == [str(n) for n in range(1, len(ids) + 1)]
+    assert all(line["sse"]["event"] is None for line in lines if "event" in line)
     assert events[0]["type"] == "session" and events[-1] == {"done": True}
     assert lines[-1] == {"status": 200, "session_header": events[0]["session_id"]}
     asked = next(e for e in events if e.get("type") == "approval_required")

@@ -111,8 +111,9 @@ def test_a_stop_decision_ends_the_run(make_serve):
     assert rest[-1] == {"done": True} and not (serve.root / "c.txt").exists()
 
 
-def test_a_client_that_disconnects_stops_its_run(make_serve):
-    serve = make_serve(files={"a.txt": "original\n"}, timeout=300)  # only the disconnect can end the run
+def test_a_client_that_disconnects_and_does_not_return_has_its_run_stopped(make_serve):
+    # only the disconnect can end the run: once the grace period for a reconnect has passed
+    serve = make_serve(files={"a.txt": "original\n"}, timeout=300, grace=0.5)
     # the model streams its text, then hangs in the middle of a write_file call
     serve.llm.script(Reply(text="Rewriting a.txt now.", chunk_size=5, stall_after=5,
                            tool_calls=[call("write_file", file_path="a.txt", content="half" * 1000)]))
@@ -120,7 +121,7 @@ def test_a_client_that_disconnects_stops_its_run(make_serve):
         lines = response.iter_lines()  # kept: dropping the generator would close the response already
         read_until(lines, "content")
         assert serve.sessions()[0]["running"] is True
-    # the response is closed: the server notices, stops the run and waits for it to end
+    # the response is closed: after the grace period the server stops the run and waits for it to end
     serve.wait_for(lambda: serve.sessions() and serve.sessions()[0]["running"] is False, "the run to stop")
     assert (serve.root / "a.txt").read_text() == "original\n"
     assert sorted(p.name for p in serve.root.iterdir()) == ["a.txt"]  # no temp file left behind

@@ -23,14 +23,15 @@ def test_idle_sessions_beyond_the_limit_close_and_resume_from_their_record(make_
     assert [s["session_id"] for s in serve.sessions()] == [ids[2], ids[0]]
 
 
-def test_a_client_that_leaves_while_an_approval_waits_stops_its_run(make_serve):
-    serve = make_serve(mode="ask", files={"a.txt": "before\n"}, timeout=300)
+def test_a_client_that_leaves_while_an_approval_waits_and_does_not_return_stops_its_run(make_serve):
+    serve = make_serve(mode="ask", files={"a.txt": "before\n"}, timeout=300, grace=0.5)
     serve.llm.script(Reply(tool_calls=[call("write_file", file_path="a.txt", content="after\n")]))
     with serve.client() as client, client.stream("POST", "/api/chat", json={
             "messages": [{"role": "user", "content": "write"}]}) as response:
         lines = response.iter_lines()
         asked = read_until(lines, "approval_required")[-1]
         assert serve.sessions()[0]["pending_approvals"][0]["id"] == asked["id"]
+    # nobody reconnected within the grace period: the run is stopped, its approval answered by nobody
     serve.wait_for(lambda: serve.sessions()[0]["running"] is False, "the run to stop")
     assert serve.sessions()[0]["pending_approvals"] == []
     with serve.client() as client:

@@ -12,8 +12,11 @@ Routes (every one but `/api/health` needs `Authorization: Bearer TOKEN`):
     GET  /api/health            {"status": "ok"} (no token needed)
     GET  /ws, /ws/{token}       the same sessions over a WebSocket (agent/frontends/serve/ws.py)
 A client (address) starts at most `rate_limit` turns a minute; more get 429 with Retry-After.
-A turn whose client disconnects is stopped and awaited before its handler returns, so no run
-outlives its request; edits are written whole (atomically) or not at all.
+Every frame of a streamed turn carries `id: N`; a streaming client that disconnects leaves its run
+going for the grace period and continues it by re-sending its request with `Last-Event-ID: N`
+(agent/frontends/serve/resume.py); nobody back in time, the run is stopped. A `"stream": false` turn
+whose client disconnects is stopped and awaited before its handler returns; edits are written
+whole (atomically) or not at all.
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ from agent.approval import Decision
 from agent.frontends.serve.guard import guard
 from agent.frontends.serve.limits import RATE_LIMIT, turn_limit
 from agent.frontends.serve.request import ApprovalAnswer, BadRequest, ChatRequest, parse
+from agent.frontends.serve.resume import Frame, TurnFrames, last_event_id
 from agent.frontends.serve.sessions import Busy, Live, NotFound, Sessions, Unavailable
 from agent.planning.review import PlanDecision
 from agent.secrets import redact
@@ -127,55 +131,86 @@ async def _chat(request: web.Request) -> web.StreamResponse:
             raise BadRequest(f"events={shape!r}: give `ours` (the default) or `seed` (seed 003's shapes)")
         chat = chat.model_copy(update={"events": shape})
     sessions = request.app[SESSIONS]
+    last_id = _last_id(request)
+    if last_id is not None:
+        if not chat.stream:
+            raise BadRequest("Last-Event-ID continues a streamed turn; it cannot be combined with \"stream\": false")
+        live = sessions.resume(chat.session_id or request.headers.get(SESSION_HEADER), last_id)
+        if live.frames.ended and last_id == live.frames.next_id - 1:
+            return web.Response(status=204)  # nothing missed: an EventSource stops reconnecting
+        return await _stream(request, sessions, live, chat, last_id)
     live = await sessions.open(chat, chat.session_id or request.headers.get(SESSION_HEADER))
     if chat.stream:
         return await _stream(request, sessions, live, chat)
     return await _collect(sessions, live, chat)
 
 
-def frame(data: dict[str, Any]) -> bytes:
+def _last_id(request: web.Request) -> int | None:
+    header = request.headers.get("Last-Event-ID")
+    try:
+        return last_event_id(header)
+    except ValueError:
+        raise BadRequest(f"Last-Event-ID {header!r}: give the id (a number) of the last event received") from None
+
+
+def frame(data: dict[str, Any], event_id: int | None = None) -> bytes:
     # U+2028/9, C1 and bidi characters as \u escapes: the same data, inert in a terminal or a JS reader
-    return b"data: " + json_line(json.dumps(data, ensure_ascii=False)).encode() + b"\n\n"
+    head = b"" if event_id is None else b"id: %d\n" % event_id
+    return head + b"data: " + json_line(json.dumps(data, ensure_ascii=False)).encode() + b"\n\n"
 
 
-async def _stream(request: web.Request, sessions: Sessions, live: Live, chat: ChatRequest) -> web.StreamResponse:
-    session_id = live.session.session_id
+async def _stream(request: web.Request, sessions: Sessions, live: Live, chat: ChatRequest,
+                  last_id: int | None = None) -> web.StreamResponse:
+    """The turn's frames after `last_id` (a new turn, started here, when None), then the rest as they come."""
+    if last_id is None:
+        # started before the first await, so that no second request can take the session meanwhile
+        _start_streamed(sessions, live, chat)
+        last_id = live.frames.first_id - 1
     response = web.StreamResponse(headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache",
-                                           "X-Accel-Buffering": "no", SESSION_HEADER: session_id})
-    queue: asyncio.Queue[dict[str, Any] | None] = asyncio.Queue()
-    queue.put_nowait({"type": "session", "session_id": session_id})
-    # started before the first await, so that no second request can take the session meanwhile
-    task = sessions.start(live, chat, queue.put_nowait)
-    task.add_done_callback(lambda _task: queue.put_nowait(None))
+                                           "X-Accel-Buffering": "no", SESSION_HEADER: live.session.session_id})
+    sessions.attach(live)
     try:
         await response.prepare(request)
-        await _pump(response, queue)
-        failure = _failure(task)
-        if failure:
-            await response.write(frame({"error": failure}))
-        await response.write(frame({"done": True}))
+        await _pump(response, live.frames, last_id)
         await response.write_eof()
-    except ConnectionError:  # the client left: `finish` stops its run
+    except ConnectionError:  # the client left: the run goes on for the grace period (`detach`)
         pass
     finally:
-        await sessions.finish(live)
+        sessions.detach(live)
     return response
 
 
-async def _pump(response: web.StreamResponse, queue: asyncio.Queue[dict[str, Any] | None]) -> None:
-    """Write the turn's data as it comes (what is queued meanwhile goes in one write) until its end;
+def _start_streamed(sessions: Sessions, live: Live, chat: ChatRequest) -> None:
+    frames = live.frames
+    frames.begin()
+    frames.add({"type": "session", "session_id": live.session.session_id})
+    task = sessions.start(live, chat, frames.add)
+
+    def ended(_task: asyncio.Task[Any]) -> None:
+        if live.task is not task:
+            return
+        failure = _failure(task)
+        if failure:
+            frames.add({"error": failure})
+        frames.add({"done": True})
+        frames.end()
+        live.listener = None
+
+    task.add_done_callback(ended)
+
+
+async def _pump(response: web.StreamResponse, frames: TurnFrames, last_id: int) -> None:
+    """Write the turn's frames as they come (what is queued meanwhile goes in one write) until its end;
     a comment line while nothing comes (an approval waits) keeps proxies from closing the stream."""
     while True:
-        try:
-            batch = [await asyncio.wait_for(queue.get(), KEEPALIVE)]
-        except TimeoutError:
+        batch: list[Frame] | None = await frames.after(last_id, KEEPALIVE)
+        if batch is None:
+            return
+        if not batch:
             await response.write(b": keep-alive\n\n")
             continue
-        while not queue.empty():
-            batch.append(queue.get_nowait())
-        await response.write(b"".join(frame(data) for data in batch if data is not None))
-        if batch[-1] is None:
-            return
+        await response.write(b"".join(frame(data, event_id) for event_id, data in batch))
+        last_id = batch[-1][0]
 
 
 async def _collect(sessions: Sessions, live: Live, chat: ChatRequest) -> web.Response:

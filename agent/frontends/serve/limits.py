@@ -45,7 +45,8 @@ def turn_limit(per_minute: int) -> Middleware:
 
     @web.middleware
     async def middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
-        if per_minute and request.method == "POST" and request.path == "/api/chat":
+        if per_minute and request.method == "POST" and request.path == "/api/chat" \
+                and "Last-Event-ID" not in request.headers:  # a reconnect starts no turn
             wait = limit.wait(request.remote or "")
             if wait:
                 return web.json_response(

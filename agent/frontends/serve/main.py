@@ -114,7 +114,8 @@ async def serve(options: Any) -> int:
         model.close()
         raise UsageError(f"{exc.message}{f' ({exc.hint})' if exc.hint else ''}") from None
     opener = Opener(spec, config, first)
-    sessions = Sessions(config, opener, ready=model.ready)
+    sessions = Sessions(config, opener, ready=model.ready,
+                        grace=getattr(options, "reconnect_grace", 30))
     try:
         # A token the user gave may be used through a proxy under another name; a generated one
         # serves loopback only, so any other Host is a web page's DNS rebinding.

@@ -3,7 +3,10 @@
 Each conversation is an `AgentSession` of its own (its own workspace object, approver and
 record), so several chats run at once. A turn runs in a task owned here; whoever started it
 (the HTTP handler) receives the turn's SSE data through a listener and must call `finish`,
-which stops the run if it is still going and waits for it: no run outlives its request.
+which stops the run if it is still going and waits for it: no run outlives its request. A
+streamed turn is the exception: its frames are numbered and kept (agent/frontends/serve/resume.py),
+and a client that leaves `detach`es: the run goes on for the grace period, for the client to come
+back with `Last-Event-ID`, and is stopped (`finish`) when nobody did.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from agent.frontends.seedevents import SeedMapper
 from agent.frontends.serve.events import Data, SseMapper, approval_data
 from agent.frontends.serve.follow import EventLog
 from agent.frontends.serve.request import BadRequest, ChatRequest
+from agent.frontends.serve.resume import GRACE, TurnFrames
 from agent.planning.review import PlanDecision
 from agent.planning.seedtypes import seed_task_type
 from agent.session.core import AgentSession
@@ -60,6 +64,9 @@ class Live:
     listener: Callable[[Data], None] | None = None
     task: asyncio.Task[Any] | None = None
     events: EventLog = field(default_factory=EventLog)  # for GET /api/sessions/{id}/events
+    frames: TurnFrames = field(default_factory=TurnFrames)  # the latest streamed turn, numbered
+    attached: int = 0  # streams of the running turn now connected
+    expiry: asyncio.TimerHandle | None = None  # stops a turn nobody came back to
 
     def __post_init__(self) -> None:
         self._mapper: EventHandler = SseMapper(self._send, self._newline)
@@ -115,8 +122,10 @@ class Live:
 
 class Sessions:
     def __init__(self, config: Config, opener: Opener, store: SessionStore | None = None,
-                 max_live: int = MAX_LIVE, ready: Callable[[], Awaitable[None]] | None = None) -> None:
+                 max_live: int = MAX_LIVE, ready: Callable[[], Awaitable[None]] | None = None,
+                 grace: float = GRACE) -> None:
         self.config = config
+        self.grace = grace  # seconds a streamed turn goes on with no client connected
         self.ready = ready  # the model layer loaded (agent/frontends/serve/ready.py); turns wait for it
         self.opener = opener
         self.store = store or SessionStore()
@@ -139,7 +148,8 @@ class Sessions:
             found = self.live.get(session_id)
         live = found if found is not None else await self._create(chat, session_id)
         if live.running:
-            raise Busy(f"session {session_id} is answering another request; wait for its done event")
+            raise Busy(f"session {session_id} is answering another request; wait for its done event "
+                       f"(a client whose stream dropped continues it by sending Last-Event-ID)")
         if live.apply != chat.apply:
             raise BadRequest(f"session {session_id} was opened with apply {live.apply!r}; "
                              f"a conversation keeps where its edits are applied")
@@ -209,9 +219,50 @@ class Sessions:
         live.task = asyncio.create_task(_turn(live.session, prompt), name=f"serve-{live.session.session_id}")
         return live.task
 
+    def attach(self, live: Live) -> None:
+        """A stream of the turn is connected: nobody's grace period runs."""
+        live.attached += 1
+        if live.expiry is not None:
+            live.expiry.cancel()
+            live.expiry = None
+
+    def detach(self, live: Live) -> None:
+        """A stream of the turn is gone; when it was the last, the turn goes on for the grace period."""
+        live.attached -= 1
+        if live.attached > 0 or not live.running:
+            return
+        task = live.task
+        if self.grace <= 0:
+            asyncio.ensure_future(self._expire(live, task))
+            return
+        live.expiry = asyncio.get_running_loop().call_later(
+            self.grace, lambda: asyncio.ensure_future(self._expire(live, task)))
+
+    async def _expire(self, live: Live, task: asyncio.Task[Any] | None) -> None:
+        live.expiry = None
+        if live.attached == 0 and live.task is task:
+            await self.finish(live)
+
+    def resume(self, session_id: str | None, last_id: int) -> Live:
+        """The live session whose latest streamed turn a reconnecting client continues after `last_id`."""
+        if not session_id:
+            raise BadRequest("Last-Event-ID needs the session it belongs to: send the X-Session-Id the "
+                             "stream's response carried (or session_id in the body)")
+        live = self.live.get(session_id)
+        if live is None:
+            raise NotFound(f"no live session {session_id!r} to continue: its turn was stopped or the server "
+                           f"restarted (send the message again without Last-Event-ID to continue its record)")
+        problem = live.frames.check(last_id)
+        if problem:
+            raise Busy(problem)
+        return live
+
     async def finish(self, live: Live) -> None:
         """Stop the turn if it still runs (its client is gone) and wait until it has ended."""
         task = live.task
+        if live.expiry is not None:
+            live.expiry.cancel()
+            live.expiry = None
         try:
             if task is not None and not task.done():
                 live.session.stop()
