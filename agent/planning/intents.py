@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 IntentKind = Literal["schedule", "explore_start", "explore_stop", "repository"]
+NOTE_MARK = "\n\n[intent router] "  # starts the note added to a steered prompt (replays leave it out)
 MAX_RULE_CHARS = 300  # longer messages are work descriptions, not commands
 DAYS = {"monday": 1, "tuesday": 2, "wednesday": 3, "thursday": 4, "friday": 5, "saturday": 6, "sunday": 0}
 PARTS = {"morning": 9, "day": 9, "evening": 18, "night": 22, "afternoon": 14}
@@ -143,14 +144,14 @@ def schedule_note(intent: Intent | None) -> str:
         args = ", ".join(f"{k}={v!r}" for k, v in intent.when().items())
         how = (f"The router read {intent.phrase!r} as {args}; the task: {intent.task or '(see the message)'!r}. "
                f"Call schedule_task with {args} and that description")
-    return ("\n\n[intent router] This message asks for a scheduled task, not for the work now. "
+    return (f"{NOTE_MARK}This message asks for a scheduled task, not for the work now. "
             f"{how}. Use action explore, summarize or refresh_map instead of a prompt when the task is one "
             "of those. The user confirms the task through the tool's approval; do not do the task itself now.")
 
 
 def repository_note(intent: Intent) -> str:
     ref = f" and ref {intent.ref!r}" if intent.ref else ""
-    return ("\n\n[intent router] This message asks to switch the repository: call set_repository_context "
+    return (f"{NOTE_MARK}This message asks to switch the repository: call set_repository_context "
             f"with repository {intent.repository!r}{ref}.")
 
 
@@ -165,9 +166,10 @@ def explore_answer(intent: Intent) -> str:
 
 async def steer(session: Any, llm: Any, prompt: str) -> Any:
     """The turn a rule-recognised intent becomes (a Complete), or None for the usual routing."""
+    from agent.attachments import typed_part
     from agent.events import ClassificationEvent, Complete, TextDelta
 
-    intent = detect(prompt)
+    intent = detect(typed_part(prompt)[0])  # attached files do not hide a command
     if intent is None:
         return None
     kind = {"explore_start": "explore", "explore_stop": "explore"}.get(intent.kind, intent.kind)

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from agent.approval import Decision
+from agent.attachments import typed_part
 from agent.planning.intents import detect
 from tests.conftest import TEST_KEY, run_cli
 from tests.fakellm import Reply, call
@@ -58,6 +59,7 @@ async def test_a_scheduling_message_becomes_a_task_only_after_the_approval(make_
     assert complete.success and plan_events(h.events)[0] == ("classification", "schedule")
     note = last_user(h.llm.requests[0])
     assert "schedule_task" in note and "cron='0 9 * * *'" in note and "'check the open issues'" in note
+    assert typed_part(note) == ("every morning check the open issues", [])  # what a replay shows
     assert [r.tool for r in h.approver.requests] == ["schedule_task"]  # the user's confirmation
     [task] = stored_tasks(h.root)
     assert (task.cron, task.description, task.status) == ("0 9 * * *", "check the open issues", "pending")
