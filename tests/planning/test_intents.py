@@ -117,3 +117,21 @@ def test_run_schedules_from_a_message_and_explains_exploration(fake_llm: Any, is
     explore = run_cli(isolated_home, "run", "start exploring", *base)
     assert explore.returncode == 0 and "coder-tui explore" in explore.stdout
     assert len(fake_llm.requests) == asked
+
+
+def test_a_due_task_with_schedule_words_does_its_work_instead_of_scheduling_again(
+        fake_llm: Any, isolated_home: Path, tmp_path: Path) -> None:
+    from agent.session.tasks import task_store
+    from agent.workspaces.local import LocalWorkspace
+
+    root = tmp_path / "ws"
+    root.mkdir()
+    store = task_store(LocalWorkspace(root))
+    store.schedule("every morning check the open issues", delay_seconds=0)
+    store.close()
+    fake_llm.script(Reply(text="Two issues are open."))
+    done = run_cli(isolated_home, "tasks", "run-due", "--mode", "allow", "--workspace", str(root), "--model",
+                   fake_llm.model, "--api-base", fake_llm.url, "--api-key", TEST_KEY)
+    assert done.returncode == 0, done.stderr
+    assert last_user(fake_llm.requests[0]) == "every morning check the open issues"  # no steering note
+    assert [t.status for t in stored_tasks(root)] == ["completed"]
