@@ -13,7 +13,10 @@ from __future__ import annotations
 import datetime as dt
 import re
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:
+    from agent.events import TaskType
 
 IntentKind = Literal["schedule", "explore_start", "explore_stop", "repository"]
 NOTE_MARK = "\n\n[intent router] "  # starts the note added to a steered prompt (replays leave it out)
@@ -172,7 +175,7 @@ async def steer(session: Any, llm: Any, prompt: str) -> Any:
     intent = detect(typed_part(prompt)[0])  # attached files do not hide a command
     if intent is None:
         return None
-    kind = {"explore_start": "explore", "explore_stop": "explore"}.get(intent.kind, intent.kind)
+    kind: TaskType = {"schedule": "schedule", "repository": "repository"}.get(intent.kind, "explore")  # type: ignore[assignment]
     session.emit(ClassificationEvent(task_type=kind))
     if intent.kind == "schedule":
         return await session.run_direct(llm, prompt + schedule_note(intent))
