@@ -49,7 +49,11 @@ async def attach_mentions(workspace: Workspace, text: str, mentions: list[str]) 
 
 
 def typed_part(prompt: str) -> tuple[str, list[str]]:
-    """What the user typed, and the attached paths, from a recorded prompt."""
+    """What the user typed, and the attached paths, from a recorded prompt (without the intent
+    router's note for the model, agent/planning/intents.py)."""
+    from agent.planning.intents import NOTE_MARK
+
+    prompt = prompt.split(NOTE_MARK, 1)[0]
     head, marker, tail = prompt.partition(MARKER)
     if not marker:
         return prompt, []

@@ -16,7 +16,8 @@ ApprovalKind = Literal["edit", "exec", "network", "read"]  # read: a tool an `as
 DecisionKind = Literal["allow_once", "allow_all", "deny", "stop"]
 CompletionReason = Literal["answered", "max_steps", "stopped", "error", "budget"]
 TodoStatus = Literal["pending", "in_progress", "completed", "cancelled"]
-TaskType = Literal["new_task", "follow_up", "plan_change", "question", "confirmation"]
+TaskType = Literal["new_task", "follow_up", "plan_change", "question", "confirmation",
+                   "schedule", "explore", "repository"]  # the last three: seed 001 intents (planning/intents.py)
 StepStatus = Literal["pending", "in_progress", "done", "failed", "skipped"]
 
 

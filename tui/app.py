@@ -245,6 +245,10 @@ class CoderApp(App[int]):
 
             run_command(self, text)
             return
+        from tui.knowledge import routed_explore
+
+        if routed_explore(self, text):  # "start exploring" / "stop exploring": the router acts directly
+            return
         self.send_prompt(text, message.mentions)
 
     def on_prompt_input_files_wanted(self) -> None:

@@ -80,20 +80,59 @@ async def explore_command(app: CoderApp, arg: str) -> None:
     if action == "start":
         await _start(app, current, rest.strip())
     elif action == "stop":
-        if current is None:
-            _say(app, "exploration is not running; /explore start begins it")
-        else:
-            current.stop.set()
-            _say(app, "exploration stops after the current step", "dim")
+        await _stop(app, current)
     elif action in ("", "status"):
         await _status(app, current)
     else:
         _say(app, f"unknown /explore {action}; use /explore start [SECONDS], stop or status", "error")
 
 
-async def _start(app: CoderApp, current: ExploreRun | None, interval_text: str) -> None:
+async def _stop(app: CoderApp, current: ExploreRun | None) -> None:
+    """Stop the run and record that exploration is off (a restart does not resume it)."""
+    from agent.knowledge.explore import set_wanted, set_workspace_wanted
+
+    if current is None:
+        if app.bridge.workspace is not None:
+            set_workspace_wanted(app.bridge.workspace, False)
+        _say(app, "exploration is not running; /explore start begins it")
+        return
+    set_wanted(current.explorer.store, False)
+    current.stop.set()
+    _say(app, "exploration stops after the current step", "dim")
+
+
+async def resume_explore(app: CoderApp) -> None:
+    """An app opened on a workspace whose exploration was on resumes it, saying so once."""
+    from agent.knowledge.explore import workspace_wanted
+    from agent.knowledge.store import StoreError
+
+    if app.explore_run is not None or app.bridge.workspace is None:
+        return
+    try:
+        state = workspace_wanted(app.bridge.workspace)
+    except (StoreError, OSError) as exc:
+        _say(app, f"could not read whether exploration was on: {exc}", "warning")
+        return
+    if state is not None and state["on"]:
+        await _start(app, None, f"{state['interval']:g}", resumed=True)
+
+
+def routed_explore(app: CoderApp, text: str) -> bool:
+    """The router's start/stop of continuous exploration, acted on directly (True when it was one)."""
+    from agent.planning.intents import detect
+
+    intent = detect(text)
+    if intent is None or intent.kind not in ("explore_start", "explore_stop"):
+        return False
+    app.show_prompt(text, [])
+    action = "start" if intent.kind == "explore_start" else "stop"
+    app.run_worker(explore_command(app, action), name="explore-intent", group="commands", exit_on_error=False)
+    return True
+
+
+async def _start(app: CoderApp, current: ExploreRun | None, interval_text: str, resumed: bool = False) -> None:
     from agent.config import ConfigError
-    from agent.knowledge.explore import ExploreError, Explorer
+    from agent.knowledge.explore import ExploreError, Explorer, set_wanted
     from agent.knowledge.summarize import summary_llm
 
     if current is not None:
@@ -116,6 +155,7 @@ async def _start(app: CoderApp, current: ExploreRun | None, interval_text: str) 
         return
     run = ExploreRun(Explorer(workspace, llm, _ExploreReports(app).handle))
     app.explore_run = run
+    set_wanted(run.explorer.store, True, interval)  # on until /explore stop, across restarts
 
     async def explore() -> None:
         try:
@@ -128,7 +168,8 @@ async def _start(app: CoderApp, current: ExploreRun | None, interval_text: str) 
             app.explore_run = None
 
     app.run_worker(explore(), name="explore", group="explore", exit_on_error=False)
-    _say(app, f"Exploring {workspace.label} in the background, one step every {interval:g} s "
+    again = "Resuming continuous exploration (it was on when this workspace was last open): e" if resumed else "E"
+    _say(app, f"{again}xploring {workspace.label} in the background, one step every {interval:g} s "
               "(/explore status, /explore stop; /map shows what it learns).", "dim")
 
 

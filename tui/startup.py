@@ -99,6 +99,9 @@ def session_opened(app: CoderApp, session: AgentSession) -> None:
     for prompt in app.query("#prompt").results(PromptInput):  # once mounted; else it is mounted with them
         prompt.set_commands(app.slash_commands())
     app.bridge.session_ready()
+    from tui.knowledge import resume_explore
+
+    app.run_worker(resume_explore(app), name="explore-resume", group="explore-resume", exit_on_error=False)
 
 
 async def _idle_once_loaded(app: CoderApp) -> None:

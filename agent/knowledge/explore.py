@@ -164,6 +164,47 @@ class Explorer:
         await _wait(stop, seconds)
 
 
+WANTED = "explore.wanted"  # the map store's meta: {"on": bool, "interval": seconds}, kept across restarts
+
+
+def wanted(store: Any) -> dict[str, Any] | None:
+    """The durable on/off state of continuous exploration (None when never set, or malformed)."""
+    value = store.get_meta(WANTED)
+    if not isinstance(value, dict) or not isinstance(value.get("on"), bool):
+        return None
+    interval = value.get("interval")
+    return {"on": value["on"], "interval": float(interval) if isinstance(interval, (int, float)) else 120.0}
+
+
+def set_wanted(store: Any, on: bool, interval: float | None = None) -> None:
+    """Record that exploration is on (with its interval) or off, for the next app on this workspace."""
+    before = wanted(store) or {}
+    store.set_meta(WANTED, {"on": on, "interval": interval if interval is not None else before.get("interval", 120.0)})
+
+
+def workspace_wanted(workspace: Workspace) -> dict[str, Any] | None:
+    """The durable exploration state of a workspace's map store."""
+    from agent.knowledge.source import source_for
+    from agent.knowledge.store import MapStore
+
+    store = MapStore(source_for(workspace).key)
+    try:
+        return wanted(store)
+    finally:
+        store.close()
+
+
+def set_workspace_wanted(workspace: Workspace, on: bool) -> None:
+    from agent.knowledge.source import source_for
+    from agent.knowledge.store import MapStore
+
+    store = MapStore(source_for(workspace).key)
+    try:
+        set_wanted(store, on)
+    finally:
+        store.close()
+
+
 class ExploreError(Exception):
     """Exploration cannot start; the message says why."""
 

@@ -29,10 +29,11 @@ REQUEST_RE = re.compile(r"^(can|could|would|will) (you|we)\b", re.IGNORECASE)
 
 PROMPT = """You route messages to a coding agent. Classify the user's latest message.
 Answer with one JSON object and nothing else:
-{"task_type": "new_task" | "follow_up" | "plan_change" | "question" | "confirmation", "needs_plan": true | false}
+{"task_type": "new_task" | "follow_up" | "plan_change" | "question" | "confirmation" | "schedule", "needs_plan": true | false}
 - new_task: a new piece of work; follow_up: more work on what was just done;
   plan_change: changes the plan being carried out; question: wants an answer, no changes;
-  confirmation: approves or says to go on.
+  confirmation: approves or says to go on; schedule: asks for work to be done later or repeatedly
+  (at a time, after a delay, every morning...), not now.
 - needs_plan: true only for new work that takes several distinct steps (several files, features
   or phases); false for a one-step change, a question, or a small fix."""
 

@@ -11,6 +11,7 @@ from typing import Any
 from agent.events import ClassificationEvent, Complete, ErrorEvent
 from agent.llm import LLM, LLMError
 from agent.planning.host import PlanHost, ask
+from agent.planning.intents import schedule_note
 from agent.planning.models import Classification, Plan, PlanDraft
 from agent.planning.orchestrator import Orchestrator, publish, saved_plan
 from agent.planning.planner import Planner, PlanningError
@@ -32,6 +33,8 @@ async def run_workflow(session: PlanHost, llm: LLM, prompt: str, workflow: str) 
             if plan is None or kind is None or kind.task_type != "confirmation":
                 return await session.run_direct(llm, prompt)
         kind = await route(session, prompt, plan, workflow)
+        if kind.task_type == "schedule":  # the small model's verdict: steered to schedule_task
+            return await session.run_direct(llm, prompt + schedule_note(None))
         if kind.task_type == "confirmation" and plan is not None:
             _remember(session, "user", prompt)
             return await _continue(session, llm, plan, workflow)

@@ -91,6 +91,7 @@ class AgentSession:
         self.plan_reviewer: Any = QueueReviewer()  # a PlanReviewer; front ends answer a QueueReviewer by its methods
         self.plan_running = False
         self.plan_next = False  # the next run plans whatever the workflow (the app's `/plan TASK`)
+        self.route_intents = True  # seed 001 intents (agent/planning/intents.py); off for a scheduled task's run
         self.inbox: list[str] = []  # messages sent while a plan runs (see `send`)
         self._budget: Budget | None = None  # the running turn's, shared by its runs (see `new_run`)
         self.restored = data  # what a front end replays on resume (None for a new session)
@@ -236,12 +237,15 @@ class AgentSession:
         prompt = command.prompt if command is not None else prompt
         workflow, self.plan_next = ("structured" if self.plan_next else self.workflow), False
         from agent.permissions import check as hooks
+        from agent.planning.intents import steer as steer_intent
 
         try:
             await self._note_reasoning(llm.model)
             prompt, blocked = await hooks.submit_prompt(self, prompt)  # user_prompt_submit hooks
             if blocked is not None:
                 complete = self._blocked(blocked)
+            elif self.route_intents and not images and (routed := await steer_intent(self, llm, prompt)) is not None:
+                complete = routed  # a scheduled task, exploration or a repository switch (seed 001)
             elif images or (workflow == "direct" and prompt.strip() and self.unfinished_plan is None):
                 complete = await self.run_direct(llm, prompt, images)
                 if (reason := await hooks.run_stopped(self, complete, False)) is not None:  # a stop hook: go on once

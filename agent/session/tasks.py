@@ -64,6 +64,7 @@ async def _run_one(store: TaskStore, task: Task, workspace: Workspace, config: C
         target = Target(workspace, github=github)
         session = open_session(target, config, SessionPorts(DenyAll(UNATTENDED), sink or (lambda event: None)),
                                meta={"task_id": task.id, "task": task.description})
+        session.route_intents = False  # a due task does its work: "every morning ..." in it does not schedule again
         complete = await session.run(task.description)
     except asyncio.CancelledError:
         store.finish(task, False, "stopped before it finished", session.session_id if session else None)
