@@ -42,6 +42,7 @@ async def test_repo_shows_and_switches_and_the_pane_follows(fake_llm: Any, gh_se
                        what="the switch")
         await wait_for(pilot, lambda: "octo/docs" in rendered_text(pane), what="the pane on the new repository")
         assert "trunk" in rendered_text(pane)
+        assert app.query_one("#status").workspace == "github:octo/docs"
         assert app.bridge.session.workspace.label == "github:octo/docs"
         await command(pilot, "/repo octo/missing")
         await wait_for(pilot, lambda: "/repo: repository octo/missing not found" in notices(app), timeout=30,
