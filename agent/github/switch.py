@@ -37,13 +37,11 @@ def describe(workspace: Any) -> str:
 
 async def switch_repository(workspace: Any, spec_text: str, task: str = "") -> str:
     """Rebind an API GitHub workspace to `spec_text` (OWNER/REPO[@REF]); what it now works on."""
-    from agent.workspaces.github import GitHubWorkspace
-
     link = getattr(workspace, "github", None)
     if link is None:
         raise GitHubError(NOT_GITHUB)
     spec = parse_repo_spec(spec_text)
-    if not isinstance(workspace, GitHubWorkspace):
+    if getattr(workspace, "kind", "") != "github":  # the API workspace (agent/workspaces/github.py)
         raise GitHubError(NOT_API.format(spec=spec))
     old = workspace.remote
     if workspace.publisher.has_unpublished():

@@ -83,3 +83,13 @@ async def test_an_unknown_repository_is_one_clear_error(make_gh_session, repos):
     result = h.tool_results()[0]
     assert not result.ok and "octo/nope not found" in result.error
     assert h.workspace.label == "github:octo/hello"
+
+
+async def test_a_clone_session_is_told_to_start_again(make_gh_session, repos):
+    h = await make_gh_session(spec="octo/hello", clone=True)
+    h.script(SWITCH, Reply(text="ok"))
+    await h.run()
+    result = h.tool_results()[0]
+    assert not result.ok and "not available in --clone sessions" in result.error
+    assert "--github octo/docs --clone" in result.error
+    assert h.workspace.label == "github:octo/hello (clone)"
