@@ -80,10 +80,9 @@ class SummaryFreshener:
     def _stale(self, source: Any, path: str, text: str) -> bool:
         """Record the file's current hash when its summary is of another content (True: summarise)."""
         from agent.knowledge.languages import language_of
-        from agent.knowledge.store import FileRecord, MapStore, git_blob_sha
+        from agent.knowledge.store import FileRecord, MapStore
 
-        data = self._bytes(path, text)
-        sha = git_blob_sha(data)
+        sha, size = self._hash(path, text)
         store = MapStore(source.key)
         try:
             known = store.summary_shas(path)
@@ -91,19 +90,28 @@ class SummaryFreshener:
                 return False
             record = store.files().get(path)
             if record is None or record.sha != sha:  # the map's listing has not seen this content yet
-                store.put_files([FileRecord(path, sha, len(data), 0, language_of(path))])
+                store.put_files([FileRecord(path, sha, size, 0, language_of(path))])
             return True
         finally:
             store.close()
 
-    def _bytes(self, path: str, text: str) -> bytes:
+    def _hash(self, path: str, text: str) -> tuple[str, int]:
+        """(content hash, size) as the map's listing computes them (agent/knowledge/source.py)."""
+        from agent.knowledge.store import git_blob_sha
+
+        remote: Any = getattr(self.workspace, "remote", None)
+        if self.workspace.kind == "github" and remote is not None and path not in remote.overlay:
+            item = remote.index.get(path)
+            if item is not None:
+                return item.sha, item.size  # the tree's own hash: the blob's exact bytes
+        data = text.encode("utf-8", "surrogatepass")
         root = self.workspace.root
         if root is not None and self.workspace.kind != "github":
             try:
-                return (root / path).read_bytes()  # the hash the map's listing computes
+                data = (root / path).read_bytes()
             except OSError:
                 pass
-        return text.encode("utf-8")
+        return git_blob_sha(data), len(data)
 
     async def _summarise(self, source: Any, path: str) -> bool:
         from agent.knowledge.builder import MapBuilder
