@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any, cast
 from textual.app import SystemCommand
 
 from tui.reasoning_cmd import reasoning_command
+from tui.repocmd import repo_command
 from tui.widgets.statusbar import MODES, StatusBar
 from tui.widgets.timeline import Timeline
 from tui.widgets.transcript import Transcript
@@ -35,6 +36,7 @@ SLASH_COMMANDS: list[tuple[str, str]] = [
     ("allowances", "[revoke TOOL | revoke all]: tools allowed for this session; revoked ones ask again"),
     ("permissions", "[allow|ask|deny RULE [--workspace] | remove RULE]: the lasting permission rules"),
     ("theme", "[NAME]: switch colours (dark, light, high-contrast, …)"),
+    ("repo", "[OWNER/REPO[@REF]]: GitHub: the repository the session works on, or switch to another"),
     ("pr", "[TITLE]: GitHub: publish the changes as one commit and open a pull request"),
     ("map", "[QUERY]: show (or search) the codebase map in the side panel; again hides it"),
     ("explore", "start [SECONDS] | stop | status: learn the repository step by step in the background"),
@@ -409,7 +411,7 @@ HANDLERS: dict[str, Handler] = {
     "allowances": _allowances, "clear": _clear, "new": _clear, "sessions": _sessions, "resume": _resume,
     "theme": _theme, "pr": _pr, "setup": _setup, "help": _help, "quit": _quit, "exit": _quit,
     "map": _map, "explore": _explore, "memory": _memory, "reasoning": reasoning_command, "rewind": _rewind,
-    "fork": _fork, "permissions": _permissions,
+    "fork": _fork, "permissions": _permissions, "repo": repo_command,
 }
 
 

@@ -22,6 +22,10 @@ def refresh_pane(app: CoderApp) -> None:
     if workspace is None:
         return
     if getattr(workspace, "github", None) is not None:
+        from tui.widgets.statusbar import StatusBar
+
+        if workspace.kind == "github":  # the repository can change mid-session (/repo, set_repository_context)
+            app.query_one("#status", StatusBar).set_workspace(workspace.label)
         gather = _github(pane, workspace)
     elif workspace.root is not None:
         gather = _local(app, pane, workspace)

@@ -2,9 +2,10 @@
 
 Files are keyed by path with their content hash (the git blob sha, on GitHub the tree's own);
 summaries are keyed by that hash, so an unchanged file is never summarised twice and a changed
-one is summarised again. Every summary and every explored folder is its own committed
-transaction: a crash mid-build loses at most the file in progress. Folders are 0700 and files
-0600; several processes (the app, `explore`, `map`) may share one store.
+one is summarised again (its outdated summary is kept until then: agent/knowledge/freshen.py).
+Every summary and every explored folder is its own committed transaction: a crash mid-build loses
+at most the file in progress. Folders are 0700 and files 0600; several processes (the app,
+`explore`, `map`) may share one store.
 
 A damaged store (not SQLite, a malformed image, tables of another shape, rows that do not decode)
 is set aside as `map.sqlite3.damaged-TIMESTAMP` and a fresh one started: the map is rebuilt, and
@@ -165,10 +166,12 @@ class MapStore:
             self.db.executemany("INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
 
     def drop_files(self, gone: Iterable[str]) -> None:
-        """Forget deleted files, and summaries of content no file has any more."""
+        """Forget deleted files, and summaries of content no file has any more (a file that changed
+        keeps its outdated summary until a new one replaces it: reading it refreshes that one)."""
         with self._transaction():
             self.db.executemany("DELETE FROM files WHERE path = ?", [(p,) for p in gone])
-            self.db.execute("DELETE FROM summaries WHERE sha NOT IN (SELECT sha FROM files)")
+            self.db.execute("DELETE FROM summaries WHERE sha NOT IN (SELECT sha FROM files) "
+                            "AND path NOT IN (SELECT path FROM files)")
 
     # -- summaries ------------------------------------------------------------------------------
     def summaries(self) -> dict[str, dict[str, Any]]:
@@ -183,6 +186,10 @@ class MapStore:
 
         return self._decoded(read)
 
+    def summary_shas(self, path: str) -> set[str]:
+        """The content hashes this path's summaries were written for (empty: never summarised)."""
+        return {row[0] for row in self.db.execute("SELECT sha FROM summaries WHERE path = ?", (path,))}
+
     def summarised_shas(self) -> set[str]:
         return {row[0] for row in self.db.execute("SELECT sha FROM summaries")}
 
@@ -190,6 +197,8 @@ class MapStore:
         with self._transaction():
             self.db.execute("INSERT OR REPLACE INTO summaries VALUES (?, ?, ?, ?, ?)",
                             (sha, path, redact(json.dumps(data)), model, cost))
+            self.db.execute("DELETE FROM summaries WHERE path = ? AND sha != ? AND sha NOT IN (SELECT sha FROM files)",
+                            (path, sha))
 
     # -- exploration ----------------------------------------------------------------------------
     def explored_dirs(self) -> set[str]:

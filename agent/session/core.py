@@ -62,6 +62,14 @@ def _mode_notes() -> dict[str, str]:
     return {k: v.strip() for k, v in notes.items()}
 
 
+def _freshener(session: AgentSession) -> Any:
+    from agent.knowledge.freshen import SummaryFreshener
+    from agent.knowledge.summarize import summary_llm
+
+    return SummaryFreshener(session.workspace, lambda: summary_llm(session.config), session.emit,
+                            lambda: session.config.map_tokens > 0)
+
+
 class AgentSession:
     def __init__(self, config: Config, workspace: Workspace, approver: Approver, sink: Sink,
                  writer: SessionWriter, data: SessionData | None = None,
@@ -102,6 +110,7 @@ class AgentSession:
         self.scratchpad = Scratchpad(on_change=self._scratchpad_changed)  # the agent's own notes (seed 001)
         self.scratchpad.load(self.state.get("scratchpad"))
         self.ctx.extras["scratchpad"] = self.scratchpad
+        self.ctx.extras["map_freshen"] = _freshener(self)  # stale summaries of files read
         # the agent factory (profile, tools, limits, MCP), given its inputs; the session uses what it built
         self.agent = AgentSetup(config, workspace, self.registry, self.gate, self.messages, self.totals, self.llm,
                                 self.emit, writer.compaction)
@@ -448,6 +457,7 @@ class AgentSession:
         if isinstance(manager, ShellManager):
             await manager.close_all()
         await self.agent.mcp.close()
+        await self.ctx.extras["map_freshen"].close()
         self.writer.close()
         if not keep_workspace:
             await self.workspace.close()

@@ -20,7 +20,8 @@ from agent.github.errors import GitHubError
 from agent.github.issues import PullRequestInfo, get_issue, issue_task
 from agent.github.publish import subject_line
 from agent.github.remote import RemoteRepo, RepoStatus, work_branch_name
-from agent.github.spec import parse_repo_spec
+from agent.github.spec import RepoSpec, parse_repo_spec
+from agent.github.switch import switched_from
 from agent.github.state import ClonePointer
 from agent.secrets import register
 from agent.workspaces.base import ProgressFn, Workspace
@@ -108,10 +109,18 @@ async def _open_api(remote: RemoteRepo, saved: dict[str, Any] | None, task: str)
     state = GitHubWorkspace.saved_state(saved)
     if state is None:
         raise GitHubError("that session recorded no GitHub repository; it cannot be resumed with --github")
+    left = switched_from(saved)
     if state.repository.lower() != remote.full_name.lower():
-        raise GitHubError(f"that session worked on {state.repository}, not {remote.full_name}")
+        if remote.full_name.lower() not in left:
+            raise GitHubError(f"that session worked on {state.repository}, not {remote.full_name}")
+        # the session switched repository (set_repository_context, /repo): resume where it went
+        owner, name = state.repository.split("/")
+        remote = RemoteRepo(remote.client, RepoSpec(owner, name, state.ref))
+        await remote.connect()
     await remote.resume(state)
-    return GitHubWorkspace(remote)
+    workspace = GitHubWorkspace(remote)
+    workspace.left = left
+    return workspace
 
 
 async def _open_clone(remote: RemoteRepo, saved: dict[str, Any] | None, task: str,

@@ -32,6 +32,9 @@ class ReadFile(Tool):
 
     async def run(self, args: ReadFileArgs, ctx: ToolContext) -> str:
         path, view, count, size = await numbered_view(ctx, args.file_path, args.start_line, args.end_line)
+        freshen = ctx.extras.get("map_freshen")
+        if freshen is not None:
+            freshen.read(path)  # a stale map summary of it is refreshed in the background
         return f"{path} ({count} lines, {size})\n{view}" if count else view
 
 

@@ -160,4 +160,45 @@ class CreatePullRequest(_GitHubTool):
         return "\n".join(lines)
 
 
-GITHUB_TOOLS: list[type[Tool]] = [GetIssue, ListIssues, AddIssueComment, CreatePullRequest]
+class SetRepositoryContextArgs(ToolArgs):
+    owner: str = Field(min_length=1, description="Owner (user or organisation) of the repository.")
+    repo: str = Field(min_length=1, description="Repository name.")
+    ref: str | None = Field(default=None, description="Branch, tag or commit to start from (default: the "
+                                                      "repository's default branch).")
+
+
+class SetRepositoryContext(_GitHubTool):
+    """Seed 001's repository switch. A `network` tool: it changes what the whole session works on
+    (and later edits and pull requests go there), so the user approves it in ask mode, and plan
+    mode, which must not change anything, blocks it."""
+
+    name = "set_repository_context"
+    description = (
+        "Switch this session to another GitHub repository (and branch): the file tools, the map and publishing "
+        "then work there. Refused while this repository has unpublished changes (open a pull request first)."
+    )
+    Args = SetRepositoryContextArgs
+    kind: ClassVar[ToolKind] = "network"
+    examples = ({"owner": "octo", "repo": "docs"}, {"owner": "octo", "repo": "hello", "ref": "release-2"})
+
+    def key_argument(self, args: dict[str, Any]) -> str:
+        return _spec(args.get("owner"), args.get("repo"), args.get("ref"))
+
+    async def prepare(self, args: SetRepositoryContextArgs, ctx: ToolContext) -> Proposal:
+        remote = self.link(ctx).remote
+        target = _spec(args.owner, args.repo, args.ref)
+        return Proposal(summary=f"switch this session from {remote.full_name}@{remote.ref} to {target}")
+
+    async def run(self, args: SetRepositoryContextArgs, ctx: ToolContext) -> str:
+        from agent.github.switch import switch_repository
+
+        self.link(ctx)
+        now = await switch_repository(ctx.workspace, _spec(args.owner, args.repo, args.ref))
+        return f"Now working on {now}."
+
+
+def _spec(owner: Any, repo: Any, ref: Any) -> str:
+    return f"{owner}/{repo}" + (f"@{ref}" if ref else "")
+
+
+GITHUB_TOOLS: list[type[Tool]] = [GetIssue, ListIssues, AddIssueComment, CreatePullRequest, SetRepositoryContext]

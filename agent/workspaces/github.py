@@ -55,6 +55,7 @@ class GitHubWorkspace(Workspace):
         self.remote = remote
         self.publisher = ApiPublisher(remote)
         self._record: StateRecorder | None = None
+        self.left: list[str] = []  # repositories this session switched away from (agent/github/switch.py)
 
     @property
     def github(self) -> GitHubWorkspace:
@@ -86,6 +87,18 @@ class GitHubWorkspace(Workspace):
             self._save_pointer()
             for path, entry in self.remote.overlay.items():
                 record(FILE_KEY + path, entry.to_record())
+
+    def rebind(self, remote: RemoteRepo) -> None:
+        """Work on another (connected, started) repository from now on; recorded for --resume."""
+        from agent.github.switch import SWITCHED_KEY
+
+        old = self.remote.full_name.lower()
+        self.left = [name for name in self.left if name != old] + [old]
+        self.remote, self.publisher = remote, ApiPublisher(remote)
+        self._seen.clear()  # what the model read was in the other repository
+        if self._record is not None:
+            self._record(SWITCHED_KEY, list(self.left))
+        self._save_pointer()
 
     def _save_pointer(self) -> None:
         if self._record is not None:
