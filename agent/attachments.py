@@ -13,6 +13,7 @@ if TYPE_CHECKING:  # the app imports this before its first frame; workspaces loa
 
 FILE_CAP = 60_000  # characters of one attached file sent to the model
 MARKER = "\n\n<attached-files>"
+NOTE_MARK = "\n\n[intent router] "  # starts the router's note on a steered prompt (agent/planning/intents.py)
 
 
 def file_block(path: str, text: str) -> str:
@@ -51,8 +52,6 @@ async def attach_mentions(workspace: Workspace, text: str, mentions: list[str]) 
 def typed_part(prompt: str) -> tuple[str, list[str]]:
     """What the user typed, and the attached paths, from a recorded prompt (without the intent
     router's note for the model, agent/planning/intents.py)."""
-    from agent.planning.intents import NOTE_MARK
-
     prompt = prompt.split(NOTE_MARK, 1)[0]
     head, marker, tail = prompt.partition(MARKER)
     if not marker:

@@ -417,7 +417,8 @@ HANDLERS: dict[str, Handler] = {
 
 def custom_commands(app: CoderApp) -> list[tuple[str, str]]:
     """The session's custom commands (name, description) for completion, /help and the palette."""
-    session = app.bridge.session
+    bridge = getattr(app, "bridge", None)  # the keys screen is shown by other apps too (its tests)
+    session = bridge.session if bridge is not None else None
     found = getattr(getattr(session, "agent", None), "input", None)
     return found.commands.listing() if found is not None and found.commands is not None else []
 

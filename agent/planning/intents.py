@@ -15,11 +15,12 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
+from agent.attachments import NOTE_MARK  # replays leave the note out (agent/attachments.py typed_part)
+
 if TYPE_CHECKING:
     from agent.events import TaskType
 
 IntentKind = Literal["schedule", "explore_start", "explore_stop", "repository"]
-NOTE_MARK = "\n\n[intent router] "  # starts the note added to a steered prompt (replays leave it out)
 MAX_RULE_CHARS = 300  # longer messages are work descriptions, not commands
 DAYS = {"monday": 1, "tuesday": 2, "wednesday": 3, "thursday": 4, "friday": 5, "saturday": 6, "sunday": 0}
 PARTS = {"morning": 9, "day": 9, "evening": 18, "night": 22, "afternoon": 14}

@@ -56,6 +56,8 @@ def cases(server: Any) -> dict[str, Case]:
         "get_project_info": Case({}),
         "todo_read": Case({}),
         "todo_write": Case({"todos": [{"id": "1", "content": "x"}]}),
+        "scratchpad_write": Case({"text": "plan"}),  # the agent's own notes: a read, never asked
+        "note_observation": Case({"note": "f.txt has three lines"}),
         "write_file": Case({"file_path": "new.txt", "content": "x\n"}, lambda h: (h.root / "new.txt").exists()),
         "patch_file": Case({"file_path": "f.txt", "patches": [{"old_text": "two", "new_text": "2"}]}, changed),
         "multi_edit": Case({"edits": [{"file_path": "g.txt", "patches": [{"old_text": "gee", "new_text": "G"}]}]},
