@@ -45,7 +45,7 @@ def test_the_event_of_a_request_carries_every_detail_and_the_diffs() -> None:
 
 
 def test_config_is_the_settings_plus_what_the_merge_adds() -> None:
-    assert own_fields(Config) == {"retry_base_delay", "workspace_trusted", "sources", "ignored"}
+    assert own_fields(Config) == {"retry_base_delay", "workspace_trusted", "sources", "ignored", "rule_sources"}
     assert set(Settings.model_fields) < set(Config.model_fields)
     config, defaults = Config(), Settings()
     assert config.model_dump(include=set(Settings.model_fields)) == defaults.model_dump()

@@ -54,7 +54,7 @@ async def test_the_commands_model_and_tools_apply_to_its_turn_only(trusted_harne
     assert first["model"] == "fast-model"
     assert _user_messages(h.llm)[-1] == "Create a git commit with message: tidy the parser"
     assert {t["function"]["name"] for t in first["tools"]} <= {"bash_exec", "shell_open", "shell_exec",
-                                                                "shell_close", "load_skill"}
+                                                                "shell_send", "shell_close", "load_skill"}
     assert "bash_exec" in {t["function"]["name"] for t in first["tools"]}
     await h.run("what next?")  # the next turn: the session's model and every tool again
     second = h.llm.requests[1]
