@@ -13,6 +13,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -168,12 +169,34 @@ def accepts(model: str, override: bool | None) -> bool:
     """Whether `model` takes image input: the `vision` setting when given, else litellm's model table."""
     if override is not None:
         return override
+    loaded = sys.modules.get("litellm")
+    if loaded is None or getattr(loaded.__spec__, "_initializing", False):
+        return _table_says(model)  # its table, not its import (still under way): ACP's initialize does not wait
     import litellm
 
     try:
         return bool(litellm.supports_vision(model=model))
     except Exception:  # noqa: BLE001 - a model litellm cannot place: not known to accept images
         return False
+
+
+def _table_says(model: str) -> bool:
+    """`supports_vision` from litellm's own model table (the file it loads with
+    LITELLM_LOCAL_MODEL_COST_MAP), read as JSON: about 40 ms against seconds for the import."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("litellm")
+    if spec is None or spec.origin is None:
+        return False
+    try:
+        table = json.loads((Path(spec.origin).parent / "model_prices_and_context_window_backup.json").read_text())
+    except (OSError, ValueError):
+        return False
+    for key in (model, model.split("/", 1)[-1]):
+        entry = table.get(key)
+        if isinstance(entry, dict):
+            return bool(entry.get("supports_vision"))
+    return False
 
 
 def refusal(model: str) -> str:
