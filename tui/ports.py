@@ -47,6 +47,10 @@ class SessionHost(TaskRunner, Protocol):
 
     def agent_idle(self) -> None: ...
 
+    def notice(self, text: str, kind: str = "info") -> None:
+        """A line in the chat (the images a prompt sends)."""
+        ...
+
     def configuration_failed(self, message: str) -> None:
         """The model or provider was rejected (or there is no key): let the user choose again."""
         ...
