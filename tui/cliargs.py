@@ -9,14 +9,18 @@ REASONING = ("off", "low", "medium", "high")  # agent/reasoning.py LEVELS (not i
 WORKFLOWS = ("auto", "direct", "structured")  # agent/planning/models.py (not imported: --help stays fast)
 
 
-def positive(text: str) -> int:
+def _whole(text: str, least: int, need: str) -> int:
     try:
         value = int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    if value < least:
+        raise argparse.ArgumentTypeError(f"must be {need}, got {value}")
     return value
+
+
+def positive(text: str) -> int:
+    return _whole(text, 1, "at least 1")
 
 
 def max_steps_option(parser: argparse.ArgumentParser | argparse._ArgumentGroup, per: str) -> None:
@@ -60,13 +64,7 @@ the first event). A client that disconnects stops its run. See the README's `ser
 
 def _count(text: str) -> int:
     """A whole number, 0 or more."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be 0 or more, got {value}")
-    return value
+    return _whole(text, 0, "0 or more")
 
 
 def _port(text: str) -> int:

@@ -332,7 +332,9 @@ async def _help(app: CoderApp, arg: str) -> None:
         names = ", ".join(sorted(registry.names)) if registry is not None else "none yet (the agent is loading)"
         _say(app, f"no tool {arg.strip()!r}; the tools: {names}", "warning")
         return
-    _say(app, describe_tool(tool))
+    from agent.textsafe import visible
+
+    _say(app, visible(describe_tool(tool)))  # an MCP server writes its tools' descriptions
 
 
 async def _quit(app: CoderApp, arg: str) -> None:

@@ -67,6 +67,10 @@ async def test_slash_commands(make_app: Any, workspace: Path, fake_llm: Any, iso
         await submit(pilot, "/help patch_file")  # seed 003: a tool's parameters and examples
         await wait_for(pilot, lambda: any("patch_file (edit):" in n and 'example: {"file_path": "src/util.py"' in n
                                           for n in notices(app)), what="/help TOOL")
+        app.bridge.session.registry.register(_Outside())  # an MCP server's tool: its words shown inert
+        await submit(pilot, "/help outside_tool")
+        await wait_for(pilot, lambda: any("outside_tool (read): red \\x1b[31m⟨U+202E⟩" in n for n in notices(app)),
+                       what="/help with control characters made visible")
         await submit(pilot, "/help nosuchtool")
         await wait_for(pilot, lambda: any("no tool 'nosuchtool'; the tools:" in n for n in notices(app)),
                        what="/help with an unknown tool")
@@ -261,3 +265,15 @@ async def test_the_agents_notes_show_in_the_side_panel(make_app: Any, fake_llm: 
         assert len(app.query(ScratchpadPane)) == 1  # both notes in one pane (they came in one step)
         shown = rendered_text(app.query_one(ScratchpadPane))
         assert "Plan: read cli.py, then time it." in shown and "• The CLI lives in tui/cli.py." in shown
+
+
+class _Outside:  # a tool whose description came from outside (an MCP server)
+    name = "outside_tool"
+    kind = "read"
+    description = "red \x1b[31m\u202e"
+    examples = ()
+
+    def __init__(self) -> None:
+        from agent.tools.base import ToolArgs
+
+        self.Args = ToolArgs
