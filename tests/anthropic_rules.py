@@ -2,8 +2,10 @@
 
 From the API's documentation (Messages, tool use, extended thinking, prompt caching) and the
 error texts it answers with (status 400, `invalid_request_error`):
-- roles: `user` and `assistant` only (the system prompt is a top-level field), the first message a
-  user's; consecutive turns of one role are merged, as the API does, before the rules below;
+- roles: `user` and `assistant` (the system prompt is a top-level field), the first message a
+  user's; a mid-conversation `system` message only right after a user message (Claude Opus 4.8's
+  "mid-conversation system messages": Claude Code 2.1 sends one); consecutive turns of one role are
+  merged, as the API does, before the rules below;
 - every `tool_use` of an assistant turn is answered by a `tool_result` in the next user turn,
   whose tool results come before any other content, and a result answers a call of the turn
   just before it;
@@ -78,7 +80,9 @@ def problem(body: dict[str, Any], signer: Signer) -> str | None:
     for check in (_basics, _cache_marks, _tools, _thinking_settings):
         if (found := check(body)) is not None:
             return found
-    turns = merged_turns(body["messages"])
+    if (found := _system_messages(body["messages"])) is not None:
+        return found
+    turns = merged_turns([m for m in body["messages"] if m.get("role") != "system"])
     return _turns(turns) or _tool_pairs(turns) or _thinking_blocks(body, turns, signer)
 
 
@@ -115,6 +119,14 @@ def _thinking_settings(body: dict[str, Any]) -> str | None:
     if budget >= body["max_tokens"]:
         return ("`max_tokens` must be greater than `thinking.budget_tokens`. Please consult our documentation at "
                 "https://docs.claude.com/en/docs/build-with-claude/extended-thinking#max-tokens-and-context-window-size")
+    return None
+
+
+def _system_messages(messages: list[dict[str, Any]]) -> str | None:
+    for index, message in enumerate(messages):
+        if message.get("role") == "system" and (index == 0 or messages[index - 1].get("role") != "user"):
+            return (f"messages.{index}: a system message must come immediately after a user message "
+                    "(mid-conversation system messages)")
     return None
 
 

@@ -33,7 +33,9 @@ def refused(response: httpx.Response) -> str:
      "`tool_use` ids were found without `tool_result` blocks immediately after: toolu_1"),
     ({"messages": [USER, {"role": "assistant", "content": "ok"}, RESULT]}, "unexpected `tool_use_id`"),
     ({"messages": [{"role": "assistant", "content": "first"}]}, 'the first message must use the "user" role'),
-    ({"messages": [USER, {"role": "system", "content": "no"}]}, "Input should be 'user' or 'assistant'"),
+    ({"messages": [USER, {"role": "tool", "content": "no"}]}, "Input should be 'user' or 'assistant'"),
+    ({"messages": [USER, {"role": "assistant", "content": "ok"}, {"role": "system", "content": "no"}]},
+     "a system message must come immediately after a user message"),
     ({"system": [{"type": "text", "text": "s", "cache_control": {"type": "ephemeral"}}] * 5},
      "A maximum of 4 blocks with cache_control may be provided. Found 5."),
     ({"thinking": {"type": "enabled", "budget_tokens": 512}}, "greater than or equal to 1024"),
@@ -69,3 +71,9 @@ def test_a_signed_thinking_block_comes_back_accepted() -> None:
                      messages=[USER, {"role": "assistant", "content": [block, {"type": "text", "text": "hm"}]},
                                {"role": "user", "content": "go on"}])
     assert again.status_code == 200, again.text
+
+
+def test_a_system_message_right_after_a_user_message_is_taken_as_claude_code_sends_it() -> None:
+    with FakeAnthropic(Reply(text="fine")) as server:
+        response = post(server, model="claude-opus-4-8", messages=[USER, {"role": "system", "content": "agents: ..."}])
+    assert response.status_code == 200 and server.rejected == []
