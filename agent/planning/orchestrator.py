@@ -47,6 +47,7 @@ class StepExecutor(Executor):
     def __init__(self, base: Executor, label: str) -> None:
         super().__init__(base.registry, base.ctx, base.gate, base.checkpoint)
         self.permits = base.permits  # the profile's tool scope
+        self.limit = lambda tool: base.limit(tool)  # a room peer's limits, as the base has them when the call runs
         self.touched = base.touched
         self.label = label
 

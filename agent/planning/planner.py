@@ -71,6 +71,7 @@ class Planner:
         self.llm = llm
         self.tools = read_only(session.offered_tools())  # the profile's read-only tools
         self.executor = Executor(self.tools, session.ctx, session.gate)
+        self.executor.limit = lambda tool: session.executor.limit(tool)  # a room peer's limits apply to its plan's reads
 
     async def plan(self, task: str) -> PlanDraft:
         facts = "\n".join(f"- {k}: {v}" for k, v in (await self.session.workspace.read_facts()).items())

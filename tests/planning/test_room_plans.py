@@ -22,3 +22,28 @@ async def test_chat_trigger_gets_the_plan_and_step_lines_in_the_chat(rig: Any) -
                         "a is the constant 1."]
     assert [e.type for e in r.events if e.type in ("plan_created", "step_start")] == [
         "plan_created", "step_start", "step_start"]
+
+
+async def test_a_peers_plan_steps_get_only_what_the_rooms_settings_grant(rig: Any) -> None:  # noqa: F811
+    """A plan step runs in its own executor: a room peer's limits (no network by default) must
+    follow it there, or a peer's structured request reaches what its plain request may not."""
+    from tests.fakellm import call
+    from tests.oct.test_oct_peers import internal_service
+
+    hits: list[str] = []
+    service = internal_service(hits)
+    try:
+        r = await rig(mode="allow")
+        r.session.workflow = "structured"
+        r.llm.script(plan_reply("Fetch the page", goal="Read the internal page"),
+                     Reply(tool_calls=[call("web_fetch", url=f"{service.base_url}/secret")]),
+                     Reply(text="could not fetch"), Reply(text="done"))
+        r.host.send(cmd="chat", text="@agent read our internal page step by step")
+        while not (await r.host.expect("chat"))["text"] == "done":
+            pass
+    finally:
+        service.stop()
+    results = [e for e in r.events if e.type == "tool_result" and e.tool == "web_fetch"]
+    assert not hits and results and not results[0].ok
+    assert "allow_network = true" in (results[0].error or "")
+
