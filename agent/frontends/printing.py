@@ -92,7 +92,7 @@ class TextPrinter(EventHandler):
 
     def on_tool_call(self, event: ev.ToolCallEvent) -> None:
         key = next((str(v) for k, v in event.args.items()
-                    if k in ("file_path", "path", "command", "url", "pattern")), "")
+                    if k in ("file_path", "path", "command", "url", "pattern") and v is not None), "")
         self._line(self._paint(f"→ {event.tool} {key[:100]}".rstrip(), "cyan"))
 
     def on_tool_result(self, event: ev.ToolResultEvent) -> None:
