@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from textual.widgets import Input
 
 from tests.tui.conftest import app_options, rendered_text, wait_for
 
@@ -163,6 +164,8 @@ def test_onboarding(snap_compare: Any, home: Path) -> None:
 
         await wait_for(pilot, lambda: isinstance(pilot.app.screen, SetupScreen)
                        and pilot.app.screen.query("#setup-model"), what="setup")
+        for field in pilot.app.screen.query(Input):  # a blinking cursor is drawn or not by the clock
+            field.cursor_blink = False
         await pilot.pause(0.2)
 
     assert snap_compare(make(home, model=False), terminal_size=(100, 32), run_before=run_before)
