@@ -5,7 +5,7 @@
 const KEY = "coder-tui-token";
 const $ = (id) => document.getElementById(id);
 const state = { token: "", current: null, follow: null, texts: null, approvals: new Map(), sessions: [],
-                running: false, closed: false, poll: null };
+                running: false, closed: false, poll: null, stick: true, replayed: false };
 
 // ---- text from outside: shown, never interpreted -------------------------------------------------
 const HIDDEN = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u200e\u200f\u061c\u202a-\u202e\u2066-\u2069]/g;
@@ -45,6 +45,7 @@ function showLogin(message) {
   clearInterval(state.poll);
   $("main").hidden = true;
   $("forget").hidden = true;
+  $("menu").hidden = true;
   $("login").hidden = false;
   $("login-error").textContent = message;
   $("title").textContent = "";
@@ -61,10 +62,12 @@ async function connect() {
   $("login").hidden = true;
   $("main").hidden = false;
   $("forget").hidden = false;
+  $("menu").hidden = false;
   clearInterval(state.poll);
   state.poll = setInterval(() => loadSessions().catch(() => {}), 4000);
   const wanted = hashParams().get("session");
   if (wanted && !state.current) follow(wanted);
+  else if (!state.current) openMenu();
 }
 class Refused extends Error {}
 async function api(path, init = {}) {
@@ -99,7 +102,10 @@ function renderSessions() {
   const list = $("sessions");
   list.replaceChildren();
   $("no-sessions").hidden = state.sessions.length > 0;
-  for (const session of state.sessions) {
+  for (const listed of state.sessions) {
+    const session = listed.session_id === state.current && state.replayed ? Object.assign({}, listed, {
+      running: state.running, pending_approvals: [...state.approvals.values()].filter(
+        (card) => !card.classList.contains("resolved")) }) : listed;
     const button = el("button", session.session_id === state.current ? "current" : "");
     button.type = "button";
     button.append(el("span", "prompt-line", session.prompt || "(no prompt yet)"));
@@ -127,6 +133,8 @@ function resetLog() {
   state.approvals = new Map();
   state.running = false;
   state.closed = false;
+  state.stick = true;
+  state.replayed = false;
   $("plan").hidden = true;
   $("plan-items").replaceChildren();
 }
@@ -183,18 +191,19 @@ async function readEvents(response, onEvent) {
 }
 
 // ---- the log ------------------------------------------------------------------------------------
+// The log follows the newest entry unless the reader scrolled up to read something older.
 function add(node) {
-  const log = $("log");
-  const atEnd = log.scrollHeight - log.scrollTop - log.clientHeight < 80;
-  log.append(node);
-  if (atEnd) log.scrollTop = log.scrollHeight;
+  $("log").append(node);
+  toEnd();
   return node;
 }
 function keepAtEnd(action) {
-  const log = $("log");
-  const atEnd = log.scrollHeight - log.scrollTop - log.clientHeight < 80;
   action();
-  if (atEnd) log.scrollTop = log.scrollHeight;
+  toEnd();
+}
+function toEnd() {
+  const log = $("log");
+  if (state.stick) log.scrollTop = log.scrollHeight;
 }
 function setBadge(cls, text) {
   const badge = $("state");
@@ -216,7 +225,7 @@ function entry(cls, who, text) {
 }
 function diffBlock(text) {
   const pre = el("pre", "diff");
-  for (const line of String(text || "").split("\n")) {
+  for (const line of String(text || "").replace(/\n$/, "").split("\n")) {
     if (line.startsWith("+++") || line.startsWith("---")) continue;
     const cls = line.startsWith("@@") ? "hunk" : line.startsWith("+") ? "add" : line.startsWith("-") ? "del" : "";
     pre.append(el("span", cls, line || " "));
@@ -271,9 +280,9 @@ const HANDLERS = {
     const node = entry("complete" + (e.success ? "" : " failed"), "", (e.success ? "done" : "stopped") +
       " (" + String(e.completion_reason).replace(/_/g, " ") + ")");
     node.title = "iterations: " + e.iterations;
-    loadSessions().catch(() => {});
+    renderSessions();
   },
-  replay_end(e) { state.running = !!e.running; },
+  replay_end(e) { state.running = !!e.running; state.replayed = true; renderSessions(); },
   session_closed() { state.closed = true; entry("note", "", "the session was closed"); },
 };
 function handle(event) {
@@ -313,6 +322,7 @@ function approvalCard(e) {
   state.approvals.set(e.approval_id, card);
   add(card);
   state.texts = null;
+  renderSessions();
 }
 async function answer(card, decision, feedback) {
   const buttons = card.querySelectorAll("button, input");
@@ -349,6 +359,7 @@ function resolveCard(id, decision, feedback) {
   card.querySelector(".actions").remove();
   const words = { allow_once: "Allowed", allow_all: "Allowed (from now on)", deny: "Denied", stop: "Stopped" };
   const outcome = card.querySelector(".outcome");
+  renderSessions();
   outcome.textContent = safe((words[decision] || String(decision)) + (card.dataset.mine ? " (from this page)" : "") +
     (feedback ? ": " + feedback : ""));
 }
@@ -402,6 +413,10 @@ function newSession() {
 }
 
 // ---- wiring -------------------------------------------------------------------------------------
+function openMenu() {
+  $("main").classList.add("menu-open");
+  $("menu").setAttribute("aria-expanded", "true");
+}
 function closeMenu() {
   $("main").classList.remove("menu-open");
   $("menu").setAttribute("aria-expanded", "false");
@@ -428,6 +443,10 @@ function bind() {
   });
   $("new").addEventListener("click", newSession);
   $("prompt-form").addEventListener("submit", sendPrompt);
+  $("log").addEventListener("scroll", () => {
+    const log = $("log");
+    state.stick = log.scrollHeight - log.scrollTop - log.clientHeight < 60;
+  });
   $("prompt").addEventListener("keydown", (event) => {
     if (event.key === "Enter" && (event.ctrlKey || event.metaKey)) sendPrompt(event);
   });
