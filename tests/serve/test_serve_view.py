@@ -147,3 +147,25 @@ def test_the_page_is_served_without_the_token_with_a_policy_that_allows_only_its
     assert "innerHTML" not in script.text and "insertAdjacentHTML" not in script.text
     assert root.status_code == 302 and root.headers["location"] == "/view"
     assert sessions.status_code == 401  # the API still needs the token
+
+
+@pytest.mark.slow
+def test_the_page_starts_a_session_and_continues_it_with_a_prompt(make_serve, page):
+    serve = make_serve()
+    serve.llm.script(Reply(text="first answer"), Reply(text="second answer"))
+    page.goto(f"{serve.url}/view#token={TOKEN}")
+    page.get_by_role("button", name="New").click()
+    page.locator("#prompt").fill("first question")
+    page.get_by_role("button", name="Send").click()
+    log = page.locator("#log")
+    log.get_by_text("first answer").wait_for(timeout=WAIT)
+    log.locator(".complete").wait_for(timeout=WAIT)
+    [session] = serve.sessions()
+    assert session["session_id"] in page.url  # the page follows the session it started
+    page.locator("#prompt").fill("second question")
+    page.locator("#prompt").press("Control+Enter")
+    log.get_by_text("second answer").wait_for(timeout=WAIT)
+    assert [s["session_id"] for s in serve.sessions()] == [session["session_id"]]  # the same conversation
+    assert serve.llm.requests[1]["messages"][-1]["content"].endswith("second question")
+    assert any("first answer" in str(m.get("content")) for m in serve.llm.requests[1]["messages"])
+    assert log.get_by_text("first question").count() == 1 and log.get_by_text("second question").count() == 1

@@ -5,7 +5,7 @@
 const KEY = "coder-tui-token";
 const $ = (id) => document.getElementById(id);
 const state = { token: "", current: null, follow: null, texts: null, approvals: new Map(), sessions: [],
-                running: false, closed: false, poll: null, stick: true, replayed: false };
+                running: false, closed: false, poll: null, stick: true, replayed: false, listed: "" };
 
 // ---- text from outside: shown, never interpreted -------------------------------------------------
 const HIDDEN = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u200e\u200f\u061c\u202a-\u202e\u2066-\u2069]/g;
@@ -99,13 +99,17 @@ async function loadSessions() {
   renderSessions();
 }
 function renderSessions() {
+  const shown = state.sessions.map((listed) => listed.session_id === state.current && state.replayed ?
+    Object.assign({}, listed, { running: state.running, pending_approvals: [...state.approvals.values()].filter(
+      (card) => !card.classList.contains("resolved")) }) : listed);
+  const key = JSON.stringify([state.current, shown.map((s) => [s.session_id, s.prompt, s.running,
+                                                                (s.pending_approvals || []).length])]);
+  if (key === state.listed) return;  // unchanged: a row is not replaced under a finger about to tap it
+  state.listed = key;
   const list = $("sessions");
   list.replaceChildren();
   $("no-sessions").hidden = state.sessions.length > 0;
-  for (const listed of state.sessions) {
-    const session = listed.session_id === state.current && state.replayed ? Object.assign({}, listed, {
-      running: state.running, pending_approvals: [...state.approvals.values()].filter(
-        (card) => !card.classList.contains("resolved")) }) : listed;
+  for (const session of shown) {
     const button = el("button", session.session_id === state.current ? "current" : "");
     button.type = "button";
     button.append(el("span", "prompt-line", session.prompt || "(no prompt yet)"));
@@ -329,6 +333,7 @@ async function answer(card, decision, feedback) {
   buttons.forEach((b) => { b.disabled = true; });
   const outcome = card.querySelector(".outcome");
   outcome.textContent = "sending…";
+  state.stick = true;  // answered: what the agent does next comes into sight
   const body = { decision };
   if (feedback) body.feedback = feedback;
   let response;
@@ -443,9 +448,13 @@ function bind() {
   });
   $("new").addEventListener("click", newSession);
   $("prompt-form").addEventListener("submit", sendPrompt);
-  $("log").addEventListener("scroll", () => {
+  window.addEventListener("resize", toEnd);  // a turned phone: the newest entry stays in sight
+  let lastTop = 0;
+  $("log").addEventListener("scroll", () => {  // only the reader scrolling up unsticks it, not content growing
     const log = $("log");
-    state.stick = log.scrollHeight - log.scrollTop - log.clientHeight < 60;
+    if (log.scrollHeight - log.scrollTop - log.clientHeight < 60) state.stick = true;
+    else if (log.scrollTop < lastTop) state.stick = false;
+    lastTop = log.scrollTop;
   });
   $("prompt").addEventListener("keydown", (event) => {
     if (event.key === "Enter" && (event.ctrlKey || event.metaKey)) sendPrompt(event);
