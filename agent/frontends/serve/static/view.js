@@ -352,7 +352,8 @@ async function answer(card, decision, feedback) {
   }
   const message = await errorOf(response);
   if (card.classList.contains("resolved")) return;
-  outcome.textContent = response.status === 404 ? "already answered elsewhere" : safe(message);
+  // 404: answered elsewhere meanwhile (its resolution follows), or not this server's to answer
+  outcome.textContent = safe(response.status === 404 ? "not answered from here: " + message : message);
   if (response.status !== 404) buttons.forEach((b) => { b.disabled = false; });
 }
 function resolveCard(id, decision, feedback) {
