@@ -152,7 +152,7 @@ def test_the_page_is_served_without_the_token_with_a_policy_that_allows_only_its
 @pytest.mark.slow
 def test_the_page_starts_a_session_and_continues_it_with_a_prompt(make_serve, page):
     serve = make_serve()
-    serve.llm.script(Reply(text="first answer"), Reply(text="second answer"))
+    serve.llm.script(Reply(text="first answer\r\nin two lines \u202eevil"), Reply(text="second answer"))
     page.goto(f"{serve.url}/view#token={TOKEN}")
     page.get_by_role("button", name="New").click()
     page.locator("#prompt").fill("first question")
@@ -169,3 +169,5 @@ def test_the_page_starts_a_session_and_continues_it_with_a_prompt(make_serve, pa
     assert serve.llm.requests[1]["messages"][-1]["content"].endswith("second question")
     assert any("first answer" in str(m.get("content")) for m in serve.llm.requests[1]["messages"])
     assert log.get_by_text("first question").count() == 1 and log.get_by_text("second question").count() == 1
+    # a Windows line end is a line end; a bidi override is shown, not obeyed
+    assert "first answer\nin two lines \\u202eevil" in log.inner_text()

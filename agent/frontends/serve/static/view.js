@@ -8,10 +8,11 @@ const state = { token: "", current: null, follow: null, texts: null, approvals: 
                 running: false, closed: false, poll: null, stick: true, replayed: false, listed: "" };
 
 // ---- text from outside: shown, never interpreted -------------------------------------------------
+// control and bidi characters (which could disguise what is shown) appear as \u escapes
 const HIDDEN = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u200e\u200f\u061c\u202a-\u202e\u2066-\u2069]/g;
 function safe(value) {
   const text = typeof value === "string" ? value : JSON.stringify(value);
-  return (text || "").replace(HIDDEN, (c) => "\\u" + c.charCodeAt(0).toString(16).padStart(4, "0"));
+  return (text || "").replace(/\r\n/g, "\n").replace(HIDDEN, (c) => "\\u" + c.charCodeAt(0).toString(16).padStart(4, "0"));
 }
 function el(tag, cls, text) {
   const node = document.createElement(tag);
@@ -255,7 +256,8 @@ const HANDLERS = {
   text_delta(e) {
     keepAtEnd(() => {
       if (!state.texts) { state.texts = entry("text", "agent"); }
-      state.texts.append(document.createTextNode(safe(e.text)));
+      // a chunk may end between the \r and the \n of a line end
+      state.texts.append(document.createTextNode(safe(String(e.text).replace(/\r$/, ""))));
     });
   },
   reasoning_delta() {},
