@@ -136,15 +136,16 @@ def test_the_page_is_served_without_the_token_with_a_policy_that_allows_only_its
     serve = make_serve()
     with httpx.Client(base_url=serve.url, timeout=30) as anonymous:
         page = anonymous.get("/view")
-        script = anonymous.get("/view/view.js")
+        scripts = [anonymous.get(f"/view/{name}.js") for name in ("log", "view")]
         root = anonymous.get("/")
         sessions = anonymous.get("/api/sessions")
     assert page.status_code == 200 and page.headers["content-type"].startswith("text/html")
     policy = page.headers["content-security-policy"]
     assert "script-src 'self'" in policy and "default-src 'none'" in policy and "unsafe-inline" not in policy
     assert "<script>" not in page.text and 'src="/view/view.js"' in page.text  # no inline script
-    assert script.status_code == 200 and script.headers["content-type"].startswith("text/javascript")
-    assert "innerHTML" not in script.text and "insertAdjacentHTML" not in script.text
+    for script in scripts:
+        assert script.status_code == 200 and script.headers["content-type"].startswith("text/javascript")
+        assert "innerHTML" not in script.text and "insertAdjacentHTML" not in script.text
     assert root.status_code == 302 and root.headers["location"] == "/view"
     assert sessions.status_code == 401  # the API still needs the token
 

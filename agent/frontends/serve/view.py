@@ -1,12 +1,12 @@
 """The browser view: `GET /view`, a small page to follow a session and answer its approvals from
 another device (a phone on the same network), behind the same bearer token as the API.
 
-The page and its script and style are files beside this module (static/), served as they are: no
+The page and its scripts and style are files beside this module (static/), served as they are: no
 build step, nothing from another site. The page itself holds nothing of a session, so it needs no
-token; its script asks for the token (or takes `#token=` from the address's fragment, which no
+token; its scripts ask for the token (or takes `#token=` from the address's fragment, which no
 server log sees) and sends it as the `Authorization` header on every API request. Everything from
 the session is put on the page as text, never as markup, and the Content-Security-Policy lets the
-page run only its own script file: a hostile file or model output cannot run script in the page.
+page run only its own script files: a hostile file or model output cannot run script in the page.
 """
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ from pathlib import Path
 from aiohttp import web
 
 STATIC = Path(__file__).with_name("static")
-FILES = {"/view": ("view.html", "text/html"), "/view/view.js": ("view.js", "text/javascript"),
-         "/view/view.css": ("view.css", "text/css")}
+FILES = {"/view": ("view.html", "text/html"), "/view/log.js": ("log.js", "text/javascript"),
+         "/view/view.js": ("view.js", "text/javascript"), "/view/view.css": ("view.css", "text/css")}
 PUBLIC = frozenset({*FILES, "/"})  # served without the token: they hold nothing of a session
 POLICY = ("default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:; "
           "base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
