@@ -3,8 +3,8 @@ another device (a phone on the same network), behind the same bearer token as th
 
 The page and its scripts and style are files beside this module (static/), served as they are: no
 build step, nothing from another site. The page itself holds nothing of a session, so it needs no
-token; its scripts ask for the token (or takes `#token=` from the address's fragment, which no
-server log sees) and sends it as the `Authorization` header on every API request. Everything from
+token; its scripts ask for the token (or take `#token=` from the address's fragment, which no
+server log sees) and send it as the `Authorization` header on every API request. Everything from
 the session is put on the page as text, never as markup, and the Content-Security-Policy lets the
 page run only its own script files: a hostile file or model output cannot run script in the page.
 """
