@@ -175,3 +175,19 @@ def test_ctrl_c_during_a_run_stops_it_and_ends_its_stream(start_serve, fake_llm)
     assert {"type": "complete", "success": False, "completion_reason": "stopped"} in events
     assert events[-1] == {"done": True}
     assert server.proc.wait(60) == 0
+
+
+@pytest.mark.parametrize("given", [False, True])
+def test_the_banner_says_where_the_browser_view_is(start_serve, given):
+    server = start_serve(*(["--token", "given-token-0123456789"] if given else []))
+    assert server.proc.stdout is not None
+    server.proc.stdout.readline()  # the mode's note
+    view = server.proc.stdout.readline().strip()
+    token = "given-token-0123456789" if given else server.banner[1].removeprefix("token: ").strip()
+    if given:  # a token the user chose is not printed
+        assert view == f"browser view: {server.url}/view (it asks for the token)"
+    else:  # in the fragment: the browser sends it to no server and no log
+        assert view == f"browser view: {server.url}/view#token={token}"
+    page = httpx.get(view.split()[2].split("#")[0], timeout=30)
+    assert page.status_code == 200 and "coder-tui" in page.text
+    assert server.stop() == 0

@@ -130,12 +130,21 @@ async def serve(options: Any) -> int:
     print(f"token: {token}" if source == "generated" else f"token: the one given by {source}", flush=True)
     print(f"workspace: {first.label}  mode: {config.mode}  (Ctrl+C stops)", flush=True)
     print(MODE_NOTES[config.mode], flush=True)
+    print(view_line(server.url, token, source), flush=True)
     problem = await model.until_problem_or(stop)
     await server.runner.cleanup()
     await opener.close()
     if problem is not None:
         raise UsageError(f"{problem}; the model is set by: {config.sources.get('model', 'the configuration')}")
     return 0
+
+
+def view_line(url: str, token: str, source: str) -> str:
+    """Where the browser view is (agent/frontends/serve/view.py); a generated token rides in the
+    address's fragment, which the browser keeps to itself (no request, no log carries it)."""
+    if source == "generated":
+        return f"browser view: {url}/view#token={token}"
+    return f"browser view: {url}/view (it asks for the token)"
 
 
 def _stop_on_signal() -> asyncio.Event:
