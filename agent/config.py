@@ -91,6 +91,9 @@ class RoomSettings(BaseModel):
     allow_network: bool = False
     allow_mcp: bool = False
     allow_tasks: bool = False
+    # who may answer the agent's proposals from the room chat (`@agent yes` / `@agent no ...`):
+    # peer names or emails as the room shows them, "*" for everyone; empty: only the operator
+    approvers: list[str] = Field(default_factory=list)
 
 
 class ToolSettings(BaseModel):
