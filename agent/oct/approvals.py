@@ -77,8 +77,7 @@ def proposal_message(number: int, request: ApprovalRequest, name: str) -> str:
     body = _what(request)
     if len(body) > MAX_DIFF_LINES:
         body = body[:MAX_DIFF_LINES] + [f"… {len(body) - MAX_DIFF_LINES} more lines not shown"]
-    summary = f" ({line(request.summary)})" if request.summary and request.changes else ""
-    head = f"Proposal {number} from @{name}: {request.tool}{summary}, waiting for approval"
+    head = f"Proposal {number} from @{name}, waiting for approval: {line(request.summary) or request.tool}"
     how = f"Answer: @{name} yes {number}  or  @{name} no {number} <feedback>"
     return "\n".join([head, *body, how])
 
