@@ -285,6 +285,8 @@ def load_config(
             if key in ("permissions", "hooks"):  # rules and hooks of every file add up
                 _merge_rules(config, source, key, value)
                 continue
+            if key in ("room", "tools"):  # a file's tables come as plain values: typed again
+                value = getattr(Settings.model_validate({key: value}), key)
             setattr(config, key, value)
             config.sources[key] = source
     _apply_provider_env(config, environ)

@@ -207,3 +207,17 @@ def test_a_long_diff_is_trimmed_with_a_count():
     assert len(lines) == MAX_DIFF_LINES + 3
     assert lines[-2] == f"… {total - MAX_DIFF_LINES} more lines not shown"
     assert lines[0] == "Proposal 3 from @agent, waiting for approval: shout\\x1b[2K"
+
+
+def test_the_room_and_tools_tables_of_a_config_file_are_typed_settings(isolated_home):
+    """`[room]` and `[tools.NAME]` read from config.toml were left plain tables: `[room]` settings
+    were never seen by the room agent, and `[tools.NAME]` broke opening a session."""
+    from agent.config import load_config
+    from agent.paths import user_config_file
+
+    user_config_file().parent.mkdir(parents=True, exist_ok=True)
+    user_config_file().write_text('[room]\napprovers = ["alice"]\nallow_network = true\n'
+                                  '[tools.bash_exec]\ntimeout = 5\n')
+    config = load_config(None, {"model": "openai/x"}, environ={})
+    assert (config.room.approvers, config.room.allow_network) == (["alice"], True)
+    assert config.tools["bash_exec"].timeout == 5
