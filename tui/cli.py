@@ -194,9 +194,11 @@ def room_parser() -> argparse.ArgumentParser:
         prog="coder-tui room", description=(
             "Join a live Open Collaboration Tools room as a guest and answer prompts: a line with "
             "@NAME followed by Enter in a shared document, or a chat message mentioning @NAME. Runs "
-            "without the UI until the room closes or Ctrl+C, then leaves cleanly. Exit codes: 0 the "
-            "room closed or we left, 1 joining failed or the connection was lost, 2 usage or "
-            "configuration error."),
+            "without the UI until the room closes or Ctrl+C, then leaves cleanly. In ask mode each "
+            "approval is posted to the room chat as a proposal; allowed peers (--approver, [room] "
+            "approvers) answer with @NAME yes [N] / @NAME no [N] FEEDBACK, you on stdin, first answer "
+            "wins. Exit codes: 0 the room closed or we left, 1 joining failed or the connection was "
+            "lost, 2 usage or configuration error."),
     )
     _room_options(parser, positional=True)
     _model_options(parser)
