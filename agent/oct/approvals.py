@@ -85,7 +85,7 @@ def proposal_message(number: int, request: ApprovalRequest, name: str) -> str:
 def outcome_message(number: int, decision: Decision) -> str:
     who = line(decision.by) if decision.by else LOCAL
     verb = {"allow_once": "approved", "allow_all": "approved (for the session)", "deny": "declined",
-            "stop": "declined, and the run stopped,"}[decision.decision]
+            "stop": "declined (and the run stopped)"}[decision.decision]
     feedback = f": {line(decision.feedback)}" if decision.feedback and decision.decision == "deny" else ""
     return f"Proposal {number} {verb} by {who}{feedback}."
 

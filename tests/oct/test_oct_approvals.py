@@ -185,6 +185,28 @@ async def test_a_proposal_named_by_its_number(rig):
     assert await r.host.wait_text(DOC, equals="a = 5\n# @agent five\n")
 
 
+async def test_a_proposal_is_withdrawn_when_the_run_stops(rig):
+    r = await rig(approvers=["host"])
+    r.llm.script(*edit_then("Done."))
+    await ask(r)
+    await wait_for(lambda: r.local.pending)
+    assert r.session.stop()
+    assert await r.chat("Proposal 1") == "Proposal 1 withdrawn: the run stopped."
+    await wait_for(lambda: r.agent.answered == 1)
+    assert not r.local.pending and not r.agent.approvals.pending
+    r.host.send(cmd="chat", text="@agent yes")
+    assert await r.chat("host:") == "host: nothing is waiting for approval."
+    assert await r.host.wait_text(DOC, equals="a = 1\n# @agent five\n")
+
+
+def test_approver_needs_a_room():
+    from tui.cli import _launch_problem, launch_parser
+
+    problem = _launch_problem(launch_parser().parse_args(["--approver", "alice"]))
+    assert problem == "--approver needs --room ROOM_ID: it names the room peers who may answer proposals"
+    assert _launch_problem(launch_parser().parse_args(["--room", "r1", "--approver", "alice"])) is None
+
+
 def test_answers_are_parsed_and_other_prompts_are_not():
     assert parse_answer("yes") == parse_answer("Yes.")
     assert parse_answer("no 2 use tabs") == parse_answer("no #2: use tabs")
