@@ -78,7 +78,7 @@ def proposal_message(number: int, request: ApprovalRequest, name: str) -> str:
     if len(body) > MAX_DIFF_LINES:
         body = body[:MAX_DIFF_LINES] + [f"… {len(body) - MAX_DIFF_LINES} more lines not shown"]
     head = f"Proposal {number} from @{name}, waiting for approval: {line(request.summary) or request.tool}"
-    how = f"Answer: @{name} yes {number}  or  @{name} no {number} <feedback>"
+    how = f"Answer with @{name} yes, or @{name} no <feedback> (to name this one: @{name} yes {number})"
     return "\n".join([head, *body, how])
 
 

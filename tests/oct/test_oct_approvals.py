@@ -104,7 +104,7 @@ async def test_an_allowed_peer_approves_from_the_chat_and_the_edit_lands(rig):
     r.llm.script(*edit_then("a is five."))
     proposal = await ask(r)
     assert "edit ws/main.py" in proposal and "-a = 1\n+a = 5" in proposal
-    assert "@agent yes 1" in proposal and "@agent no 1 <feedback>" in proposal
+    assert proposal.endswith("Answer with @agent yes, or @agent no <feedback> (to name this one: @agent yes 1)")
     r.host.send(cmd="chat", text="@agent yes")
     assert await r.chat("Proposal 1") == "Proposal 1 approved by host."
     assert await r.host.wait_text(DOC, equals="a = 5\n# @agent five\n")
@@ -243,3 +243,16 @@ def test_the_room_and_tools_tables_of_a_config_file_are_typed_settings(isolated_
     config = load_config(None, {"model": "openai/x"}, environ={})
     assert (config.room.approvers, config.room.allow_network) == (["alice"], True)
     assert config.tools["bash_exec"].timeout == 5
+
+
+def test_a_fetch_and_a_command_are_proposed_by_what_they_would_do():
+    from agent.approval import ApprovalRequest
+
+    fetch = ApprovalRequest(approval_id="ap_1", call_id="c", tool="web_fetch", args={}, kind="network",
+                            summary="web_fetch: https://example.com/x", url="https://example.com/x")
+    assert proposal_message(1, fetch, "bot").splitlines()[1] == "fetch https://example.com/x"
+    command = ApprovalRequest(approval_id="ap_2", call_id="c", tool="bash_exec", args={"network": True},
+                              kind="exec", summary="bash_exec: make", command="make\x1b]0;x\x07", cwd="src")
+    lines = proposal_message(2, command, "bot").splitlines()
+    assert lines[1] == "run `make\\x1b]0;x\\x07` in src (with network access)"
+    assert lines[2] == "Answer with @bot yes, or @bot no <feedback> (to name this one: @bot yes 2)"
