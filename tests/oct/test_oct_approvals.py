@@ -164,8 +164,8 @@ async def test_a_local_answer_first_closes_the_chat_proposal(rig):
     r = await rig(approvers=["*"])
     r.llm.script(*edit_then("Done."))
     await ask(r)
-    await wait_for(lambda: r.local.pending)
-    r.local.resolve(r.local.pending[0], Decision("allow_once"))
+    await wait_for(lambda: r.session.pending_approvals)  # the session's answers reach the local approver
+    assert r.session.answer(r.session.pending_approvals[0], "allow_once")
     assert await r.chat("Proposal 1") == "Proposal 1 approved by the person running coder-tui."
     await wait_for(lambda: r.agent.answered == 1)
     assert await r.host.wait_text(DOC, equals="a = 5\n# @agent five\n")
