@@ -86,7 +86,8 @@ def outcome_message(number: int, decision: Decision) -> str:
     who = line(decision.by) if decision.by else LOCAL
     verb = {"allow_once": "approved", "allow_all": "approved (for the session)", "deny": "declined",
             "stop": "declined (and the run stopped)"}[decision.decision]
-    feedback = f": {line(decision.feedback)}" if decision.feedback and decision.decision == "deny" else ""
+    # a peer's feedback is in the chat already; the operator's stays between them and the model
+    feedback = f": {line(decision.feedback)}" if decision.feedback and decision.by and decision.decision == "deny" else ""
     return f"Proposal {number} {verb} by {who}{feedback}."
 
 

@@ -139,7 +139,7 @@ async def test_a_peer_not_allowed_is_refused_and_nothing_lands(rig, make_client,
         refusal = await r.chat("bob:")
         assert refusal == "bob: only alice@example.com, carol may answer proposals in this room."
         assert r.agent.approvals.pending and not r.of("approval_resolved")  # still waiting
-        r.local.resolve(r.local.pending[0], Decision("deny"))
+        r.local.resolve(r.local.pending[0], Decision("deny", feedback="private note"))  # not for the room
         assert await r.chat("Proposal 1") == "Proposal 1 declined by the person running coder-tui."
         await wait_for(lambda: r.agent.answered == 1)
         assert await r.host.wait_text(DOC, equals="a = 1\n# @agent five\n")  # once the spinner is gone
