@@ -91,6 +91,9 @@ class RoomSettings(BaseModel):
     allow_network: bool = False
     allow_mcp: bool = False
     allow_tasks: bool = False
+    # who may answer the agent's proposals from the room chat (`@agent yes` / `@agent no ...`):
+    # peer names or emails as the room shows them, "*" for everyone; empty: only the operator
+    approvers: list[str] = Field(default_factory=list)
 
 
 class ToolSettings(BaseModel):
@@ -282,6 +285,8 @@ def load_config(
             if key in ("permissions", "hooks"):  # rules and hooks of every file add up
                 _merge_rules(config, source, key, value)
                 continue
+            if key in ("room", "tools"):  # a file's tables come as plain values: typed again
+                value = getattr(Settings.model_validate({key: value}), key)
             setattr(config, key, value)
             config.sources[key] = source
     _apply_provider_env(config, environ)

@@ -104,6 +104,10 @@ def _room_options(parser: argparse.ArgumentParser, positional: bool) -> None:
     group.add_argument("--name", default="agent",
                        help="our name in the room, and the @NAME prompts use (default: agent)")
     group.add_argument("--email", help="email shown to the host when asking to join")
+    group.add_argument("--approver", action="append", metavar="NAME",
+                       help="a room peer (name or email as the room shows it; \"*\" for everyone) who may "
+                            "answer the agent's proposals from the chat with @NAME yes / @NAME no FEEDBACK "
+                            "(repeatable; adds to [room] approvers in config.toml; default: only you, here)")
 
 
 def launch_parser() -> argparse.ArgumentParser:
@@ -190,9 +194,11 @@ def room_parser() -> argparse.ArgumentParser:
         prog="coder-tui room", description=(
             "Join a live Open Collaboration Tools room as a guest and answer prompts: a line with "
             "@NAME followed by Enter in a shared document, or a chat message mentioning @NAME. Runs "
-            "without the UI until the room closes or Ctrl+C, then leaves cleanly. Exit codes: 0 the "
-            "room closed or we left, 1 joining failed or the connection was lost, 2 usage or "
-            "configuration error."),
+            "without the UI until the room closes or Ctrl+C, then leaves cleanly. In ask mode each "
+            "approval is posted to the room chat as a proposal; allowed peers (--approver, [room] "
+            "approvers) answer with @NAME yes [N] / @NAME no [N] FEEDBACK, you on stdin, first answer "
+            "wins. Exit codes: 0 the room closed or we left, 1 joining failed or the connection was "
+            "lost, 2 usage or configuration error."),
     )
     _room_options(parser, positional=True)
     _model_options(parser)
@@ -399,6 +405,8 @@ def _launch_problem(options: argparse.Namespace) -> str | None:
         return "--room and --github cannot be combined: a room's files are the room's documents"
     if (options.clone or options.issue) and not options.github:
         return "--clone and --issue need --github OWNER/REPO"
+    if options.approver and not options.room:
+        return "--approver needs --room ROOM_ID: it names the room peers who may answer proposals"
     if options.workspace != "." and (options.room or options.github):
         return "DIR cannot be combined with --room or --github"
     if not os.path.isdir(options.workspace):

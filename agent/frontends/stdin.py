@@ -20,7 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from agent.approval import Decision, QueueApprover
 from agent.config import first_problem
-from agent.events import ApprovalRequired, DecisionKind, ErrorEvent
+from agent.events import ApprovalRequired, ApprovalResolved, DecisionKind, ErrorEvent
 from agent.planning.review import parse_line
 
 if TYPE_CHECKING:
@@ -117,6 +117,8 @@ class StdinApprover(QueueApprover):
     def note_request(self, event: Any) -> None:
         if isinstance(event, ApprovalRequired):
             self.waiting.append(event.approval_id)
+        elif isinstance(event, ApprovalResolved):  # answered elsewhere too (a room peer, in the chat)
+            self._answered(event.approval_id)
 
     async def decide(self, request: Any) -> Decision:
         if self.early:
