@@ -100,9 +100,13 @@ class AcpAgent:
 
     async def list_sessions(self, cwd: str | None = None, cursor: str | None = None,
                             **kwargs: Any) -> ListSessionsResponse:
-        """Recorded sessions on folders (of `cwd` when given), newest first, a page at a time."""
+        """Recorded sessions on folders (of `cwd` when given), newest first, a page at a time; those live
+        in the session host first (`_meta.coder-tui.live`)."""
+        from agent.host.client import live_sessions
+
         start = int(cursor) if cursor and cursor.isdigit() else 0
-        sessions, more = await asyncio.to_thread(recorded_sessions, cwd, start)
+        live = {row["session_id"]: row for row in await live_sessions() or []}  # never starts a host
+        sessions, more = await asyncio.to_thread(recorded_sessions, cwd, start, live)
         return ListSessionsResponse(sessions=sessions, next_cursor=str(start + len(sessions)) if more else None)
 
     def _session(self, session_id: str) -> AcpSession | HostedSession:

@@ -1,0 +1,84 @@
+"""`coder-tui acp` in the session host: `session/list` shows the live sessions first, `session/load`
+joins one, `session/cancel` stops the host's run, a closed editor leaves the run going; without a
+usable host, `session/load` works in-process and says so once."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from typing import Any
+
+from agent.host.client import HostClient
+from tests.acp.conftest import acp_client, no_host  # noqa: F401 - fixtures
+from tests.acp.test_acp import open_session, text_of
+from tests.fakellm import FakeLLM, Reply
+from tests.host.conftest import next_of
+
+
+def prompt_params(sid: str, text: str) -> dict[str, Any]:
+    return {"sessionId": sid, "prompt": [{"type": "text", "text": text}]}
+
+
+async def test_cancel_stops_the_hosts_run_and_a_closed_editor_leaves_the_run_going(
+        fake_llm: FakeLLM, ws: Path, start_host, acp_client: Any) -> None:
+    host = start_host()
+    runtime = host.socket.parent.parent
+    first, second = threading.Event(), threading.Event()
+    fake_llm.script(Reply(text="Recorded."), Reply(text="never finished", hold=first),
+                    Reply(text="Finished without the editor.", hold=second))
+    watcher = await HostClient.connect(host.socket)
+    try:
+        opened = await watcher.request("open", session="new", client="watcher", options=host.options(fake_llm, ws))
+        sid = opened["session_id"]
+        await watcher.request("prompt", text="remember this")
+        await next_of(watcher, "turn_done")
+        editor = await acp_client("--workflow", "direct", runtime=runtime)
+        await editor.initialize()
+        listed = (await editor.request("session/list", {"cwd": str(ws)}))["sessions"]
+        assert listed[0]["sessionId"] == sid
+        assert listed[0]["_meta"]["coder-tui"] == {"live": True, "running": False, "attached": ["watcher"]}
+        await editor.request("session/load", {"sessionId": sid, "cwd": str(ws), "mcpServers": []})
+        await next_of(watcher, "client_joined")
+        # session/cancel stops the run in the host: the editor's turn ends as cancelled, for everyone
+        asked = editor.request_nowait("session/prompt", prompt_params(sid, "a long task"))
+        await next_of(watcher, "step_started")
+        editor.send(cmd="notify", method="session/cancel", params={"sessionId": sid})
+        done = await next_of(watcher, "turn_done")
+        assert done["completion_reason"] == "stopped" and done["by"].startswith("acp (pid")
+        assert (await editor.reply(asked))["result"]["stopReason"] == "cancelled"
+        # the editor leaves mid-turn: the run goes on in the host
+        editor.request_nowait("session/prompt", prompt_params(sid, "another long task"))
+        await next_of(watcher, "step_started")
+        await editor.stop()
+        await next_of(watcher, "client_left")
+        second.set()
+        done = await next_of(watcher, "turn_done")
+        assert done["success"] is True and done["by"].startswith("acp (pid")
+    finally:
+        first.set()
+        second.set()
+        await watcher.close()
+
+
+async def test_without_a_usable_host_load_runs_in_process_and_says_so_once(
+        fake_llm: FakeLLM, tmp_path: Path, acp_client: Any) -> None:
+    root = tmp_path / "project"
+    root.mkdir()
+    recorder = await acp_client()
+    ids = [await open_session(recorder, root, fs=False)]
+    ids.append(str((await recorder.request("session/new", {"cwd": str(root), "mcpServers": []}))["sessionId"]))
+    fake_llm.script(Reply(text="One."), Reply(text="Two."), Reply(text="Three."), Reply(text="Four."))
+    for sid in ids:
+        await recorder.request("session/prompt", prompt_params(sid, "hello"))
+    await recorder.stop()
+
+    editor = await acp_client()  # its runtime folder is unusable: no host can start
+    await editor.initialize(fs=False)
+    for sid in ids:
+        await editor.request("session/load", {"sessionId": sid, "cwd": str(root), "mcpServers": []})
+        assert (await editor.request("session/prompt", prompt_params(sid, "again")))["stopReason"] == "end_turn"
+    said = [text_of(editor.updates(sid, "agent_message_chunk")) for sid in ids]
+    assert "the session host is not available" in said[0] and "runs in this process only" in said[0]
+    assert "the session host is not available" not in said[1]
+    assert said[0].endswith("Three.") and said[1].endswith("Four.")
+    assert editor.stderr().count("the session host is not available") == 1
