@@ -82,3 +82,35 @@ async def test_without_a_usable_host_load_runs_in_process_and_says_so_once(
     assert "the session host is not available" not in said[1]
     assert said[0].endswith("Three.") and said[1].endswith("Four.")
     assert editor.stderr().count("the session host is not available") == 1
+
+
+async def test_an_approval_waiting_when_the_editor_joins_is_asked_there_and_answered_for_all(
+        fake_llm: FakeLLM, ws: Path, start_host, acp_client: Any) -> None:
+    from tests.host.test_host_fanout import EDIT
+
+    host = start_host()
+    fake_llm.script(EDIT, Reply(text="Done."))
+    watcher = await HostClient.connect(host.socket)
+    try:
+        opened = await watcher.request("open", session="new", client="watcher", options=host.options(fake_llm, ws))
+        sid = opened["session_id"]
+        await watcher.request("prompt", text="make f return 2")
+        asked = await next_of(watcher, "approval_required")
+        editor = await acp_client("--workflow", "direct", runtime=host.socket.parent.parent)
+        await editor.initialize()
+        await editor.request("session/load", {"sessionId": sid, "cwd": str(ws), "mcpServers": []})
+        # the session so far (the watcher's prompt, the tool call), then the approval as a permission request
+        kinds = [(u["sessionUpdate"], u.get("title") or u.get("content", {}).get("text")) for u in editor.updates(sid)]
+        assert kinds[:2] == [("user_message_chunk", "make f return 2"), ("tool_call", "Edit a.py")]
+        request = await editor.wait_for(lambda e: e.get("event") == "permission")
+        assert request["params"]["toolCall"]["toolCallId"] == asked["call_id"]
+        editor.send(cmd="answer", rid=request["rid"], outcome={"outcome": "selected", "optionId": "reject"})
+        answered = await next_of(watcher, "approval_answered", approval_id=asked["approval_id"])
+        assert answered["decision"] == "deny" and answered["by"].startswith("acp (pid")
+        await next_of(watcher, "turn_done")
+        titled = await editor.wait_for(lambda e: e.get("event") == "update"
+                                       and "rejected by acp" in str(e["update"].get("title")))
+        assert titled["update"]["toolCallId"] == asked["call_id"]
+    finally:
+        await watcher.close()
+    assert (ws / "a.py").read_text().endswith("return 1\n")
