@@ -26,7 +26,7 @@ from acp.schema import (AgentCapabilities, ClientCapabilities, Implementation, I
 
 from agent import __version__
 from agent.frontends.acp.gate import gated
-from agent.frontends.acp.hosted import HostedSession, PermissionIds
+from agent.frontends.acp.withdraw import PermissionIds
 from agent.frontends.acp.prompt import recorded_sessions
 from agent.frontends.acp.session import AcpSession, add_client_mcp_servers, mode_state
 from agent.frontends.acp.wire import WireWriter
@@ -42,7 +42,7 @@ class AcpAgent:
         self.options = options
         self.conn: Any = None
         self.client_fs = (False, False)  # (fs/read_text_file, fs/write_text_file) offered by the client
-        self.sessions: dict[str, AcpSession | HostedSession] = {}
+        self.sessions: dict[str, Any] = {}  # AcpSession, or HostedSession (agent/frontends/acp/hosted.py)
         self.permission_ids = PermissionIds()  # withdraws a permission request another front end answered
 
     def on_connect(self, conn: Any) -> None:
@@ -71,6 +71,8 @@ class AcpAgent:
                            **kwargs: Any) -> LoadSessionResponse:
         if session_id in self.sessions:
             raise RequestError.invalid_params({"sessionId": session_id, "message": "this session is already open"})
+        from agent.frontends.acp.hosted import HostedSession  # the host's client: only for a load
+
         hosted, notes = await HostedSession.join(self.conn, self.permission_ids, self.options, _folder(cwd),
                                                  session_id, [server.name for server in mcp_servers or []])
         if hosted is not None:  # joined in the session host, next to the other front ends
@@ -109,7 +111,7 @@ class AcpAgent:
         sessions, more = await asyncio.to_thread(recorded_sessions, cwd, start, live)
         return ListSessionsResponse(sessions=sessions, next_cursor=str(start + len(sessions)) if more else None)
 
-    def _session(self, session_id: str) -> AcpSession | HostedSession:
+    def _session(self, session_id: str) -> Any:
         session = self.sessions.get(session_id)
         if session is None:
             raise RequestError.invalid_params({"sessionId": session_id, "message": "no such session"})

@@ -15,14 +15,12 @@ When no host can be used, session/load works in-process as before, and says so o
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import os
 from pathlib import Path
 from typing import Any
 
 from acp import RequestError
-from acp.connection import StreamDirection, StreamEvent
 from acp.schema import AllowedOutcome, ImageContentBlock, PermissionOption, PromptResponse, ToolCallUpdate
 from pydantic import ValidationError
 
@@ -33,6 +31,7 @@ from agent.frontends.acp.prompt import prompt_text
 from agent.frontends.acp.session import STOP_REASONS
 from agent.frontends.acp.tools import tool_kind, tool_locations, tool_title
 from agent.frontends.acp.updates import UpdateStream
+from agent.frontends.acp.withdraw import PermissionIds
 from agent.host.client import HostClient, HostRefused, HostUnavailable
 from agent.host.wire import HOST_TYPES
 from agent.textsafe import visible
@@ -40,44 +39,6 @@ from agent.textsafe import visible
 log = logging.getLogger("coder_tui.acp")
 OPTION_FLAGS = ("model", "api_base", "api_key", "mode", "max_steps", "sandbox", "profile", "workflow", "reasoning")
 _said: list[str] = []  # "no host": said once per process
-
-
-class PermissionIds:
-    """Our `session/request_permission` requests' JSON-RPC ids (seen as they go out: the SDK keeps them
-    to itself) and their withdrawal with `$/cancel_request`, written on the protocol's stream."""
-
-    def __init__(self) -> None:
-        self.writer: Any = None
-        self._sent: dict[tuple[str, str], Any] = {}  # (session id, tool call id) -> request id
-        self._unwanted: set[tuple[str, str]] = set()  # withdrawn before it was seen going out
-
-    def observe(self, event: StreamEvent) -> None:
-        message = event.message
-        if event.direction != StreamDirection.OUTGOING or message.get("method") != "session/request_permission":
-            return
-        params = message.get("params") or {}
-        key = (str(params.get("sessionId")), str((params.get("toolCall") or {}).get("toolCallId")))
-        if key in self._unwanted:
-            self._unwanted.discard(key)
-            self._cancel(message.get("id"))
-        else:
-            self._sent[key] = message.get("id")
-
-    def withdraw(self, session_id: str, call_id: str) -> None:
-        request_id = self._sent.pop((session_id, call_id), None)
-        if request_id is None:
-            self._unwanted.add((session_id, call_id))
-        else:
-            self._cancel(request_id)
-
-    def done(self, session_id: str, call_id: str) -> None:
-        self._sent.pop((session_id, call_id), None)
-        self._unwanted.discard((session_id, call_id))
-
-    def _cancel(self, request_id: Any) -> None:
-        if self.writer is not None and request_id is not None:
-            notice = {"jsonrpc": "2.0", "method": "$/cancel_request", "params": {"requestId": request_id}}
-            self.writer.write(json.dumps(notice).encode() + b"\n")
 
 
 def open_options(options: Any, root: Path) -> dict[str, Any]:
