@@ -114,3 +114,28 @@ async def test_an_approval_waiting_when_the_editor_joins_is_asked_there_and_answ
     finally:
         await watcher.close()
     assert (ws / "a.py").read_text().endswith("return 1\n")
+
+
+async def test_a_host_killed_under_the_editor_is_reported_and_load_joins_again(
+        fake_llm: FakeLLM, ws: Path, start_host, acp_client: Any) -> None:
+    host = start_host()
+    fake_llm.script(Reply(text="Recorded."), Reply(text="After the restart."))
+    watcher = await HostClient.connect(host.socket)
+    try:
+        opened = await watcher.request("open", session="new", client="watcher", options=host.options(fake_llm, ws))
+        sid = opened["session_id"]
+        await watcher.request("prompt", text="remember this")
+        await next_of(watcher, "turn_done")
+        editor = await acp_client("--workflow", "direct", runtime=host.socket.parent.parent)
+        await editor.initialize()
+        await editor.request("session/load", {"sessionId": sid, "cwd": str(ws), "mcpServers": []})
+        host.process.kill()
+        await editor.wait_for(lambda e: e.get("event") == "update" and "the session host stopped" in str(e["update"]))
+    finally:
+        await watcher.close()
+    start = len(editor.seen)
+    await editor.request("session/load", {"sessionId": sid, "cwd": str(ws), "mcpServers": []})
+    again = text_of(editor.updates(sid, "agent_message_chunk", start=start))
+    assert "Recorded." in again and "started the session host" in again  # on demand, from the record
+    assert (await editor.request("session/prompt", prompt_params(sid, "still there?")))["stopReason"] == "end_turn"
+    assert text_of(editor.updates(sid, "agent_message_chunk")).endswith("After the restart.")

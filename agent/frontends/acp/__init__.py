@@ -69,9 +69,12 @@ class AcpAgent:
 
     async def load_session(self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None,
                            **kwargs: Any) -> LoadSessionResponse:
-        if session_id in self.sessions:
+        if session_id in self.sessions and not getattr(self.sessions[session_id], "gone", False):
             raise RequestError.invalid_params({"sessionId": session_id, "message": "this session is already open"})
         from agent.frontends.acp.hosted import HostedSession  # the host's client: only for a load
+
+        if session_id in self.sessions:  # joined in a host that has gone since: joined again
+            await self.sessions.pop(session_id).close()
 
         hosted, notes = await HostedSession.join(self.conn, self.permission_ids, self.options, _folder(cwd),
                                                  session_id, [server.name for server in mcp_servers or []])

@@ -102,6 +102,11 @@ class HostedSession:
             self._take(line, replaying=True)
         raise ConnectionError("the session host closed the connection during the replay")
 
+    @property
+    def gone(self) -> bool:
+        """The host's connection ended: session/load may join the session again."""
+        return self.following is not None and self.following.done()
+
     def go(self) -> None:
         """After session/load's answer: the approvals waiting, then the live stream."""
         for approval_id in self.pending:
