@@ -47,12 +47,40 @@ class SessionHost(TaskRunner, Protocol):
 
     def agent_idle(self) -> None: ...
 
+    def show_prompt_of(self, text: str, who: str) -> None:
+        """A prompt another front end sent (or ours, queued in the session host) starts now."""
+        ...
+
     def notice(self, text: str, kind: str = "info") -> None:
         """A line in the chat (the images a prompt sends)."""
         ...
 
     def configuration_failed(self, message: str) -> None:
         """The model or provider was rejected (or there is no key): let the user choose again."""
+        ...
+
+
+class RemoteSession(Protocol):
+    """A session that lives in the session host, as the bridge drives it (tui/hostsession.py)."""
+
+    session_id: str
+    mode: str
+
+    @property
+    def running(self) -> bool:
+        """A turn runs or waits in the host (this app's or another front end's)."""
+        ...
+
+    def submit(self, text: str) -> str:
+        """Send a prompt to the host: "started", or "host-queued" behind a running turn."""
+        ...
+
+    def stop(self) -> bool:
+        """Stop the host's running turn."""
+        ...
+
+    async def detach(self) -> None:
+        """Leave the session; its run goes on in the host."""
         ...
 
 
