@@ -185,8 +185,6 @@ class HostSession:
         elif kind in ("client_joined", "client_left") and live and line["client"] != self.name:
             verb = "attached" if kind == "client_joined" else "left"
             self.host.notice(f"{safe_line(str(line['client']))} {verb}", "dim")
-        elif kind == "host_closing":
-            self.host.notice("The session host is closing.", "warning")
 
     # -- approvals ------------------------------------------------------------------------
     def _ask(self, event: ev.ApprovalRequired) -> None:

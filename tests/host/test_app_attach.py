@@ -263,3 +263,93 @@ def run_session(run: Other) -> str:
 
 
 asked_session = run_session
+
+
+async def test_when_the_host_stops_the_app_says_so_once_and_continues_the_session_in_process(
+        other: Any, fake_llm: FakeLLM, ws: Path) -> None:
+    fake_llm.script(Reply(text="Hi."), Reply(text="Answered in-process."))
+    run = other("hi")
+    await _first(run, "turn_done")
+    session_id = run_session(run)
+    app = make_app(fake_llm, ws, session_id)
+    async with app.run_test(size=APP_SIZE) as pilot:
+        await attached(pilot)
+        other.host.process.terminate()
+        await wait_for(pilot, lambda: app.bridge.session is not None and app.query_one("#status").state == "idle",
+                       timeout=WAIT, what="the session opened in-process")
+        lost = [n for n in notices(app) if "session host stopped" in n]
+        assert len(lost) == 1 and session_id in lost[0] and "in-process" in lost[0]
+        assert app.bridge.remote is None and app.bridge.session.session_id == session_id
+        assert "Hi." in answers(app)  # the conversation, as --resume shows it
+        await type_text(pilot, "still there?")
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: "Answered in-process." in answers(app), timeout=WAIT, what="the answer")
+
+
+async def test_without_a_usable_host_attach_says_so_once_and_resumes_in_process(
+        fake_llm: FakeLLM, ws: Path, isolated_home: Path, runtime_dir: Path) -> None:
+    from tests.conftest import run_cli
+
+    fake_llm.script(Reply(text="Recorded answer."))
+    first = run_cli(isolated_home, "run", "first question", "--workspace", str(ws), "--model", fake_llm.model,
+                    "--api-base", fake_llm.url, "--api-key", "sk-test-x", "--json")
+    assert first.returncode == 0, first.stderr
+    session_id = next(json.loads(t)["session_id"] for t in first.stdout.splitlines() if '"run_started"' in t)
+    (runtime_dir / "coder-tui").write_text("not a folder")  # the host's place is unusable
+    app = make_app(fake_llm, ws, session_id)
+    async with app.run_test(size=APP_SIZE) as pilot:
+        await wait_for(pilot, lambda: app.bridge.session is not None and app.query_one("#status").state == "idle",
+                       timeout=WAIT, what="the session opened in-process")
+        said = [n for n in notices(app) if "session host is not available" in n]
+        assert len(said) == 1 and "in-process" in said[0]
+        assert app.bridge.remote is None and app.bridge.session.session_id == session_id
+        assert "Recorded answer." in answers(app)
+
+
+async def test_slash_attach_switches_the_running_app_to_the_host_session(other: Any, fake_llm: FakeLLM,
+                                                                        ws: Path) -> None:
+    from tests.tui.conftest import ready
+
+    release = threading.Event()
+    fake_llm.script(Reply(text="Busy in the host.", hold=release))
+    run = other("a long task")
+    await _first(run, "step_started")
+    from tui.app import CoderApp
+
+    app = CoderApp(app_options(ws, fake_llm), animate=False)
+    try:
+        async with app.run_test(size=APP_SIZE) as pilot:
+            await ready(pilot)
+            own = app.bridge.session.session_id
+            await type_text(pilot, f"/attach {run_session(run)[:15]}")
+            await pilot.press("enter")
+            remote = await attached(pilot)
+            assert remote.session_id == run_session(run) != own and app.bridge.session is None
+            assert (f"run --attach (pid {run.process.pid})", "a long task") in prompts(app)
+            release.set()
+            await wait_for(pilot, lambda: "Busy in the host." in answers(app), timeout=WAIT, what="the reply")
+    finally:
+        release.set()
+
+
+async def test_one_hunk_rejected_in_the_app_is_left_out_by_the_host(other: Any, fake_llm: FakeLLM, ws: Path) -> None:
+    from tests.fakellm import call
+
+    lines = [f"line {i}\n" for i in range(1, 41)]
+    (ws / "long.txt").write_text("".join(lines))
+    changed = list(lines)
+    changed[1], changed[34] = "line 2 changed\n", "line 35 changed\n"
+    fake_llm.script(Reply(tool_calls=[call("write_file", file_path="long.txt", content="".join(changed))]),
+                    Reply(text="ok"))
+    run = other("change two lines")
+    asked = await _first(run, "approval_required")
+    app = make_app(fake_llm, ws, run_session(run))
+    async with app.run_test(size=APP_SIZE) as pilot:
+        await attached(pilot)
+        await approval(pilot)
+        await pilot.press("j", "space", "y")  # the second hunk rejected, the rest allowed
+        resolved = await run.next(pilot, "approval_resolved", approval_id=asked["approval_id"])
+        await run.next(pilot, "turn_done", success=True)
+    assert resolved["rejected_hunks"] == {"long.txt": [1]}
+    text = (ws / "long.txt").read_text()
+    assert "line 2 changed" in text and "line 35 changed" not in text and "line 35\n" in text
