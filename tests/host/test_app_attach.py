@@ -353,3 +353,28 @@ async def test_one_hunk_rejected_in_the_app_is_left_out_by_the_host(other: Any, 
     assert resolved["rejected_hunks"] == {"long.txt": [1]}
     text = (ws / "long.txt").read_text()
     assert "line 2 changed" in text and "line 35 changed" not in text and "line 35\n" in text
+
+
+async def test_a_prompt_typed_during_the_others_turn_waits_in_the_host_and_esc_stops_that_turn(
+        other: Any, fake_llm: FakeLLM, ws: Path) -> None:
+    release = threading.Event()
+    fake_llm.script(Reply(text="Never finished.", hold=release), Reply(text="The app's turn."))
+    run = other("a long task")
+    await _first(run, "step_started")
+    app = make_app(fake_llm, ws, run_session(run))
+    try:
+        async with app.run_test(size=APP_SIZE) as pilot:
+            await attached(pilot)
+            await type_text(pilot, "after that")
+            await pilot.press("enter")
+            await wait_for(pilot, lambda: any("Queued in the session host behind 1 turn" in n for n in notices(app)),
+                           timeout=WAIT, what="the queued line")
+            assert ("you", "after that") not in prompts(app)  # shown when its turn starts
+            await run.next(pilot, "prompt_queued", prompt="after that")
+            await pilot.press("escape")
+            stopped = await run.next(pilot, "turn_done")
+            assert stopped["success"] is False and stopped["completion_reason"] != "completed"
+            await wait_for(pilot, lambda: "The app's turn." in answers(app), timeout=WAIT, what="the queued turn")
+            assert ("you", "after that") in prompts(app)
+    finally:
+        release.set()
