@@ -406,6 +406,10 @@ class CoderApp(App[int]):
     def key_argument(self, tool: str, args: dict[str, Any]) -> str:
         session = self.bridge.session
         found = session.registry.get(tool) if session is not None else None
+        if found is None and self.bridge.remote is not None:  # the tools are the host's: the usual argument
+            from tui.hostsession import key_argument
+
+            return key_argument(args)
         return found.key_argument(args) if found is not None else ""
 
     def _target_label(self) -> str:

@@ -15,7 +15,7 @@ import contextlib
 import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from pydantic import ValidationError
 
@@ -212,6 +212,13 @@ def answer_fields(approval_id: str, decision: Decision) -> dict[str, Any]:
     if decision.edited:
         fields["edited"] = decision.edited
     return fields
+
+
+def key_argument(args: dict[str, Any]) -> str:
+    """The argument a tool row shows when the tools are the host's (agent/tools/base.py's choice)."""
+    from agent.tools.base import Tool
+
+    return Tool.key_argument(cast("Tool", None), args)  # it reads only the arguments
 
 
 def _open_tickets(replay: list[dict[str, Any]]) -> set[int]:

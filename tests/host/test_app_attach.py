@@ -144,6 +144,9 @@ async def test_an_approval_of_the_others_turn_is_answered_in_the_app(other: Any,
     async with app.run_test(size=APP_SIZE) as pilot:
         await attached(pilot)
         await approval(pilot)  # the approval that waits is docked, as a resumed one would be
+        from tui.widgets.transcript import ToolRow
+
+        assert [(row.tool, row.key) for row in app.query(ToolRow)] == [("replace_lines", "a.py")]
         await pilot.press("y")
         resolved = await run.next(pilot, "approval_resolved", approval_id=asked["approval_id"])
         answered = await run.next(pilot, "approval_answered", approval_id=asked["approval_id"])
