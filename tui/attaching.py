@@ -43,9 +43,12 @@ async def boot_attached(app: CoderApp) -> bool:
         return False
     if client.started:
         app.notice("Started the session host (it stays for the next front end).", "dim")
-    if not await attach_with(app, client, ref):
+    problem = await attach_with(app, client, ref)
+    if problem is not None:
         await client.close()
-        if not ref:
+        if problem:
+            app.fatal(problem, "Quit (Ctrl+Q) and start again; `coder-tui sessions` lists the sessions.")
+        else:
             app.exit(0, message=CANCELLED)
     return True
 
@@ -64,33 +67,35 @@ async def attach_command(app: CoderApp, arg: str) -> None:
         app.notice(f"/attach: the session host is not available ({safe_line(str(exc))}); "
                    "/resume ID continues a recorded session here.", "error")
         return
-    if not await attach_with(app, client, arg):
+    problem = await attach_with(app, client, arg)
+    if problem is not None:
         await client.close()
+        if problem:
+            app.notice(f"{problem}. `coder-tui sessions` lists the sessions.", "error")
 
 
-async def attach_with(app: CoderApp, client: HostClient, ref: str) -> bool:
-    """Open or join `ref` (the picker's choice when empty) on `client`; False when nothing was
-    attached (cancelled, or refused: the reason is shown)."""
+async def attach_with(app: CoderApp, client: HostClient, ref: str) -> str | None:
+    """Open or join `ref` (the picker's choice when empty) on `client`: None once attached, else
+    why not ("" when the picker was cancelled)."""
     from agent.host.client import HostRefused
     from tui.hostsession import HostSession
 
     if not ref:
         chosen = await _pick(app, client)
         if chosen is None:
-            return False
+            return ""
         ref = chosen
     remote = HostSession(client, app, app.show_event)
     try:
         replay = await remote.open(ref, open_options(app, ref))
     except (HostRefused, ConnectionError) as exc:
-        app.notice(f"attach: {safe_line(str(exc))}. `coder-tui sessions` lists the sessions.", "error")
-        return False
+        return f"attach: {safe_line(str(exc))}"
     await app.bridge.attach_remote(remote)
     _reset_view(app)
     _show_replay(app, remote, replay)
     remote.lost = lambda message: host_lost(app, remote, message)
     remote.follow()
-    return True
+    return None
 
 
 def open_options(app: CoderApp, ref: str) -> dict[str, Any]:
@@ -197,5 +202,6 @@ def host_lost(app: CoderApp, remote: HostSession, message: str) -> None:
     app.notice(f"{message}; continuing it here, in-process.", "error")
     app.options.attach = None
     app.options.resume = remote.session_id
+    app.options.model = app.options.model or remote.model or None  # the session's, unless the command line said
     app.query_one("#status", StatusBar).set_state("loading")
     app.restart_boot()

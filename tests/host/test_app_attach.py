@@ -381,3 +381,16 @@ async def test_a_prompt_typed_during_the_others_turn_waits_in_the_host_and_esc_s
             assert ("you", "after that") in prompts(app)
     finally:
         release.set()
+
+
+async def test_attaching_to_a_session_that_does_not_exist_says_why_and_prompts_are_not_kept(
+        start_host: Any, fake_llm: FakeLLM, ws: Path) -> None:
+    start_host()
+    app = make_app(fake_llm, ws, "20991231-nosuch")
+    async with app.run_test(size=APP_SIZE) as pilot:
+        await wait_for(pilot, lambda: app.bridge.failure is not None, timeout=WAIT, what="the failure")
+        message, fix = app.bridge.failure
+        assert message.startswith("attach: ") and "20991231-nosuch" in message and "coder-tui sessions" in fix
+        await type_text(pilot, "hello")
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: any("Not sent" in n for n in notices(app)), timeout=WAIT, what="not sent")
