@@ -85,6 +85,8 @@ async def attach_with(app: CoderApp, client: HostClient, ref: str) -> str | None
         if chosen is None:
             return ""
         ref = chosen
+    elif ref == "last":  # this folder's newest: a live one first (its record may not list it yet)
+        ref = await _live_last(app, client) or ref
     remote = HostSession(client, app, app.show_event)
     try:
         replay = await remote.open(ref, open_options(app, ref))
@@ -107,6 +109,18 @@ def open_options(app: CoderApp, ref: str) -> dict[str, Any]:
     if ref not in ("new", "last"):
         values.pop("workspace")  # a recorded session works where it worked
     return {k: v for k, v in values.items() if v is not None}
+
+
+async def _live_last(app: CoderApp, client: HostClient) -> str | None:
+    from agent.host.client import HostRefused
+
+    try:
+        live = list((await client.request("list"))["sessions"])
+    except (HostRefused, ConnectionError):
+        return None
+    folder = _folder_label(app)
+    mine = [str(row["session_id"]) for row in live if row.get("workspace") == folder]
+    return mine[-1] if mine else None  # the host lists them in the order it opened them
 
 
 async def _pick(app: CoderApp, client: HostClient | None) -> str | None:

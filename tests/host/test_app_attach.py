@@ -364,10 +364,11 @@ async def test_a_prompt_typed_during_the_others_turn_waits_in_the_host_and_esc_s
     fake_llm.script(Reply(text="Never finished.", hold=release), Reply(text="The app's turn."))
     run = other("a long task")
     await _first(run, "step_started")
-    app = make_app(fake_llm, ws, run_session(run))
+    app = make_app(fake_llm, ws, "last")  # this folder's newest: the live one (not yet listed as recorded)
     try:
         async with app.run_test(size=APP_SIZE) as pilot:
-            await attached(pilot)
+            remote = await attached(pilot)
+            assert remote.session_id == run_session(run)
             await type_text(pilot, "after that")
             await pilot.press("enter")
             await wait_for(pilot, lambda: any("Queued in the session host behind 1 turn" in n for n in notices(app)),
