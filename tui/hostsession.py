@@ -154,7 +154,7 @@ class HostSession:
         if not self._leaving:
             self._tickets.clear()
             if self.lost is not None:
-                self.lost(f"the session host stopped (connection lost); session {self.session_id} is recorded "
+                self.lost(f"The session host stopped (connection lost); session {self.session_id} is recorded "
                           "up to its last event")
 
     def _host_line(self, line: dict[str, Any], live: bool) -> None:
