@@ -200,7 +200,8 @@ async def test_a_prompt_typed_in_the_app_runs_in_the_host_and_quitting_leaves_th
             assert started["by"].startswith("coder-tui app")
             await next_of(watcher, "step_started")  # the model holds its answer
             assert ("you", "from the app") in prompts(app)
-            await app.bridge.shutdown()  # what quitting does: detach
+            await pilot.press("ctrl+q")  # no "stop it and quit?": the run is the host's
+            await wait_for(pilot, lambda: app.return_code is not None, timeout=WAIT, what="the app to quit")
         left = await next_of(watcher, "client_left")
         assert left["client"].startswith("coder-tui app")
         release.set()
@@ -214,14 +215,19 @@ async def test_a_prompt_typed_in_the_app_runs_in_the_host_and_quitting_leaves_th
     assert prompts_recorded == ["hi", "from the app"]
 
 
-async def test_the_picker_lists_the_live_sessions_and_who_is_attached(other: Any, fake_llm: FakeLLM,
-                                                                      ws: Path) -> None:
+async def test_the_picker_lists_the_live_sessions_and_who_is_attached(other: Any, fake_llm: FakeLLM, ws: Path,
+                                                                      isolated_home: Path) -> None:
     from textual.widgets import OptionList
 
     from tui.screens.attachpicker import AttachPicker
 
+    from tests.conftest import run_cli
+
     release = threading.Event()
-    fake_llm.script(Reply(text="working", hold=release))
+    fake_llm.script(Reply(text="recorded"), Reply(text="working", hold=release))
+    earlier = run_cli(isolated_home, "run", "an earlier question", "--workspace", str(ws), "--model", fake_llm.model,
+                      "--api-base", fake_llm.url, "--api-key", "sk-test-x")
+    assert earlier.returncode == 0, earlier.stderr
     run = other("a long task")
     started = await _first(run, "step_started")
     app = make_app(fake_llm, ws, "")
@@ -234,6 +240,9 @@ async def test_the_picker_lists_the_live_sessions_and_who_is_attached(other: Any
             label = str(first.prompt)
             assert first.id == run_session(run) and "running" in label
             assert f"run --attach (pid {run.process.pid})" in label
+            labels = [str(options.get_option_at_index(i).prompt) for i in range(options.option_count)]
+            assert any(text.startswith("recorded") and "an earlier question" in text for text in labels)
+            assert labels[-1].startswith("new session")
             await pilot.press("enter")
             remote = await attached(pilot)
             assert remote.session_id == run_session(run)
