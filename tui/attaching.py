@@ -97,6 +97,7 @@ async def attach_with(app: CoderApp, client: HostClient, ref: str) -> str | None
     _show_replay(app, remote, replay)
     remote.lost = lambda message: host_lost(app, remote, message)
     remote.follow()
+    app.load_files()  # @ completion offers the session's files
     return None
 
 

@@ -134,7 +134,7 @@ class AgentBridge:
         """Send a prompt; returns what happened: "started", "routed", "queued", "host-queued" (behind a
         turn in the session host), "waiting" or "failed"."""
         if self.remote is not None:
-            return self.remote.submit(text)
+            return self.remote.submit(text, mentions)
         if self.room is not None and self.session is not None:
             self.room.ask(text)
             return "queued" if self.running else "started"

@@ -82,18 +82,20 @@ class HostSession:
     def running(self) -> bool:
         return bool(self._tickets) or self._sending > 0
 
-    def submit(self, text: str) -> str:
-        """Send a prompt: "started", or "host-queued" when a turn runs (it is shown when it starts)."""
+    def submit(self, text: str, mentions: list[str]) -> str:
+        """Send a prompt (the @-mentioned files appended, as in-process): "started", or "host-queued"
+        when a turn runs (it is shown when it starts)."""
         queued = self.running
         if queued:
             self._unshown.append(text)
         self._sending += 1
-        self._spawn(self._prompt(text))
+        self._spawn(self._prompt(text, mentions))
         return "host-queued" if queued else "started"
 
-    async def _prompt(self, text: str) -> None:
+    async def _prompt(self, text: str, mentions: list[str]) -> None:
         try:
-            ticket = int((await self.client.request("prompt", text=text))["ticket"])
+            prompt = await self._with_files(text, mentions)
+            ticket = int((await self.client.request("prompt", text=prompt))["ticket"])
         except HostRefused as exc:
             self.host.notice(f"Not sent (Up recalls it): {exc}", "warning")
             if text in self._unshown:
@@ -105,6 +107,23 @@ class HostSession:
             self._sending -= 1
         if ticket not in self._done:
             self._tickets.add(ticket)
+
+    async def _with_files(self, text: str, mentions: list[str]) -> str:
+        if not mentions:
+            return text
+        from agent.attachments import attach_mentions
+        from agent.workspaces.base import WorkspaceError
+        from agent.workspaces.local import LocalWorkspace
+
+        try:
+            workspace = LocalWorkspace(str(self.root or self.workspace))
+        except WorkspaceError as exc:
+            self.host.notice(f"the mentioned files were not attached: {exc}", "warning")
+            return text
+        prompt, unread = await attach_mentions(workspace, text, mentions)
+        for problem in unread:
+            self.host.notice(problem, "warning")
+        return prompt
 
     def stop(self) -> bool:
         self._spawn(self._request("stop"))

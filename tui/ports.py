@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 if TYPE_CHECKING:
     from argparse import Namespace
+    from pathlib import Path
 
     from textual.screen import Screen
 
@@ -67,12 +68,18 @@ class RemoteSession(Protocol):
     mode: str
 
     @property
+    def root(self) -> Path | None:
+        """The session's folder on this machine (its files for @ completion), if it is one."""
+        ...
+
+    @property
     def running(self) -> bool:
         """A turn runs or waits in the host (this app's or another front end's)."""
         ...
 
-    def submit(self, text: str) -> str:
-        """Send a prompt to the host: "started", or "host-queued" behind a running turn."""
+    def submit(self, text: str, mentions: list[str]) -> str:
+        """Send a prompt (and the files it mentions) to the host: "started", or "host-queued" behind a
+        running turn."""
         ...
 
     def stop(self) -> bool:

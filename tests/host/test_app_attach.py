@@ -194,12 +194,16 @@ async def test_a_prompt_typed_in_the_app_runs_in_the_host_and_quitting_leaves_th
         app = make_app(fake_llm, ws, session_id)
         async with app.run_test(size=APP_SIZE) as pilot:
             await attached(pilot)
-            await type_text(pilot, "from the app")
+            prompt = app.query_one("#prompt")
+            await wait_for(pilot, lambda: "a.py" in prompt._files.known, timeout=WAIT, what="@ completion's files")
+            prompt.text = "from the app, see @a.py"
             await pilot.press("enter")
-            started = await next_of(watcher, "turn_started", prompt="from the app")
-            assert started["by"].startswith("coder-tui app")
+            started = await next_of(watcher, "turn_started")
+            assert started["by"].startswith("coder-tui app") and started["prompt"].startswith("from the app, see @a.py")
             await next_of(watcher, "step_started")  # the model holds its answer
-            assert ("you", "from the app") in prompts(app)
+            assert ("you", "from the app, see @a.py") in prompts(app)
+            sent = [m["content"] for m in fake_llm.requests[-1]["messages"] if m["role"] == "user"][-1]
+            assert "return 1" in str(sent)  # the mentioned file went with the prompt, as in-process
             await pilot.press("ctrl+q")  # no "stop it and quit?": the run is the host's
             await wait_for(pilot, lambda: app.return_code is not None, timeout=WAIT, what="the app to quit")
         left = await next_of(watcher, "client_left")
@@ -212,7 +216,8 @@ async def test_a_prompt_typed_in_the_app_runs_in_the_host_and_quitting_leaves_th
         await watcher.close()
     prompts_recorded = [m["data"]["content"] for m in session_lines(isolated_home, session_id)
                         if m.get("kind") == "message" and m["data"]["role"] == "user"]
-    assert prompts_recorded == ["hi", "from the app"]
+    assert prompts_recorded[0] == "hi" and prompts_recorded[1].startswith("from the app, see @a.py")
+    assert len(prompts_recorded) == 2
 
 
 async def test_the_picker_lists_the_live_sessions_and_who_is_attached(other: Any, fake_llm: FakeLLM, ws: Path,
