@@ -238,9 +238,12 @@ async def test_the_picker_lists_the_live_sessions_and_who_is_attached(other: Any
     app = make_app(fake_llm, ws, "")
     try:
         async with app.run_test(size=APP_SIZE) as pilot:
-            picker = await wait_for(pilot, lambda: isinstance(app.screen, AttachPicker) and app.screen,
-                                    timeout=WAIT, what="the picker")
-            options = picker.query_one(OptionList)
+            def listed() -> Any:
+                screen = app.screen
+                found = isinstance(screen, AttachPicker) and screen.query(OptionList)
+                return found and found.first().option_count > 0 and found.first()
+
+            options = await wait_for(pilot, listed, timeout=WAIT, what="the picker's list")
             first = options.get_option_at_index(0)
             label = str(first.prompt)
             assert first.id == run_session(run) and "running" in label
