@@ -29,6 +29,7 @@ COMMANDS_HELP = """commands:
   coder-tui undo [CHECKPOINT]  restore the workspace to a checkpoint (`--list` shows them)
   coder-tui sessions           list recorded sessions (resume one with --resume ID) and the live ones
   coder-tui host               the session host in the foreground (`run --attach ID` starts it on demand)
+  coder-tui attach [ID]        the app on a session in the session host (live or recorded; a picker without ID)
   coder-tui room ROOM_ID       join a live OCT room and answer @agent prompts (`coder-tui room --help`)
   coder-tui profiles           list agent profiles (built in, user, workspace); pick one with --profile
   coder-tui skills             list the Agent Skills (SKILL.md) the agent is offered, and broken ones
@@ -381,6 +382,12 @@ def _cmd_host(argv: list[str]) -> int:
     return host_main(options)
 
 
+def _cmd_attach(argv: list[str]) -> int:
+    from tui.attach_cli import cmd_attach
+
+    return cmd_attach(argv)
+
+
 def _cmd_launch(argv: list[str]) -> int:
     parser = launch_parser()
     options = parser.parse_args(argv)
@@ -423,6 +430,7 @@ def _launch_problem(options: argparse.Namespace) -> str | None:
 
 
 COMMANDS: dict[str, Callable[[list[str]], int]] = {
+    "attach": _cmd_attach,
     "run": _cmd_run, "undo": _cmd_undo, "sessions": _cmd_sessions, "room": _cmd_room,
     "host": _cmd_host, "profiles": _cmd_profiles, "skills": _cmd_skills, "mcp": _cmd_mcp, "serve": _cmd_serve,
     "acp": _cmd_acp, "trust": _cmd_trust,

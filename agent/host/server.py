@@ -177,7 +177,9 @@ class Host:
             ticket, ahead = live.prompt(request.text, client.name)
             return reply(request.id, ticket=ticket, ahead=ahead)
         if isinstance(request, ApproveRequest):
-            answered = live.answer(request.approval_id, Decision(request.decision, request.feedback), client.name)
+            decision = Decision(request.decision, request.feedback, rejected_hunks=request.rejected_hunks,
+                                edited=request.edited)
+            answered = live.answer(request.approval_id, decision, client.name)
             return reply(request.id, approval_id=answered)
         if isinstance(request, StopRequest):
             return reply(request.id, stopped=live.stop())

@@ -3,7 +3,8 @@
 Requests (client → host; `id` is echoed in the reply):
     {"type": "open", "id": 1, "session": "ID|prefix|last|new", "client": "run --attach", "options": {...}}
     {"type": "prompt", "id": 2, "text": "..."}              queued behind the running turn
-    {"type": "approve", "id": 3, "approval_id": "ap_…", "decision": "allow_once", "feedback": null}
+    {"type": "approve", "id": 3, "approval_id": "ap_…", "decision": "allow_once", "feedback": null,
+     "rejected_hunks": {"a.py": [1]}, "edited": {}}         (optional: an edit narrowed or rewritten)
     {"type": "stop", "id": 4}                                stops the running turn
     {"type": "detach", "id": 5}                              the run goes on
     {"type": "list", "id": 6}                                the live sessions and who is attached
@@ -55,6 +56,8 @@ class ApproveRequest(_Request):
     approval_id: str | None = None  # None: the oldest pending approval
     decision: DecisionKind
     feedback: str | None = None
+    rejected_hunks: dict[str, list[int]] = Field(default_factory=dict)  # path -> hunks not applied (an edit's)
+    edited: dict[str, str] = Field(default_factory=dict)  # path -> the content the user wrote instead
 
 
 class StopRequest(_Request):
