@@ -331,9 +331,12 @@ def _cmd_acp(argv: list[str]) -> int:
     if options.trust:
         print(f"coder-tui acp: error: {ACP_TRUST_GONE}", file=sys.stderr)
         return 2
+    from agent.frontends.acp_initialize import answer_initialize
+
+    early = answer_initialize(options)  # before the SDK's import: the editor is ready at once
     from agent.frontends.acp import main as acp_main
 
-    return acp_main(options)
+    return acp_main(options, early)
 
 
 def _cmd_profiles(argv: list[str]) -> int:
