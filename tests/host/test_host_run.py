@@ -128,3 +128,31 @@ def wait_for(condition, timeout: float = 120) -> None:  # type: ignore[no-untype
     while not condition():
         assert time.monotonic() < deadline, "timed out"
         time.sleep(0.05)
+
+
+def test_ctrl_c_stops_a_run_done_in_the_host_as_it_stops_one_in_process(
+        fake_llm: FakeLLM, ws: Path, isolated_home: Path, runtime_dir: Path, start_host) -> None:
+    import signal
+    import subprocess
+    import sys
+    import threading
+
+    from tests.conftest import cli_env
+
+    start_host()
+    held = threading.Event()
+    fake_llm.script(Reply(text="too late", hold=held))
+    proc = subprocess.Popen([sys.executable, "-m", "tui.cli", *run_args(fake_llm, ws, "say hi", "--mode", "allow")],
+                            env=cli_env(isolated_home, **auto(runtime_dir)), stdin=subprocess.DEVNULL,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        wait_for(lambda: len(fake_llm.requests) == 1)  # the turn waits on the model
+        proc.send_signal(signal.SIGINT)
+        _out, err = proc.communicate(timeout=120)
+    finally:
+        held.set()
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 1, err
+    assert "stopping… (press Ctrl+C again to quit at once)" in err and "✗ stopped" in err
+    assert through_host(isolated_home, session_of(err))
