@@ -281,9 +281,9 @@ def _cmd_run(argv: list[str]) -> int:
 
     if hostrun.setting(options) == "off" or hostrun.stays_in_process(options):
         return _run_in_process(options)
-    code = hostrun.try_host(options)  # a warm host runs it: no agent core, no litellm in this process
-    if code is not None:
-        return code
+    warm = hostrun.try_host(options)  # a warm host runs it: no agent core, no litellm in this process
+    if warm is not None:
+        return warm
     code = _run_in_process(options)
     hostrun.start_for_next()  # none ran (or it could not take this run): warm for the next one
     return code
