@@ -160,6 +160,8 @@ def run_parser() -> argparse.ArgumentParser:
     parser.add_argument("--attach", metavar="ID", help="run PROMPT in session ID (a prefix, `last` or `new`) "
                         "through the session host, beside the other front ends attached to it (the host "
                         "starts if it does not run)")
+    parser.add_argument("--no-host", action="store_true", help="run in this process even when a session host "
+                        "runs, and start none for the next run (config: host = \"off\"; see README)")
     _workspace_options(parser)
     _github_options(parser).add_argument(
         "--no-publish", action="store_true",
@@ -281,7 +283,21 @@ def _cmd_run(argv: list[str]) -> int:
         if code != IN_PROCESS:
             return code
         options.resume = None if options.attach == "new" else options.attach  # as `run --resume ID`
-    _start_loading_models()  # in-process: a run through the host never imports litellm
+        return _run_in_process(options)
+    from agent.frontends import hostrun
+
+    if hostrun.setting(options) == "off" or hostrun.stays_in_process(options):
+        return _run_in_process(options)
+    warm = hostrun.try_host(options)  # a warm host runs it: no agent core, no litellm in this process
+    if warm is not None:
+        return warm
+    code = _run_in_process(options)
+    hostrun.start_for_next()  # none ran (or it could not take this run): warm for the next one
+    return code
+
+
+def _run_in_process(options: argparse.Namespace) -> int:
+    _start_loading_models()
     from agent.frontends.headless import main as headless_main
 
     return headless_main(options)
@@ -322,9 +338,12 @@ def _cmd_acp(argv: list[str]) -> int:
     if options.trust:
         print(f"coder-tui acp: error: {ACP_TRUST_GONE}", file=sys.stderr)
         return 2
+    from agent.frontends.acp_initialize import answer_initialize
+
+    early = answer_initialize(options)  # before the SDK's import: the editor is ready at once
     from agent.frontends.acp import main as acp_main
 
-    return acp_main(options)
+    return acp_main(options, early)
 
 
 def _cmd_profiles(argv: list[str]) -> int:

@@ -27,8 +27,9 @@ from agent.secrets import redact
 from agent.host.live import Client, LiveSession
 from agent.host.opening import OpenFailed, Opener, recorded_id
 from agent.host.place import LOCK_NAME, prepare_dir
-from agent.host.wire import (MAX_LINE, ApproveRequest, BadLine, DetachRequest, ListRequest, OpenRequest,
-                             PromptRequest, Request, StopRequest, encode, parse_request, refusal, reply)
+from agent.host.wire import (MAX_LINE, ApproveRequest, BadLine, DetachRequest, InputRequest, ListRequest,
+                             OpenRequest, PromptRequest, Request, RunRequest, StopRequest, encode, parse_request,
+                             refusal, reply)
 
 DEFAULT_IDLE = 600.0  # seconds without a live session or a client before the host exits
 
@@ -141,6 +142,8 @@ class Host:
                 if line.strip():
                     client.send(await self._answer(client, line))
         finally:
+            if getattr(client, "oneshot", None) is not None:
+                client.oneshot.gone()  # type: ignore[attr-defined]  # a one-shot `run` stops with its client
             if client.live is not None:
                 client.live.leave(client)  # its run goes on
             self.clients.discard(client)
@@ -164,6 +167,10 @@ class Host:
                                        f"{redact(str(exc))}".splitlines()[0])
 
     async def _dispatch(self, client: Client, request: Request) -> bytes:
+        if isinstance(request, (RunRequest, InputRequest)) or getattr(client, "oneshot", None) is not None:
+            from agent.host import oneshot
+
+            return await oneshot.dispatch(self, client, request)
         if isinstance(request, ListRequest):
             return reply(request.id, sessions=self.listing())
         if isinstance(request, OpenRequest):

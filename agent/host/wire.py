@@ -8,6 +8,9 @@ Requests (client → host; `id` is echoed in the reply):
     {"type": "stop", "id": 4}                                stops the running turn
     {"type": "detach", "id": 5}                              the run goes on
     {"type": "list", "id": 6}                                the live sessions and who is attached
+    {"type": "run", "id": 7, "options": {...}, "env": {...}, "json": false, "color": false}
+                                                             `coder-tui run` one-shot (agent/host/oneshot.py)
+    {"type": "input", "id": 8, "text": "y"}                  a stdin line of that run (null: stdin closed)
 A connection is attached to at most one session (the one `open` named).
 
 Host → client: `{"type": "reply", "id": N, "ok": true, ...}` (or `"ok": false, "error": "..."`),
@@ -44,6 +47,7 @@ class OpenRequest(_Request):
     client: str = "client"  # how the others see this client named
     options: dict[str, Any] = Field(default_factory=dict)  # SessionOptions fields (workspace, model, ...)
     live_only: bool = False  # join the session only if it is live (never open or resume it)
+    env: dict[str, str] | None = None  # the client's environment (keys, *_BASE_URL): read for this session only
 
 
 class PromptRequest(_Request):
@@ -72,7 +76,23 @@ class ListRequest(_Request):
     type: Literal["list"]
 
 
-Request = OpenRequest | PromptRequest | ApproveRequest | StopRequest | DetachRequest | ListRequest
+class RunRequest(_Request):
+    """`coder-tui run PROMPT` one-shot: a new session, printed for the client as `run` prints it."""
+
+    type: Literal["run"]
+    client: str = "run"
+    options: dict[str, Any] = Field(default_factory=dict)  # SessionOptions fields, `prompt` included
+    env: dict[str, str] = Field(default_factory=dict)  # the client's environment, for this session only
+    color: bool = False  # the client's stdout is a terminal that takes colour
+
+
+class InputRequest(_Request):
+    type: Literal["input"]
+    text: str | None = None  # one stdin line of a `run` request; None: stdin closed
+
+
+Request = (OpenRequest | PromptRequest | ApproveRequest | StopRequest | DetachRequest | ListRequest | RunRequest
+           | InputRequest)
 _REQUEST: TypeAdapter[Request] = TypeAdapter(Annotated[Request, Field(discriminator="type")])
 
 

@@ -147,6 +147,7 @@ CONFIG = InputKind("workspace config", ".coder-tui.toml", "agent.config:Settings
     "profile": NeedsTrust("it would choose the agent's tools and mode"),
     "keymap": NeedsTrust("it would rebind keys, approvals included"),
     "reasoning": NeedsTrust("it would change how much each request thinks, and costs"),
+    "host": NeedsTrust("only your own config decides whether `run` uses a background session host"),
     "mode": StricterMode(),
     "permissions": TighterRules(),
     "hooks": NeedsTrust(HOOKS_WHY),

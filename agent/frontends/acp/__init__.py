@@ -181,7 +181,8 @@ def _config(options: Any, root: Path) -> Any:
     return config
 
 
-async def serve(options: Any) -> None:
+async def serve(options: Any, early: Any = None) -> None:
+    """`early`: what agent/frontends/acp_initialize.py read (and answered) before the SDK was imported."""
     from acp import run_agent
 
     from agent.llm import ensure_loaded
@@ -191,7 +192,9 @@ async def serve(options: Any) -> None:
     warming = asyncio.get_running_loop().create_task(ensure_loaded())
     warming.add_done_callback(lambda task: task.cancelled() or task.exception())
     agent: Any = AcpAgent(options)  # the SDK's Agent protocol lists methods we do not offer
-    reader, writer = await _protocol_streams()
+    if early is not None and early.client_fs is not None:
+        agent.client_fs = early.client_fs
+    reader, writer = await _protocol_streams(early.rest if early is not None else b"")
     checked, feeding = gated(reader, writer)  # a line that is not one JSON-RPC object is answered here
     agent.permission_ids.writer = writer
     protocol = asyncio.ensure_future(run_agent(agent, writer, checked, observers=[agent.permission_ids.observe]))
@@ -219,7 +222,7 @@ async def serve(options: Any) -> None:
             await agent.close()
 
 
-async def _protocol_streams() -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+async def _protocol_streams(read_already: bytes = b"") -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
     """stdin and a private copy of stdout for the protocol; fd 1 itself then points at stderr, so
     a stray print (ours, a library's, a child process's) cannot corrupt the JSON-RPC stream."""
     loop = asyncio.get_running_loop()
@@ -227,15 +230,17 @@ async def _protocol_streams() -> tuple[asyncio.StreamReader, asyncio.StreamWrite
     sys.stdout.flush()
     os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
     reader = asyncio.StreamReader(limit=50 * 1024 * 1024)
+    if read_already:
+        reader.feed_data(read_already)
     await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
     transport, protocol = await loop.connect_write_pipe(asyncio.streams.FlowControlMixin, protocol_out)
     return reader, WireWriter(transport, protocol, None, loop)
 
 
-def main(options: Any) -> int:
+def main(options: Any, early: Any = None) -> int:
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="coder-tui acp: %(levelname)s %(message)s")
     try:
-        asyncio.run(serve(options))
+        asyncio.run(serve(options, early))
     except KeyboardInterrupt:
         return 130
     return 0
