@@ -43,6 +43,10 @@ async def run_attached(options: SessionOptions, ref: str) -> int:
         return IN_PROCESS
     try:
         return await Attached(client, options).run(ref)
+    except ConnectionError:  # the host went away between two of its lines (its end is reported in _follow)
+        print("coder-tui: error: the session host stopped (connection lost); `coder-tui run --attach ID` or "
+              "`run --resume ID` continues the session from its record", file=sys.stderr)
+        return 1
     finally:
         await client.close()
 
