@@ -12,7 +12,7 @@ the host (first answer wins), stop stops the host's run.
 --attach`) and the chat needs nothing the host's protocol lacks; in this process otherwise (said
 once, on serve's stderr). Kept in-process: `apply: "client"` (an overlay of the client's buffers),
 `--github` targets (serve publishes their commits), chats that bring earlier messages (`history`),
-structured plan reviews (the protocol has no plan decision yet).
+plan reviews (auto or structured workflow in ask mode: the protocol has no plan decision yet).
 """
 
 from __future__ import annotations
@@ -179,8 +179,11 @@ class Hub:
         self.usable = True
         self._names = 0
 
-    def fits(self, chat: Any, workflow: str | None) -> bool:
-        return self.usable and chat.apply != "client" and not chat.history and workflow != "structured"
+    def fits(self, chat: Any, config: Any) -> bool:
+        """Through the host, unless the chat needs what its protocol lacks: a plan review may be asked
+        (auto or structured workflow, ask mode), an overlay of the client's buffers, earlier messages."""
+        reviews = config.workflow != "direct" and config.mode == "ask"
+        return self.usable and chat.apply != "client" and not chat.history and not reviews
 
     async def open(self, session_id: str | None) -> HostedSession | None:
         """The session opened (or joined) in the host; None when no host can be used (said once)."""

@@ -172,7 +172,7 @@ class Sessions:
 
     async def _create(self, chat: ChatRequest, resume: str | None) -> Live:
         await self._make_room()
-        if self.hub is not None and self.hub.fits(chat, self.config.workflow):
+        if self.hub is not None and self.hub.fits(chat, self.config):
             from agent.frontends.serve.hosted import open_hosted
 
             hosted = await open_hosted(self, chat, resume)
