@@ -160,3 +160,48 @@ async def test_a_host_killed_with_kill_9_ends_serves_turn_with_one_error_and_the
     assert more[-2] == {"type": "complete", "success": True, "completion_reason": "answered"}
     sent = [m.get("content") for m in fake_llm.requests[-1]["messages"] if m["role"] == "user"]
     assert sent[0].startswith("one") and sent[-1].startswith("two")
+
+
+def test_serve_says_where_its_sessions_live_and_no_host_keeps_them_in_process(isolated_home: Path,
+                                                                               fake_llm: FakeLLM,
+                                                                               tmp_path: Path) -> None:
+    from tests.serve.test_serve_cli import ServeProcess
+
+    fake_llm.script(Reply(text="in-process answer"), Reply(text="hosted answer"))
+    here = ServeProcess(isolated_home, tmp_path, fake_llm, "--no-host", "--mode", "allow", "--token", TOKEN)
+    hosted = ServeProcess(isolated_home, tmp_path, fake_llm, "--mode", "allow", "--token", TOKEN)
+    try:
+        banners = [[server.proc.stdout.readline() for _ in range(2)] for server in (here, hosted)]  # type: ignore
+        assert banners[0][1].startswith("sessions: in this process (--no-host)"), banners
+        assert banners[1][1].startswith("sessions: live in the session host"), banners
+        for server, text in ((here, "in-process answer"), (hosted, "hosted answer")):
+            with httpx.stream("POST", server.url + "/api/chat", headers={"Authorization": f"Bearer {TOKEN}"},
+                              json={"messages": [{"role": "user", "content": "hi"}]}, timeout=120) as response:
+                events = list(sse_events(response.iter_lines()))
+            assert "".join(e["content"] for e in events if "content" in e) == text
+            assert (server.runtime / "coder-tui" / "host.sock").exists() is (server is hosted)
+    finally:
+        for server in (here, hosted):
+            assert server.stop() == 0
+
+
+def test_serve_with_no_usable_host_runs_in_process_and_says_so_once(make_serve, fake_llm: FakeLLM,
+                                                                     runtime_dir: Path, capfd) -> None:
+    import os
+
+    import pytest
+
+    folder = runtime_dir / "coder-tui"
+    folder.mkdir(mode=0o700)
+    try:
+        os.chown(folder, 12345, 12345)
+    except PermissionError:
+        pytest.skip("changing a folder's owner needs root here")
+    serve = make_serve(hub=True)
+    fake_llm.script(Reply(text="one"), Reply(text="two"))
+    for text in ("one", "two"):
+        response, events = serve.chat("hi")
+        assert response.status_code == 200 and "".join(e["content"] for e in events if "content" in e) == text
+    said = [line for line in capfd.readouterr().err.splitlines() if "not available" in line]
+    assert len(said) == 1 and "another user" in said[0] and "in this process" in said[0]
+    assert not (folder / "host.sock").exists()
