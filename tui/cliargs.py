@@ -100,6 +100,9 @@ def serve_parser() -> argparse.ArgumentParser:
     server.add_argument("--reconnect-grace", type=_count, default=30, metavar="SECONDS",
                         help="how long a streamed turn goes on after its client disconnected, for the client "
                              "to reconnect with Last-Event-ID (default: 30; 0: stop at once)")
+    server.add_argument("--no-host", action="store_true",
+                        help="keep sessions in this process instead of the session host (by default they live in "
+                             "the host, started on demand, where `coder-tui sessions` and `run --attach` see them)")
     agent = parser.add_argument_group("agent")
     agent.add_argument("--mode", choices=MODES,
                        help="approval mode (default: ask, or the config's); ask sends approval_required events")

@@ -125,7 +125,7 @@ class Host:
 
     # -- connections ----------------------------------------------------------------------
     async def _connection(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        client = Client(f"client {next(self._names)}")
+        client = Client(f"client {next(self._names)}", on_overflow=lambda dropped: _drop(dropped, writer))
         self.clients.add(client)
         sending = asyncio.create_task(_send(client, writer))
         try:
@@ -147,7 +147,7 @@ class Host:
             if client.live is not None:
                 client.live.leave(client)  # its run goes on
             self.clients.discard(client)
-            client.send(None)  # type: ignore[arg-type]
+            client.send(None)
             with contextlib.suppress(asyncio.CancelledError, ConnectionError, TimeoutError):
                 await asyncio.wait_for(sending, 10)
 
@@ -189,7 +189,8 @@ class Host:
             answered = live.answer(request.approval_id, decision, client.name)
             return reply(request.id, approval_id=answered)
         if isinstance(request, StopRequest):
-            return reply(request.id, stopped=live.stop())
+            stopped, dropped = live.stop(client.name)
+            return reply(request.id, stopped=stopped, dropped=dropped)
         assert isinstance(request, DetachRequest)
         live.leave(client)
         return reply(request.id, detached=True)
@@ -206,6 +207,10 @@ class Host:
                 await asyncio.wait({task}, timeout=60)
             live = await self.opener(request, self._retire)
             self.sessions[live.session_id] = live
+        elif request.options.get("mode") is not None:  # joining: `--mode` applies from now on
+            if request.options["mode"] not in ("ask", "allow", "plan"):
+                raise ValueError(f"open: bad option mode: {str(request.options['mode'])[:30]!r} (ask, allow or plan)")
+            live.set_mode(request.options["mode"], client.name)
         session = live.session
         assert session is not None
         # the reply first (the client learns the id), then the session so far, then the live stream
@@ -239,6 +244,7 @@ class Host:
 async def _send(client: Client, writer: asyncio.StreamWriter) -> None:
     try:
         while (line := await client.outbox.get()) is not None:
+            client.taken(line)
             if line:
                 writer.write(line)
                 await writer.drain()
@@ -246,6 +252,14 @@ async def _send(client: Client, writer: asyncio.StreamWriter) -> None:
         pass  # the client died: its reader sees the end too
     finally:
         writer.close()
+
+
+def _drop(client: Client, writer: asyncio.StreamWriter) -> None:
+    """A client that left more than its outbox's limit unread: logged, its connection cut (its
+    reader then ends, and it leaves its session like a client that died; the run goes on)."""
+    print(f"coder-tui host: dropped {client.name}: it left more than {client.limit:,} bytes unread "
+          "(it stopped reading)", file=sys.stderr, flush=True)
+    writer.transport.abort()
 
 
 async def _prewarm() -> None:

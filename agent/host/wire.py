@@ -5,7 +5,7 @@ Requests (client → host; `id` is echoed in the reply):
     {"type": "prompt", "id": 2, "text": "..."}              queued behind the running turn
     {"type": "approve", "id": 3, "approval_id": "ap_…", "decision": "allow_once", "feedback": null,
      "rejected_hunks": {"a.py": [1]}, "edited": {}}         (optional: an edit narrowed or rewritten)
-    {"type": "stop", "id": 4}                                stops the running turn
+    {"type": "stop", "id": 4}                                stops the running turn, drops the queued ones
     {"type": "detach", "id": 5}                              the run goes on
     {"type": "list", "id": 6}                                the live sessions and who is attached
     {"type": "run", "id": 7, "options": {...}, "env": {...}, "json": false, "color": false}
@@ -32,7 +32,7 @@ from agent.textsafe import json_line
 
 MAX_LINE = 8 * 1024 * 1024  # a request larger than this is refused (the connection is closed)
 HOST_TYPES = frozenset({"reply", "replay_end", "client_joined", "client_left", "prompt_queued", "turn_started",
-                        "turn_done", "approval_answered", "host_closing"})
+                        "turn_done", "approval_answered", "host_closing", "prompts_dropped", "mode_changed"})
 
 
 class _Request(BaseModel):

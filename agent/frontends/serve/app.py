@@ -260,7 +260,7 @@ def _failure(task: asyncio.Task[Any]) -> str | None:
 async def _approve(request: web.Request) -> web.Response:
     answer: ApprovalAnswer = parse(ApprovalAnswer, await _body(request))
     approval_id = request.match_info["id"]
-    live = request.app[SESSIONS].answer(approval_id, Decision(answer.decision, answer.feedback))
+    live = await request.app[SESSIONS].answer_first(approval_id, Decision(answer.decision, answer.feedback))
     return web.json_response({"id": approval_id, "decision": answer.decision,
                               "session_id": live.session.session_id})
 
@@ -272,7 +272,9 @@ async def _plan(request: web.Request) -> web.Response:
 
 
 async def _sessions(request: web.Request) -> web.Response:
-    return web.json_response({"sessions": request.app[SESSIONS].listing()})
+    from agent.frontends.serve.hosted import listing
+
+    return web.json_response({"sessions": await listing(request.app[SESSIONS])})
 
 
 async def _websocket(request: web.Request) -> web.StreamResponse:
