@@ -78,7 +78,8 @@ class HostedSession:
                 return None, []
             _said.append(str(exc))
             log.warning("the session host is not available (%s); sessions load in-process", visible(str(exc)))
-            return None, [f"the session host is not available ({exc}); this session runs in this process only"]
+            return None, [f"the session host is not available ({visible(str(exc))}); this session runs in this "
+                          "process only"]
         name = f"acp (pid {os.getpid()})"
         try:
             opened = await client.request("open", session=session_id, client=name, options=open_options(options, root))
@@ -87,8 +88,9 @@ class HostedSession:
         except (HostRefused, ConnectionError) as exc:
             await client.close()
             raise RequestError.invalid_params({"sessionId": session_id, "message": str(exc)}) from None
-        for name in mcp_servers:
-            self.events.note(f"⚠ MCP server {name} not added: a session shared in the session host keeps its own")
+        for server in mcp_servers:
+            self.events.note(f"⚠ MCP server {visible(server)} not added: a session shared in the session host "
+                             "keeps its own")
         if client.started:
             self.events.note("started the session host (it stays for the next front end)")
         await self.stream.flush()
@@ -148,6 +150,8 @@ class HostedSession:
         kind = line["type"]
         if kind == "turn_started":
             self.events.mine = line.get("by") == self.name
+            if self.events.mine:
+                self.events.problem = None  # an earlier turn's fatal error is not this one's
         elif kind == "turn_done" and line.get("by") == self.name:
             self.events.mine = False
             if self.waiting is not None and not self.waiting.done():
@@ -212,7 +216,6 @@ class HostedSession:
         from agent.workspaces.local import LocalWorkspace
 
         text = await prompt_text(blocks, LocalWorkspace(self.root))
-        self.events.problem = None
         self.waiting = asyncio.get_running_loop().create_future()
         try:
             await self.client.request("prompt", text=text)
