@@ -5,6 +5,7 @@ see them, and an approval is answered in the host by whoever answers first."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import httpx
@@ -205,3 +206,26 @@ def test_serve_with_no_usable_host_runs_in_process_and_says_so_once(make_serve, 
     said = [line for line in capfd.readouterr().err.splitlines() if "not available" in line]
     assert len(said) == 1 and "another user" in said[0] and "in this process" in said[0]
     assert not (folder / "host.sock").exists()
+
+
+def _shapes(serve, query: str) -> list[dict]:
+    body = {"messages": [{"role": "user", "content": "explain f"}]}
+    with serve.client() as http, http.stream("POST", f"/api/chat{query}", json=body) as response:
+        session_id = response.headers["X-Session-Id"]
+        text = json.dumps(list(sse_events(response.iter_lines())))
+    return json.loads(re.sub(r"call_\d+", "CALL", text.replace(session_id, "SESSION")))
+
+
+def test_a_hosted_turn_has_the_same_sse_and_seed_shapes_as_an_in_process_one(start_host, make_serve,
+                                                                            fake_llm: FakeLLM) -> None:
+    start_host()
+    replies = (Reply(text="It reads a.", tool_calls=[call("read_file", file_path="a.py")]), Reply(text="f returns 1."))
+    seen = {}
+    for hub in (False, True):
+        serve = make_serve(hub=hub, files={"a.py": "def f():\n    return 1\n"})
+        for query in ("", "?events=seed"):
+            fake_llm.script(*replies)
+            seen[hub, query] = _shapes(serve, query)
+    for query in ("", "?events=seed"):
+        assert seen[True, query] == seen[False, query], query
+    assert any("content" in data for data in seen[True, ""]) and seen[True, ""][-1] == {"done": True}
