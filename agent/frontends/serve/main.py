@@ -130,6 +130,7 @@ async def serve(options: Any) -> int:
     print(f"token: {token}" if source == "generated" else f"token: the one given by {source}", flush=True)
     print(f"workspace: {first.label}  mode: {config.mode}  (Ctrl+C stops)", flush=True)
     print(MODE_NOTES[config.mode], flush=True)
+    model.start()  # litellm loads from here on: not competing with the start for the interpreter
     problem = await model.until_problem_or(stop)
     await server.runner.cleanup()
     await opener.close()
