@@ -136,6 +136,7 @@ async def serve(options: Any) -> int:
           "them; --no-host keeps them here)" if hub is not None else
           f"sessions: in this process ({'--no-host' if getattr(options, 'no_host', False) else '--github'})",
           flush=True)
+    model.start()  # litellm loads from here on: not competing with the start for the interpreter
     problem = await model.until_problem_or(stop)
     await server.runner.cleanup()
     await opener.close()
