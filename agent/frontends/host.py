@@ -19,7 +19,9 @@ from agent.host.server import Host, HostRunning
 
 def main(args: Any) -> int:
     path = Path(args.socket) if args.socket else socket_path()
-    host = Host(open_live, idle=args.idle)
+    from agent.frontends.oneshot import dispatch
+
+    host = Host(open_live, idle=args.idle, runs=dispatch)
 
     def ready(where: Path) -> None:
         print(f"coder-tui host: listening on {where} (pid {os.getpid()}; exits after "

@@ -2,7 +2,7 @@
 
 When a session host runs, `run` sends it the prompt, its options and this process's environment
 (keys and *_BASE_URL are read for this session only) over the host's owner-only socket, then
-writes what the host prints for it (agent/host/oneshot.py: the same printers, approvals, summary
+writes what the host prints for it (agent/frontends/oneshot.py: the same printers, approvals, summary
 and exit code as an in-process run), forwarding stdin lines and Ctrl+C. Nothing of the agent core,
 pydantic or litellm is imported here: the first byte reaches the host within a bare Python start.
 

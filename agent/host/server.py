@@ -39,8 +39,9 @@ class HostRunning(Exception):
 
 
 class Host:
-    def __init__(self, opener: Opener, idle: float = DEFAULT_IDLE) -> None:
+    def __init__(self, opener: Opener, idle: float = DEFAULT_IDLE, runs: Any = None) -> None:
         self.opener = opener  # opens a session for an `open` request (agent/frontends/host.py)
+        self.runs = runs  # answers a one-shot `run` (agent/frontends/oneshot.py `dispatch`)
         self.idle = idle
         self.sessions: dict[str, LiveSession] = {}
         self.clients: set[Client] = set()
@@ -168,9 +169,9 @@ class Host:
 
     async def _dispatch(self, client: Client, request: Request) -> bytes:
         if isinstance(request, (RunRequest, InputRequest)) or getattr(client, "oneshot", None) is not None:
-            from agent.host import oneshot
-
-            return await oneshot.dispatch(self, client, request)
+            if self.runs is None:
+                raise ValueError(f"{request.type}: this host does not run one-shot `run` requests")
+            return await self.runs(self, client, request)
         if isinstance(request, ListRequest):
             return reply(request.id, sessions=self.listing())
         if isinstance(request, OpenRequest):

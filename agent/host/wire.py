@@ -9,7 +9,7 @@ Requests (client → host; `id` is echoed in the reply):
     {"type": "detach", "id": 5}                              the run goes on
     {"type": "list", "id": 6}                                the live sessions and who is attached
     {"type": "run", "id": 7, "options": {...}, "env": {...}, "json": false, "color": false}
-                                                             `coder-tui run` one-shot (agent/host/oneshot.py)
+                                                             `coder-tui run` one-shot (agent/frontends/oneshot.py)
     {"type": "input", "id": 8, "text": "y"}                  a stdin line of that run (null: stdin closed)
 A connection is attached to at most one session (the one `open` named).
 

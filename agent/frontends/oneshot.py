@@ -153,7 +153,7 @@ class OneShot:
         self.printer.handle(event)
 
     def _finish(self, done: dict[str, Any]) -> None:
-        from agent.frontends.headless import _exit_code
+        from agent.frontends.stdin import exit_code
 
         live = self.live
         assert live is not None and live.session is not None
@@ -162,7 +162,7 @@ class OneShot:
             code = 1
         else:
             self.printer.summary(self.complete, live.session.totals, live.session.session_id)
-            code = 2 if self.misconfigured else _exit_code(self.complete, self.approver, True, self.printer)
+            code = 2 if self.misconfigured else exit_code(self.complete, self.approver, True, self.printer)
         self.conn.send(encode({"type": "exit", "code": code}))
         asyncio.get_running_loop().call_soon(self.leave)
 
