@@ -199,11 +199,27 @@ class HostSession:
             if line.get("error"):
                 self.host.notice(f"the turn of {safe_line(by)} failed in the session host: "
                                  f"{safe_line(line['error'])}", "error")
+        elif kind == "prompts_dropped":
+            self._dropped(line, by)
+        elif kind == "mode_changed" and not mine:
+            self.host.notice(f"{safe_line(by)} set the mode to {safe_line(str(line.get('mode')))}.", "info")
         elif kind == "approval_answered" and not mine:
             self.host.notice(f"Approval answered by {safe_line(by)} ({line['decision']}).", "info")
         elif kind in ("client_joined", "client_left") and live and line["client"] != self.name:
             verb = "attached" if kind == "client_joined" else "left"
             self.host.notice(f"{safe_line(str(line['client']))} {verb}", "dim")
+
+    def _dropped(self, line: dict[str, Any], by: str) -> None:
+        """A stop dropped the prompts queued behind the run (the host's `prompts_dropped`)."""
+        prompts = line.get("prompts") or []
+        for item in prompts:
+            self._tickets.discard(item["ticket"])
+            self._done.add(item["ticket"])
+            if item.get("by") == self.name and self._unshown:
+                self._unshown.pop(0)  # ours, never started: never shown
+        listed = "; ".join(f"{safe_line(str(p.get('by')))}: {safe_line(str(p.get('prompt')))}" for p in prompts)
+        self.host.notice(f"Stopped by {safe_line(by)}: the queued prompt{'s' if len(prompts) != 1 else ''} "
+                         f"did not run ({listed}).", "info")
 
     # -- approvals ------------------------------------------------------------------------
     def _ask(self, event: ev.ApprovalRequired) -> None:

@@ -375,10 +375,10 @@ async def test_one_hunk_rejected_in_the_app_is_left_out_by_the_host(other: Any, 
     assert "line 2 changed" in text and "line 35 changed" not in text and "line 35\n" in text
 
 
-async def test_a_prompt_typed_during_the_others_turn_waits_in_the_host_and_esc_stops_that_turn(
+async def test_a_prompt_typed_during_the_others_turn_waits_in_the_host_and_esc_stops_the_run_and_the_queue(
         other: Any, fake_llm: FakeLLM, ws: Path) -> None:
     release = threading.Event()
-    fake_llm.script(Reply(text="Never finished.", hold=release), Reply(text="The app's turn."))
+    fake_llm.script(Reply(text="Never finished.", hold=release))
     run = other("a long task")
     await _first(run, "step_started")
     app = make_app(fake_llm, ws, "last")  # this folder's newest: the live one (not yet listed as recorded)
@@ -395,8 +395,10 @@ async def test_a_prompt_typed_during_the_others_turn_waits_in_the_host_and_esc_s
             await pilot.press("escape")
             stopped = await run.next(pilot, "turn_done")
             assert stopped["success"] is False and stopped["completion_reason"] != "completed"
-            await wait_for(pilot, lambda: "The app's turn." in answers(app), timeout=WAIT, what="the queued turn")
-            assert ("you", "after that") in prompts(app)
+            # stop means stop: the prompt queued behind the run is dropped, and the app says so
+            await wait_for(pilot, lambda: any("the queued prompt did not run" in n and "after that" in n
+                                              for n in notices(app)), timeout=WAIT, what="the dropped prompt")
+            assert ("you", "after that") not in prompts(app) and len(fake_llm.requests) == 1
     finally:
         release.set()
 

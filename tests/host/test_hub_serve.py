@@ -172,9 +172,10 @@ def test_serve_says_where_its_sessions_live_and_no_host_keeps_them_in_process(is
     here = ServeProcess(isolated_home, tmp_path, fake_llm, "--no-host", "--mode", "allow", "--token", TOKEN)
     hosted = ServeProcess(isolated_home, tmp_path, fake_llm, "--mode", "allow", "--token", TOKEN)
     try:
-        banners = [[server.proc.stdout.readline() for _ in range(2)] for server in (here, hosted)]  # type: ignore
-        assert banners[0][1].startswith("sessions: in this process (--no-host)"), banners
-        assert banners[1][1].startswith("sessions: live in the session host"), banners
+        banners = [next(line for line in iter(server.proc.stdout.readline, "")  # type: ignore[union-attr]
+                        if line.startswith("sessions:")) for server in (here, hosted)]
+        assert banners[0].startswith("sessions: in this process (--no-host)"), banners
+        assert banners[1].startswith("sessions: live in the session host"), banners
         for server, text in ((here, "in-process answer"), (hosted, "hosted answer")):
             with httpx.stream("POST", server.url + "/api/chat", headers={"Authorization": f"Bearer {TOKEN}"},
                               json={"messages": [{"role": "user", "content": "hi"}]}, timeout=120) as response:
