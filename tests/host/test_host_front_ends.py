@@ -1,11 +1,9 @@
 """Issue 24's done-when: ONE session live in the session host, driven at once from `run --attach` (a
 real subprocess), an ACP client (the published TypeScript SDK, tests/interop/acp_client.mjs, whose
-agent joins the session with `session/load`) and an SSE client of `serve` (`GET
-/api/sessions/{id}/events`). Each sees the others' prompts and the agent's events in order; an
-approval answered in one closes in all; the session file has every turn once, in order.
-
-The app joins as a fourth front end once `coder-tui attach` exists (another area builds it): add it
-where `FOURTH FRONT END` says, as one more watcher of the same session that sees both turns.
+agent joins the session with `session/load`), an SSE client of `serve` (`GET
+/api/sessions/{id}/events`) and the app (`coder-tui attach ID`, through Textual's pilot). Each
+sees the others' prompts and the agent's events in order; an approval answered in one closes in
+all (the app's panel included); the session file has every turn once, in order.
 """
 
 from __future__ import annotations
@@ -20,7 +18,11 @@ from tests.acp.conftest import acp_client, no_host  # noqa: F401 - fixtures
 from tests.acp.test_acp import text_of
 from tests.conftest import TEST_KEY, cli, run_cli
 from tests.fakellm import FakeLLM, Reply, call
+from tests.host.test_app_attach import APP_SIZE, WAIT, attached, make_app
+from tests.host.test_app_attach import prompts as app_prompts
 from tests.host.test_host_fanout import session_lines
+from tests.tui.conftest import wait_for
+from tests.tui.test_app_sessions import answers, notices
 from tests.serve.conftest import make_serve, sse_events  # noqa: F401 - make_serve is a fixture
 
 
@@ -102,7 +104,7 @@ def updates_of(client: Any, session_id: str) -> list[tuple[str, str]]:
     return shown
 
 
-async def test_one_session_driven_from_run_attach_acp_and_sse_at_once(
+async def test_one_session_driven_from_the_app_run_attach_acp_and_sse_at_once(
         fake_llm: FakeLLM, ws: Path, start_host, acp_client: Any, make_serve: Any, isolated_home: Path) -> None:
     host = start_host()
     runtime = host.socket.parent.parent
@@ -124,33 +126,43 @@ async def test_one_session_driven_from_run_attach_acp_and_sse_at_once(
     follower = Follower(make_serve(), sid, turns=2)
     follower.start()
     assert await asyncio.to_thread(follower.replayed.wait, 60), follower.seen
-    # FOURTH FRONT END: the app (`coder-tui attach ID` in tmux) joins here and watches both turns
+    # the app attaches to it (`coder-tui attach ID`): a fourth front end on the same session
+    app = make_app(fake_llm, ws, sid)
+    async with app.run_test(size=APP_SIZE) as pilot:
+        assert (await attached(pilot)).session_id == sid
 
-    # turn one: the editor's prompt asks for an approval; every front end sees it
-    prompt_one = editor.request_nowait("session/prompt", {"sessionId": sid, "prompt": [
-        {"type": "text", "text": "one: make f return 2"}]})
-    asked_one = await editor.wait_for(lambda e: e.get("event") == "permission")
-    # `run --attach` joins with its own prompt (queued behind turn one) and answers turn one's approval
-    process = await asyncio.create_subprocess_exec(
-        *cli(*attach_args(fake_llm, ws, sid, "two: make f return 3")), env=host.env,
-        stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
-    terminal = Attached(process)
-    joined = await terminal.wait_for("replay_end")
-    assert len(joined["pending"]) == 1 and joined["running"] is True
-    terminal.say("y\n")
-    # the editor's request no longer applies: withdrawn ($/cancel_request), answered there as cancelled
-    await editor.wait_for(lambda e: e.get("event") == "permission_withdrawn" and e["rid"] == asked_one["rid"])
-    assert (await editor.reply(prompt_one, timeout=120))["result"]["stopReason"] == "end_turn"
+        # turn one: the editor's prompt asks for an approval; every front end sees it
+        prompt_one = editor.request_nowait("session/prompt", {"sessionId": sid, "prompt": [
+            {"type": "text", "text": "one: make f return 2"}]})
+        asked_one = await editor.wait_for(lambda e: e.get("event") == "permission")
+        # `run --attach` joins with its own prompt (queued behind turn one) and answers turn one's approval
+        process = await asyncio.create_subprocess_exec(
+            *cli(*attach_args(fake_llm, ws, sid, "two: make f return 3")), env=host.env,
+            stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+        terminal = Attached(process)
+        joined = await terminal.wait_for("replay_end")
+        assert len(joined["pending"]) == 1 and joined["running"] is True
+        terminal.say("y\n")
+        # the editor's request no longer applies: withdrawn ($/cancel_request), answered there as cancelled
+        await editor.wait_for(lambda e: e.get("event") == "permission_withdrawn" and e["rid"] == asked_one["rid"])
+        assert (await editor.reply(prompt_one, timeout=120))["result"]["stopReason"] == "end_turn"
 
-    # turn two is the terminal's; its approval is answered in the editor
-    asked_two = await editor.wait_for(lambda e: e.get("event") == "permission" and e["rid"] != asked_one["rid"])
-    assert "return 3" in json.dumps(asked_two["params"]["toolCall"]["content"])
-    editor.send(cmd="answer", rid=asked_two["rid"], outcome={"outcome": "selected", "optionId": "allow_once"})
-    code = await asyncio.wait_for(process.wait(), 120)
-    await terminal.reading
-    assert code == 0, (await process.stderr.read()).decode() if process.stderr else ""
-    await asyncio.to_thread(follower.join, 60)
-    assert not follower.is_alive() and follower.status == 200
+        # turn two is the terminal's; its approval is answered in the editor
+        asked_two = await editor.wait_for(lambda e: e.get("event") == "permission" and e["rid"] != asked_one["rid"])
+        assert "return 3" in json.dumps(asked_two["params"]["toolCall"]["content"])
+        editor.send(cmd="answer", rid=asked_two["rid"], outcome={"outcome": "selected", "optionId": "allow_once"})
+        code = await asyncio.wait_for(process.wait(), 120)
+        await terminal.reading
+        assert code == 0, (await process.stderr.read()).decode() if process.stderr else ""
+        await asyncio.to_thread(follower.join, 60)
+        assert not follower.is_alive() and follower.status == 200
+
+        # the app: both prompts with who sent them, who answered each approval, both texts
+        await wait_for(pilot, lambda: "Two done." in "".join(answers(app)), timeout=WAIT, what="turn two in the app")
+        shown = [(who.split(" (")[0], text) for who, text in app_prompts(app) if text.startswith(("one:", "two:"))]
+        assert shown == [("acp", "one: make f return 2"), ("run --attach", "two: make f return 3")], app_prompts(app)
+        said = [n for n in notices(app) if "Approval answered by" in n]
+        assert [n.split("by ")[1].split(" (")[0] for n in said] == ["run --attach", "acp"], said
 
     assert (ws / "a.py").read_text().endswith("return 3\n")
     # the SSE client: both prompts, both approvals answered and by whom, the text, in order
