@@ -40,6 +40,7 @@ class Decision:
     rejected_hunks: dict[str, list[int]] = field(default_factory=dict)
     # path -> full replacement content the user wrote in place of the proposal
     edited: dict[str, str] = field(default_factory=dict)
+    by: str | None = None  # who answered, when not the front end's own user (a room peer)
 
     @property
     def allows(self) -> bool:

@@ -91,6 +91,9 @@ class RoomSettings(BaseModel):
     allow_network: bool = False
     allow_mcp: bool = False
     allow_tasks: bool = False
+    # who may answer the agent's proposals from the room chat (`@agent yes` / `@agent no ...`):
+    # peer names or emails as the room shows them, "*" for everyone; empty: only the operator
+    approvers: list[str] = Field(default_factory=list)
 
 
 class ToolSettings(BaseModel):
@@ -150,6 +153,7 @@ class Settings(BaseModel):
     reasoning: Level = "off"  # the model's reasoning effort (agent/reasoning.py)
     vision: bool | None = None  # the model takes images (None: as litellm's model table says; agent/images.py)
     notifications: Literal["auto", "terminal", "desktop", "off"] = "auto"  # the app's, when unfocused (tui/notify.py)
+    host: Literal["auto", "off"] = "auto"  # `run` through a warm session host (agent/frontends/hostrun.py)
     permissions: PermissionSettings = Field(default_factory=PermissionSettings)  # allow/ask/deny (agent/permissions)
     hooks: HookSettings = Field(default_factory=HookSettings)  # [[hooks.pre_tool_use]] ... (agent/permissions/hooks.py)
 
@@ -282,6 +286,8 @@ def load_config(
             if key in ("permissions", "hooks"):  # rules and hooks of every file add up
                 _merge_rules(config, source, key, value)
                 continue
+            if key in ("room", "tools"):  # a file's tables come as plain values: typed again
+                value = getattr(Settings.model_validate({key: value}), key)
             setattr(config, key, value)
             config.sources[key] = source
     _apply_provider_env(config, environ)

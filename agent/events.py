@@ -118,6 +118,7 @@ class ApprovalResolved(_Event):
     feedback: str | None = None
     rejected_hunks: dict[str, list[int]] = Field(default_factory=dict)
     edited_files: list[str] = Field(default_factory=list)
+    by: str | None = None  # who answered, when not the front end's own user (a room peer)
 
 
 class FileChanged(_Event):

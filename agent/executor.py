@@ -226,7 +226,7 @@ class Executor:
             self._waited += time.perf_counter() - asked
         self.ctx.emit(ApprovalResolved(
             approval_id=request.approval_id, decision=decision.decision, feedback=decision.feedback,
-            rejected_hunks=decision.rejected_hunks, edited_files=sorted(decision.edited),
+            rejected_hunks=decision.rejected_hunks, edited_files=sorted(decision.edited), by=decision.by,
         ))
         if decision.decision == "stop":
             raise StopRun()

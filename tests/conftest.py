@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import os
 import socket
+import shutil
 import subprocess
 import sys
+import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,6 +31,9 @@ LOOPBACK = {"127.0.0.1", "::1", "localhost"}
 
 # CLI commands run as forks of a warm process (tests/zygote.py) unless a test is marked cold_cli.
 _zygote = WarmCli(str(ROOT))
+# The session hosts CLI tests start listen in this run's own runtime folder and are stopped when it
+# ends; `run` goes through one only where a test asks (CODER_TUI_HOST=auto): the others run in-process.
+_RUNTIME = Path(tempfile.mkdtemp(prefix="ctrt"))
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -51,6 +56,10 @@ def _warm_cli_session(request: pytest.FixtureRequest) -> Iterator[None]:
         _zygote.start()  # it imports while the first tests run
     yield
     _zygote.stop()
+    from tests.host.conftest import stop_started_host
+
+    stop_started_host(_RUNTIME / "coder-tui" / "host.lock")
+    shutil.rmtree(_RUNTIME, ignore_errors=True)
 
 
 @pytest.fixture(autouse=True)
@@ -83,6 +92,8 @@ def isolated_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.
         monkeypatch.setenv(var, str(home / sub))
     for var in PROVIDER_VARS:
         monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(_RUNTIME))  # no test reaches the user's own session host
+    monkeypatch.setenv("CODER_TUI_HOST", "off")
     return home
 
 
@@ -96,7 +107,8 @@ def cli_env(home: Path, **extra: str) -> dict[str, str]:
     """Environment for a `coder-tui` subprocess: isolated folders, the repo on the path."""
     env = {k: v for k, v in os.environ.items() if k not in PROVIDER_VARS}
     env.update(XDG_CONFIG_HOME=str(home / "config"), XDG_DATA_HOME=str(home / "data"),
-               XDG_CACHE_HOME=str(home / "cache"), PYTHONPATH=str(ROOT), NO_COLOR="1")
+               XDG_CACHE_HOME=str(home / "cache"), PYTHONPATH=str(ROOT), NO_COLOR="1",
+               XDG_RUNTIME_DIR=str(_RUNTIME), CODER_TUI_HOST="off")
     env.update(extra)
     return env
 

@@ -201,6 +201,9 @@ class CoderApp(App[int]):
 
         show_prompt(self, text, mentions)
 
+    def show_prompt_of(self, text: str, who: str) -> None:
+        self.query_one(Transcript).user(text, who)
+
     def send_prompt(self, text: str, mentions: list[str] | None = None) -> None:
         from tui.prompting import send_prompt
 
@@ -287,6 +290,11 @@ class CoderApp(App[int]):
         self.set_mode(MODES[(MODES.index(self.mode) + 1) % len(MODES)])
 
     def set_mode(self, mode: str) -> None:
+        remote = self.bridge.remote
+        if remote is not None and mode != remote.mode:  # the host has no way to change it (yet)
+            self.notice(f"session {remote.session_id} runs in {remote.mode.upper()} mode in the session host "
+                        "(set when it was opened there)", "warning")
+            return
         self.mode = mode
         self.bridge.set_mode(mode)
         self.query_one(StatusBar).set_mode(mode)
@@ -398,6 +406,10 @@ class CoderApp(App[int]):
     def key_argument(self, tool: str, args: dict[str, Any]) -> str:
         session = self.bridge.session
         found = session.registry.get(tool) if session is not None else None
+        if found is None and self.bridge.remote is not None:  # the tools are the host's: the usual argument
+            from tui.hostsession import key_argument
+
+            return key_argument(args)
         return found.key_argument(args) if found is not None else ""
 
     def _target_label(self) -> str:

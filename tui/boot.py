@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import os
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 if TYPE_CHECKING:
     from argparse import Namespace
@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from agent.config import Config
     from agent.oct.client import RoomClient
     from agent.session.target import Target, TargetError
+    from tui.app import CoderApp
     from tui.ports import BootHost
     from tui.screens.setup import SetupResult
 
@@ -131,6 +132,11 @@ async def boot(app: BootHost) -> None:
     options = app.options
     await app.load_user_themes()
     await asyncio.to_thread(_import_core)
+    if getattr(options, "attach", None) is not None:  # `coder-tui attach [ID]`: the session is the host's
+        from tui.attaching import boot_attached
+
+        if await boot_attached(cast("CoderApp", app)):
+            return
     from agent.llm_preload import start_loading
     from agent.profiles import ProfileError
     from agent.session.record import SessionError

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from agent.session.core import AgentSession
     from agent.session.target import Target
     from agent.workspaces.base import Workspace
-    from tui.ports import SessionHost
+    from tui.ports import RemoteSession, SessionHost
     from tui.roomlink import RoomLink
 
 Sink = Callable[[Any], None]
@@ -51,6 +51,7 @@ class AgentBridge:
         self.room: RoomLink | None = None  # when the workspace is a live room (link_room)
         self.failure: tuple[str, str] | None = None  # why the agent could not start, and what to do
         self._quiet = True  # between runs, and after a stop until the next run starts
+        self.remote: RemoteSession | None = None  # a session in the session host (tui/attaching.py)
 
     # -- the target -----------------------------------------------------------------------
     def attach_target(self, target: Target) -> None:
@@ -78,11 +79,24 @@ class AgentBridge:
     # -- state ----------------------------------------------------------------------------
     @property
     def ready(self) -> bool:
-        return self.session is not None
+        return self.session is not None or self.remote is not None
 
     @property
     def running(self) -> bool:
+        if self.remote is not None:
+            return self.remote.running
         return self.session is not None and self.session.running
+
+    async def attach_remote(self, remote: RemoteSession) -> None:
+        """From now on the session is `remote` (in the host): the in-process one, or the host session
+        attached before, is closed or left first (the host's run goes on)."""
+        old, self.remote = self.remote, remote
+        self.waiting.clear()
+        if old is not None:
+            await old.detach()
+        if self.session is not None:
+            session, self.session = self.session, None
+            await session.close(keep_workspace=True)
 
     @property
     def on_github(self) -> bool:
@@ -117,7 +131,10 @@ class AgentBridge:
 
     # -- running --------------------------------------------------------------------------
     def submit(self, text: str, mentions: list[str]) -> str:
-        """Send a prompt; returns what happened: "started", "routed", "queued", "waiting" or "failed"."""
+        """Send a prompt; returns what happened: "started", "routed", "queued", "host-queued" (behind a
+        turn in the session host), "waiting" or "failed"."""
+        if self.remote is not None:
+            return self.remote.submit(text, mentions)
         if self.room is not None and self.session is not None:
             self.room.ask(text)
             return "queued" if self.running else "started"
@@ -187,6 +204,8 @@ class AgentBridge:
     def stop(self) -> bool:
         self._quiet = True
         self.waiting.clear()
+        if self.remote is not None:
+            return self.remote.stop()
         if self.room is not None:
             self.room.clear_queue()
         return self.session is not None and self.session.stop()
@@ -221,6 +240,9 @@ class AgentBridge:
         return self.open_session(config, resume)
 
     async def shutdown(self) -> None:
+        if self.remote is not None:  # its run goes on in the host
+            remote, self.remote = self.remote, None
+            await remote.detach()
         if self.session is not None:
             self.session.stop()
             await asyncio.sleep(0)

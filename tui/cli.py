@@ -29,6 +29,7 @@ COMMANDS_HELP = """commands:
   coder-tui undo [CHECKPOINT]  restore the workspace to a checkpoint (`--list` shows them)
   coder-tui sessions           list recorded sessions (resume one with --resume ID) and the live ones
   coder-tui host               the session host in the foreground (`run --attach ID` starts it on demand)
+  coder-tui attach [ID]        the app on a session in the session host (live or recorded; a picker without ID)
   coder-tui room ROOM_ID       join a live OCT room and answer @agent prompts (`coder-tui room --help`)
   coder-tui profiles           list agent profiles (built in, user, workspace); pick one with --profile
   coder-tui skills             list the Agent Skills (SKILL.md) the agent is offered, and broken ones
@@ -104,6 +105,10 @@ def _room_options(parser: argparse.ArgumentParser, positional: bool) -> None:
     group.add_argument("--name", default="agent",
                        help="our name in the room, and the @NAME prompts use (default: agent)")
     group.add_argument("--email", help="email shown to the host when asking to join")
+    group.add_argument("--approver", action="append", metavar="NAME",
+                       help="a room peer (name or email as the room shows it; \"*\" for everyone) who may "
+                            "answer the agent's proposals from the chat with @NAME yes / @NAME no FEEDBACK "
+                            "(repeatable; adds to [room] approvers in config.toml; default: only you, here)")
 
 
 def launch_parser() -> argparse.ArgumentParser:
@@ -155,6 +160,8 @@ def run_parser() -> argparse.ArgumentParser:
     parser.add_argument("--attach", metavar="ID", help="run PROMPT in session ID (a prefix, `last` or `new`) "
                         "through the session host, beside the other front ends attached to it (the host "
                         "starts if it does not run)")
+    parser.add_argument("--no-host", action="store_true", help="run in this process even when a session host "
+                        "runs, and start none for the next run (config: host = \"off\"; see README)")
     _workspace_options(parser)
     _github_options(parser).add_argument(
         "--no-publish", action="store_true",
@@ -190,9 +197,11 @@ def room_parser() -> argparse.ArgumentParser:
         prog="coder-tui room", description=(
             "Join a live Open Collaboration Tools room as a guest and answer prompts: a line with "
             "@NAME followed by Enter in a shared document, or a chat message mentioning @NAME. Runs "
-            "without the UI until the room closes or Ctrl+C, then leaves cleanly. Exit codes: 0 the "
-            "room closed or we left, 1 joining failed or the connection was lost, 2 usage or "
-            "configuration error."),
+            "without the UI until the room closes or Ctrl+C, then leaves cleanly. In ask mode each "
+            "approval is posted to the room chat as a proposal; allowed peers (--approver, [room] "
+            "approvers) answer with @NAME yes [N] / @NAME no [N] FEEDBACK, you on stdin, first answer "
+            "wins. Exit codes: 0 the room closed or we left, 1 joining failed or the connection was "
+            "lost, 2 usage or configuration error."),
     )
     _room_options(parser, positional=True)
     _model_options(parser)
@@ -274,7 +283,21 @@ def _cmd_run(argv: list[str]) -> int:
         if code != IN_PROCESS:
             return code
         options.resume = None if options.attach == "new" else options.attach  # as `run --resume ID`
-    _start_loading_models()  # in-process: a run through the host never imports litellm
+        return _run_in_process(options)
+    from agent.frontends import hostrun
+
+    if hostrun.setting(options) == "off" or hostrun.stays_in_process(options):
+        return _run_in_process(options)
+    warm = hostrun.try_host(options)  # a warm host runs it: no agent core, no litellm in this process
+    if warm is not None:
+        return warm
+    code = _run_in_process(options)
+    hostrun.start_for_next()  # none ran (or it could not take this run): warm for the next one
+    return code
+
+
+def _run_in_process(options: argparse.Namespace) -> int:
+    _start_loading_models()
     from agent.frontends.headless import main as headless_main
 
     return headless_main(options)
@@ -315,9 +338,12 @@ def _cmd_acp(argv: list[str]) -> int:
     if options.trust:
         print(f"coder-tui acp: error: {ACP_TRUST_GONE}", file=sys.stderr)
         return 2
+    from agent.frontends.acp_initialize import answer_initialize
+
+    early = answer_initialize(options)  # before the SDK's import: the editor is ready at once
     from agent.frontends.acp import main as acp_main
 
-    return acp_main(options)
+    return acp_main(options, early)
 
 
 def _cmd_profiles(argv: list[str]) -> int:
@@ -375,6 +401,12 @@ def _cmd_host(argv: list[str]) -> int:
     return host_main(options)
 
 
+def _cmd_attach(argv: list[str]) -> int:
+    from tui.attach_cli import cmd_attach
+
+    return cmd_attach(argv)
+
+
 def _cmd_launch(argv: list[str]) -> int:
     parser = launch_parser()
     options = parser.parse_args(argv)
@@ -399,6 +431,8 @@ def _launch_problem(options: argparse.Namespace) -> str | None:
         return "--room and --github cannot be combined: a room's files are the room's documents"
     if (options.clone or options.issue) and not options.github:
         return "--clone and --issue need --github OWNER/REPO"
+    if options.approver and not options.room:
+        return "--approver needs --room ROOM_ID: it names the room peers who may answer proposals"
     if options.workspace != "." and (options.room or options.github):
         return "DIR cannot be combined with --room or --github"
     if not os.path.isdir(options.workspace):
@@ -415,6 +449,7 @@ def _launch_problem(options: argparse.Namespace) -> str | None:
 
 
 COMMANDS: dict[str, Callable[[list[str]], int]] = {
+    "attach": _cmd_attach,
     "run": _cmd_run, "undo": _cmd_undo, "sessions": _cmd_sessions, "room": _cmd_room,
     "host": _cmd_host, "profiles": _cmd_profiles, "skills": _cmd_skills, "mcp": _cmd_mcp, "serve": _cmd_serve,
     "acp": _cmd_acp, "trust": _cmd_trust,

@@ -45,7 +45,7 @@ def workspace_option(parser: argparse.ArgumentParser, text: str = "folder (defau
 
 SERVE_HELP = """Serve the agent over HTTP for editors (the SSE protocol of AgentSmithy, seed 002).
 
-Routes (all but /api/health need the header `Authorization: Bearer TOKEN`):
+Routes (all but /api/health and the /view page need the header `Authorization: Bearer TOKEN`):
   POST /api/chat            {"messages": [...], "context": {"current_file": {...}, "open_files": [...]},
                             "stream": true, "apply": "server"|"client", "session_id": "..."}
                             answered as text/event-stream: data: {"content"} {"type": "diff", ...}
@@ -55,6 +55,9 @@ Routes (all but /api/health need the header `Authorization: Bearer TOKEN`):
   POST /api/sessions/ID/plan  {"decision": "approve"|"edit"|"feedback"|...}: answer a plan review
   GET  /api/sessions        the live sessions, whether they run, and their pending approvals
   GET  /api/health          {"status": "ok"}
+  GET  /view                a browser page (a phone on the same network too, with --host and --token):
+                            follow a session, answer its approvals, send a prompt; it asks for the
+                            token (or takes it from the address: /view#token=TOKEN, as the banner prints)
 "apply": "client" writes nothing on the server: edits go to an in-memory copy seeded from the
 request's file contents, and the diff events carry them for the editor to apply. A conversation
 continues when a request carries the session_id of the first response (X-Session-Id header, or
@@ -97,6 +100,9 @@ def serve_parser() -> argparse.ArgumentParser:
     server.add_argument("--reconnect-grace", type=_count, default=30, metavar="SECONDS",
                         help="how long a streamed turn goes on after its client disconnected, for the client "
                              "to reconnect with Last-Event-ID (default: 30; 0: stop at once)")
+    server.add_argument("--no-host", action="store_true",
+                        help="keep sessions in this process instead of the session host (by default they live in "
+                             "the host, started on demand, where `coder-tui sessions` and `run --attach` see them)")
     agent = parser.add_argument_group("agent")
     agent.add_argument("--mode", choices=MODES,
                        help="approval mode (default: ask, or the config's); ask sends approval_required events")

@@ -32,6 +32,7 @@ SLASH_COMMANDS: list[tuple[str, str]] = [
     ("fork", "continue a copy of this session; the original stays as it was"),
     ("clear", "start a new conversation"),
     ("sessions", "pick a recorded session to continue"),
+    ("attach", "[ID]: switch to a session in the session host (a picker of live and recent ones without ID)"),
     ("resume", "ID | last: continue a recorded session"),
     ("allowances", "[revoke TOOL | revoke all]: tools allowed for this session; revoked ones ask again"),
     ("permissions", "[allow|ask|deny RULE [--workspace] | remove RULE]: the lasting permission rules"),
@@ -56,6 +57,10 @@ def _idle(app: CoderApp, what: str) -> AgentSession | None:
     """The session, when it exists and no run is going on; otherwise None, and why not is shown."""
     if app.bridge.running:
         _say(app, f"{what} waits until the agent is idle: press Esc to stop the run first.", "warning")
+        return None
+    if app.bridge.session is None and (remote := app.bridge.remote) is not None:
+        _say(app, f"{what} works on an in-process session; this app is attached to session {remote.session_id} "
+                  "in the session host (/attach switches to another).", "warning")
         return None
     if app.bridge.session is None:
         _say(app, f"{what} needs the agent to be ready; it is still loading or could not start.", "warning")
@@ -407,13 +412,19 @@ async def _fork(app: CoderApp, arg: str) -> None:
     await fork_command(app, arg)
 
 
+async def _attach(app: CoderApp, arg: str) -> None:
+    from tui.attaching import attach_command
+
+    await attach_command(app, arg)
+
+
 HANDLERS: dict[str, Handler] = {
     "plan": _plan,
     "mode": _mode, "model": _model, "profile": _profile, "compact": _compact, "undo": _undo,
     "allowances": _allowances, "clear": _clear, "new": _clear, "sessions": _sessions, "resume": _resume,
     "theme": _theme, "pr": _pr, "setup": _setup, "help": _help, "quit": _quit, "exit": _quit,
     "map": _map, "explore": _explore, "memory": _memory, "reasoning": reasoning_command, "rewind": _rewind,
-    "fork": _fork, "permissions": _permissions, "repo": repo_command,
+    "fork": _fork, "permissions": _permissions, "repo": repo_command, "attach": _attach,
 }
 
 

@@ -12,7 +12,7 @@ from typing import Any
 
 from agent import events as ev
 from agent.consumer import EventHandler
-from agent.textsafe import shown_copy
+from agent.textsafe import line, shown_copy
 from tui.toolresult import decision_notes, shown_result
 from tui.widgets.scratchpad import show_scratchpad
 from tui.widgets.statusbar import LOADING_MODELS, StatusBar
@@ -106,6 +106,10 @@ class Presenter(EventHandler):
             self.approved.add(call_id)
         note, self.decided[call_id] = decision_notes(event.decision, event.feedback, event.rejected_hunks,
                                                      event.edited_files)
+        if event.by:  # a room peer answered in the room's chat: said while it runs and on its row
+            by = f"by {line(event.by)} in the room chat"
+            note, done = f"{note} · {by}", self.decided[call_id]
+            self.decided[call_id] = f"{done} · {by}" if done else by
         self.transcript.note_row(call_id, note)
         self.status.set_state("running", self.running_tool.get(call_id, ""))
         if event.decision == "allow_all" and self.asking_tool not in self.status.allowances:

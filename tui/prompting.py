@@ -26,6 +26,8 @@ def send_prompt(app: CoderApp, text: str, mentions: list[str]) -> None:
     elif outcome == "routed":
         show_prompt(app, text, mentions)
         app.notify("Sent to the running plan: a question is answered, a change replans the rest.", timeout=4)
+    elif outcome == "host-queued":
+        app.notify("Queued in the session host: it runs when the current turn ends.", timeout=4)
     elif outcome == "queued":
         app.notify("Queued: sent when the current run ends (Esc stops it).", timeout=4)
     elif outcome == "failed" and (failure := app.bridge.failure) is not None:

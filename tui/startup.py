@@ -136,6 +136,14 @@ def list_files(app: CoderApp) -> None:
     import asyncio
 
     workspace = app.bridge.workspace
+    if workspace is None and app.bridge.remote is not None and (root := app.bridge.remote.root) is not None:
+        from agent.workspaces.base import WorkspaceError
+        from agent.workspaces.local import LocalWorkspace
+
+        try:
+            workspace = LocalWorkspace(root)  # attached: the host's session works in this folder
+        except WorkspaceError:
+            return  # @ completion is a convenience; it stays empty
     if workspace is None or workspace.kind == "room":
         return
     try:

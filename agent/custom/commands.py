@@ -25,7 +25,7 @@ from pydantic import BaseModel
 from agent.custom.frontmatter import FrontMatterError, parse, text_list
 
 # The app's own commands (tui/commands.py HANDLERS; a test keeps them equal): a custom command cannot take these.
-BUILTIN = frozenset({"plan", "mode", "model", "profile", "compact", "undo", "allowances", "clear", "new",
+BUILTIN = frozenset({"attach", "plan", "mode", "model", "profile", "compact", "undo", "allowances", "clear", "new",
                      "sessions", "resume", "theme", "pr", "setup", "help", "quit", "exit", "map", "explore",
                      "memory", "reasoning", "rewind", "fork", "permissions", "repo"})
 WORKSPACE_FOLDERS = (".coder-tui/commands", ".claude/commands")

@@ -43,6 +43,10 @@ async def run_attached(options: SessionOptions, ref: str) -> int:
         return IN_PROCESS
     try:
         return await Attached(client, options).run(ref)
+    except ConnectionError:  # the host went away between two of its lines (its end is reported in _follow)
+        print("coder-tui: error: the session host stopped (connection lost); `coder-tui run --attach ID` or "
+              "`run --resume ID` continues the session from its record", file=sys.stderr)
+        return 1
     finally:
         await client.close()
 
@@ -82,9 +86,6 @@ class Attached:
         except HostRefused as exc:
             raise UsageError(f"--attach: {exc}") from None
         self.session_id = opened["session_id"]
-        if self.options.mode and opened["mode"] != self.options.mode:
-            self.printer.notice(f"session {self.session_id} runs in {str(opened['mode']).upper()} mode (set when it "
-                                f"was opened in the host); --mode {self.options.mode} is not applied")
         if self.client.started:
             self.printer.notice("started the session host (it stays for the next front end)")
         await self._replay()
@@ -138,6 +139,10 @@ class Attached:
                 self.pending.remove(line["approval_id"])
             elif kind == "turn_done" and (line["ticket"] == self.ticket or self.ticket is None):
                 return self._exit_code(line)
+            elif kind == "prompts_dropped" and self.ticket in line["tickets"]:
+                print(f"coder-tui: stopped: {visible(str(line['by']))} stopped the run, and this command's prompt, "
+                      f"queued behind it, was dropped (session {self.session_id})", file=sys.stderr)
+                return 1
             elif kind == "host_closing":
                 print(f"coder-tui: error: the session host is closing; session {self.session_id} is recorded",
                       file=sys.stderr)
@@ -193,6 +198,10 @@ class Attached:
             self.printer.notice(f"▶ {line['by']}: {line['prompt']}")
         elif kind == "approval_answered":
             self.printer.notice(f"  answered by {line['by']}")
+        elif kind == "mode_changed":
+            self.printer.notice(f"· {line['by']} set the mode to {str(line['mode']).upper()}")
+        elif kind == "prompts_dropped" and self.ticket not in line["tickets"]:
+            self.printer.notice(f"· {line['by']} stopped the run; {len(line['tickets'])} queued prompt(s) dropped")
 
     # -- answers on stdin ---------------------------------------------------------------------
     def _listen_stdin(self) -> None:

@@ -70,6 +70,26 @@ def _ask_untouched(paths: list[str]) -> bool:
 
 
 def list_sessions(options: Any) -> int:
+    """`coder-tui sessions`; a reader that closes early (`| head -1`) ends it quietly."""
+    try:
+        code = _list_sessions(options)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        _quiet_stdout()
+        return 0
+    return code
+
+
+def _quiet_stdout() -> None:
+    """The reader is gone: what is still buffered goes nowhere (not to a traceback at exit)."""
+    import os
+
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
+
+
+def _list_sessions(options: Any) -> int:
     import asyncio
 
     from agent.host.client import live_sessions

@@ -25,7 +25,8 @@ class UsageError(Exception):
     """Bad flags or configuration: exit code 2 with a one-line message."""
 
 
-def build_config(options: SessionOptions | Namespace, workspace_root: Path | None) -> Config:
+def build_config(options: SessionOptions | Namespace, workspace_root: Path | None,
+                 environ: dict[str, str] | None = None) -> Config:
     from agent.config import ConfigError, load_config
     from agent.workspace_input.trust import trust_folder
 
@@ -38,7 +39,7 @@ def build_config(options: SessionOptions | Namespace, workspace_root: Path | Non
     try:
         if trust:
             trust_folder(workspace_root)
-        config = load_config(workspace_root, flags, trust=trust)
+        config = load_config(workspace_root, flags, environ=environ, trust=trust)
         config.require_model()
     except ConfigError as exc:
         raise UsageError(str(exc)) from None

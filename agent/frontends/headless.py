@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from agent.events import ErrorEvent, WarningEvent
 from agent.frontends.common import UsageError, build_config, handle_ctrl_c, open_or_usage, run_command
 from agent.frontends.printing import JsonPrinter, TextPrinter
-from agent.frontends.stdin import StdinApprover
+from agent.frontends.stdin import StdinApprover, exit_code
 from agent.session.notes import resume_notes
 from agent.session.ports import SessionOptions, SessionPorts
 
@@ -27,7 +27,6 @@ if TYPE_CHECKING:
     from agent.session.core import AgentSession
     from agent.session.target import Target
 
-UNANSWERED = 3  # exit code: an approval was denied because stdin closed before an answer came
 
 
 def _printer(options: SessionOptions) -> Any:
@@ -87,7 +86,7 @@ async def run_headless(options: SessionOptions) -> int:
     printer.summary(complete, session.totals, session.session_id)
     if misconfigured:  # an unknown model or provider, no key: the configuration, not the run, failed
         return 2
-    return _exit_code(complete, approver, published, printer)
+    return exit_code(complete, approver, published, printer)
 
 
 def _forked(options: SessionOptions, printer: Any) -> SessionOptions:
@@ -147,21 +146,6 @@ async def _check_model(config: Any) -> None:
     problem = await configuration_problem(config.model)
     if problem is not None:
         raise UsageError(f"{problem}; the model is set by: {config.sources.get('model', 'the configuration')}")
-
-
-def _exit_code(complete: Any, approver: StdinApprover, published: bool, printer: Any) -> int:
-    if approver.lines is not None and approver.lines.unanswered:
-        printer.handle(ErrorEvent(recoverable=False, message=(
-            f"the plan was not run: stdin closed before anyone reviewed it (exit code {UNANSWERED}). "
-            'Answer on stdin ({"type": "plan_decision", "decision": "approve"}) or use --mode allow.')))
-        return UNANSWERED
-    if approver.unanswered:
-        count = f"{approver.unanswered} approval{'s' if approver.unanswered != 1 else ''}"
-        printer.handle(ErrorEvent(recoverable=False, message=(
-            f"{count} denied because stdin closed before an answer came: what they asked for was not "
-            f"done (exit code {UNANSWERED}). Answer on stdin (e.g. `echo y |`) or use --mode allow.")))
-        return UNANSWERED
-    return 0 if complete.success and published else 1
 
 
 async def _publish(options: SessionOptions, session: AgentSession, complete: Any) -> bool:

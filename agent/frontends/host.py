@@ -11,7 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 from agent.host.live import LiveSession
-from agent.host.opening import OpenFailed, options_of
+from agent.host.opening import OpenFailed, options_of, with_client_keys
 from agent.host.place import HostPlaceError, socket_path
 from agent.host.wire import OpenRequest
 from agent.host.server import Host, HostRunning
@@ -19,7 +19,9 @@ from agent.host.server import Host, HostRunning
 
 def main(args: Any) -> int:
     path = Path(args.socket) if args.socket else socket_path()
-    host = Host(open_live, idle=args.idle)
+    from agent.frontends.oneshot import dispatch
+
+    host = Host(open_live, idle=args.idle, runs=dispatch)
 
     def ready(where: Path) -> None:
         print(f"coder-tui host: listening on {where} (pid {os.getpid()}; exits after "
@@ -38,8 +40,9 @@ def main(args: Any) -> int:
     return 0
 
 
-async def open_live(request: OpenRequest, retire: Callable[[LiveSession], None]) -> LiveSession:
-    """A LiveSession on what the request names: a new session, or a recorded one resumed."""
+async def open_live(request: OpenRequest, retire: Callable[[LiveSession], None], approver: Any = None) -> LiveSession:
+    """A LiveSession on what the request names: a new session, or a recorded one resumed (its
+    approvals answered through the host, or by `approver`: a one-shot `run`'s stdin)."""
     from agent.approval import QueueApprover
     from agent.frontends.common import UsageError, build_config
     from agent.llm import configuration_problem
@@ -52,16 +55,16 @@ async def open_live(request: OpenRequest, retire: Callable[[LiveSession], None])
     options = options_of(request)
     spec = TargetSpec.from_options(options)
     try:
-        target = await open_target(spec, build_config(options, None) if spec.github else None)
+        target = await open_target(spec, build_config(options, None, request.env) if spec.github else None)
     except (TargetError, UsageError) as exc:
         raise OpenFailed(str(exc)) from None
     try:
-        config = build_config(options, target.workspace.root)
+        config = with_client_keys(build_config(options, target.workspace.root, request.env), request.env)
         problem = await configuration_problem(config.model or "")
         if problem is not None:
             raise OpenFailed(problem)
         live = LiveSession(target, retire)
-        session = open_session(target, config, SessionPorts(QueueApprover(), live.sink), resume=options.resume,
+        session = open_session(target, config, SessionPorts(approver or QueueApprover(), live.sink), resume=options.resume,
                                meta={"frontend": "host"})
     except (UsageError, SessionError, ProfileError) as exc:
         await target.close()

@@ -120,7 +120,8 @@ class TextPrinter(EventHandler):
 
     def on_approval_resolved(self, event: ev.ApprovalResolved) -> None:
         feedback = f": {event.feedback}" if event.feedback else ""
-        self._line(self._paint(f"  {event.decision.replace('_', ' ')}{feedback}", "dim"))
+        by = f" (by {event.by})" if event.by else ""
+        self._line(self._paint(f"  {event.decision.replace('_', ' ')}{by}{feedback}", "dim"))
 
     def on_file_changed(self, event: ev.FileChanged) -> None:
         if event.diff in self._shown:  # approved as shown: the diff is on screen already

@@ -20,8 +20,10 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from agent.approval import Decision, QueueApprover
 from agent.config import first_problem
-from agent.events import ApprovalRequired, DecisionKind, ErrorEvent
+from agent.events import ApprovalRequired, ApprovalResolved, DecisionKind, ErrorEvent
 from agent.planning.review import parse_line
+
+UNANSWERED = 3  # exit code: an approval was denied because stdin closed before an answer came
 
 if TYPE_CHECKING:
     from agent.session.core import AgentSession
@@ -117,6 +119,8 @@ class StdinApprover(QueueApprover):
     def note_request(self, event: Any) -> None:
         if isinstance(event, ApprovalRequired):
             self.waiting.append(event.approval_id)
+        elif isinstance(event, ApprovalResolved):  # answered elsewhere too (a room peer, in the chat)
+            self._answered(event.approval_id)
 
     async def decide(self, request: Any) -> Decision:
         if self.early:
@@ -180,3 +184,19 @@ class StdinApprover(QueueApprover):
             raise ValueError(f"invalid decision ({where}: {problem})") from None
         return parsed.approval_id, Decision(parsed.decision, parsed.feedback,
                                             parsed.rejected_hunks, parsed.edited)
+
+
+def exit_code(complete: Any, approver: StdinApprover, published: bool, printer: Any) -> int:
+    """`run`'s exit code (in-process and through the host): 3 when stdin closed on an approval or a plan."""
+    if approver.lines is not None and approver.lines.unanswered:
+        printer.handle(ErrorEvent(recoverable=False, message=(
+            f"the plan was not run: stdin closed before anyone reviewed it (exit code {UNANSWERED}). "
+            'Answer on stdin ({"type": "plan_decision", "decision": "approve"}) or use --mode allow.')))
+        return UNANSWERED
+    if approver.unanswered:
+        count = f"{approver.unanswered} approval{'s' if approver.unanswered != 1 else ''}"
+        printer.handle(ErrorEvent(recoverable=False, message=(
+            f"{count} denied because stdin closed before an answer came: what they asked for was not "
+            f"done (exit code {UNANSWERED}). Answer on stdin (e.g. `echo y |`) or use --mode allow.")))
+        return UNANSWERED
+    return 0 if complete.success and published else 1

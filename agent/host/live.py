@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-import json
+import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -23,16 +23,50 @@ from agent.session.core import AgentSession
 from agent.session.target import Target
 
 
+OUTBOX_ENV = "CODER_TUI_HOST_OUTBOX"  # bytes a client may leave unread before the host drops it
+OUTBOX_MAX = 16 * 1024 * 1024
+OUTBOX_LINES = 64  # ...in more lines than this: one large event (a long reply whole) is never the cause
+
+
+def outbox_max() -> int:
+    try:
+        return max(1, int(os.environ.get(OUTBOX_ENV, "")))
+    except ValueError:
+        return OUTBOX_MAX
+
+
 @dataclass(eq=False)
 class Client:
-    """One connection: its name as the others see it, and what is waiting to be written to it."""
+    """One connection: its name as the others see it, and what is waiting to be written to it.
+
+    What waits is bounded (`limit` bytes, `OUTBOX_LINES` lines at least): a client that stops reading is dropped (`on_overflow`,
+    the host logs it and closes its connection) rather than held in memory without end; the
+    others are never waiting on it, each has its own outbox and writer."""
 
     name: str
     outbox: asyncio.Queue[bytes | None] = field(default_factory=asyncio.Queue)
     live: LiveSession | None = None
+    limit: int = field(default_factory=outbox_max)
+    waiting: int = 0  # bytes queued, not yet handed to the connection
+    dropped: bool = False
+    on_overflow: Callable[[Client], None] | None = None
 
-    def send(self, line: bytes) -> None:
+    def send(self, line: bytes | None) -> None:
+        if self.dropped:
+            return
+        if line:
+            self.waiting += len(line)
+            if self.waiting > self.limit and self.outbox.qsize() >= OUTBOX_LINES:
+                self.dropped = True
+                self.outbox.put_nowait(None)
+                if self.on_overflow is not None:
+                    self.on_overflow(self)
+                return
         self.outbox.put_nowait(line)
+
+    def taken(self, line: bytes) -> None:
+        """`line` left the outbox for the connection."""
+        self.waiting -= len(line)
 
 
 @dataclass
@@ -48,10 +82,12 @@ class LiveSession:
         self.session: AgentSession | None = None  # set by the host right after open_session
         self.clients: list[Client] = []
         self.log: list[bytes] = []
+        self._text: list[str] = []  # streamed text since the transcript's last line
         self.queue: list[Turn] = []
         self.current: Turn | None = None
         self.answered_by: dict[str, str] = {}  # approval id -> the client that answered it
         self.pending: list[str] = []  # approval ids waiting, in the order they were asked
+        self.resolved_by: dict[str, str] = {}  # approval id -> who answered it (for a late answer's refusal)
         self._retire = retire
         self._tickets = itertools.count(1)
         self._worker: asyncio.Task[None] | None = None
@@ -83,21 +119,32 @@ class LiveSession:
         elif isinstance(event, ev.ApprovalResolved) and event.approval_id in self.pending:
             self.pending.remove(event.approval_id)
         line = event_line(event)
-        if isinstance(event, ev.TextDelta) and self.log and self.log[-1].startswith(b'{"type":"text_delta"'):
-            joined = json.loads(self.log[-1])["text"] + event.text
-            self.log[-1] = event_line(ev.TextDelta(text=joined))
+        if isinstance(event, ev.TextDelta):
+            self._text.append(event.text)  # joined once, when the transcript is next read or added to
         else:
-            self.log.append(line)
+            self._keep(line)
         self.broadcast(line)
         if isinstance(event, ev.ApprovalResolved) and event.approval_id in self.answered_by:
+            self.resolved_by[event.approval_id] = by = self.answered_by.pop(event.approval_id)
             self.note({"type": "approval_answered", "approval_id": event.approval_id, "decision": event.decision,
-                       "by": self.answered_by.pop(event.approval_id)})
+                       "by": by})
 
     def note(self, data: dict[str, Any]) -> None:
         """A host line for every client, kept in the transcript too."""
         line = encode(data)
-        self.log.append(line)
+        self._keep(line)
         self.broadcast(line)
+
+    def _keep(self, line: bytes) -> None:
+        self._join_text()
+        self.log.append(line)
+
+    def _join_text(self) -> None:
+        """Streamed text waiting to enter the transcript goes in as one text_delta (joined once: a long
+        reply costs its length, not its length times its number of deltas)."""
+        if self._text:
+            self.log.append(event_line(ev.TextDelta(text="".join(self._text))))
+            self._text = []
 
     def broadcast(self, line: bytes) -> None:
         for client in self.clients:
@@ -107,6 +154,7 @@ class LiveSession:
     def join(self, client: Client) -> int:
         """Attach `client`: the session so far, then the live stream (no await in between: nothing
         is missed or sent twice). Returns how many lines were replayed."""
+        self._join_text()
         for line in self.log:
             client.send(line)
         client.send(encode({"type": "replay_end", "session_id": self.session_id, "pending": list(self.pending),
@@ -159,6 +207,8 @@ class LiveSession:
         """Answer a pending approval (None: the oldest); ValueError when none waits with that id."""
         assert self.session is not None
         approval_id = approval_id or (self.pending[0] if self.pending else None)
+        if approval_id in self.resolved_by:
+            raise ValueError(f"approval {approval_id!r} was answered already, by {self.resolved_by[approval_id]}")
         if approval_id is None or approval_id not in self.session.pending_approvals:
             raise ValueError(f"no pending approval {approval_id!r}" if approval_id else "no approval is waiting")
         if approval_id in self.answered_by:
@@ -168,8 +218,23 @@ class LiveSession:
         self.answered_by[approval_id] = by
         return approval_id
 
-    def stop(self) -> bool:
-        return self.session is not None and self.session.stop()
+    def stop(self, by: str = "the host") -> tuple[bool, list[int]]:
+        """Stop the running turn and drop the prompts queued behind it (the clients are told which,
+        in a `prompts_dropped` line): stop means stop, not "go on with the next one". Returns whether
+        a turn was stopped and the dropped tickets."""
+        dropped, self.queue = self.queue, []
+        if dropped:
+            self.note({"type": "prompts_dropped", "by": by, "tickets": [turn.ticket for turn in dropped],
+                       "prompts": [{"ticket": turn.ticket, "by": turn.by, "prompt": turn.text[:200]}
+                                   for turn in dropped]})
+        return self.session is not None and self.session.stop(), [turn.ticket for turn in dropped]
+
+    def set_mode(self, mode: str, by: str) -> None:
+        """The approval mode a client asked for, for every turn from now on (the others are told)."""
+        assert self.session is not None
+        if mode != self.session.mode:
+            self.session.mode = mode  # type: ignore[assignment] - checked by SessionOptions
+            self.note({"type": "mode_changed", "mode": mode, "by": by})
 
     async def close(self) -> None:
         if self._worker is not None and not self._worker.done():

@@ -57,3 +57,23 @@ def _label(workspace: Any) -> str | None:
         return LocalWorkspace(str(workspace)).label
     except WorkspaceError:
         return None
+
+
+def with_client_keys(config: Any, env: dict[str, str] | None) -> Any:
+    """The session's config with the key and endpoint of the client's environment made explicit:
+    litellm would read the host's own variables otherwise (another client's, or none)."""
+    if env is None:
+        return config
+    from pydantic import SecretStr
+
+    from agent.config import provider_of
+
+    var = config.key_variable()
+    if config.api_key is None and var and env.get(var):
+        config.api_key = SecretStr(env[var])
+    provider = provider_of(config.model or "").upper()
+    for name in (f"{provider}_BASE_URL", f"{provider}_API_BASE") if provider and not config.api_base else ():
+        if env.get(name):
+            config.api_base = env[name]
+            break
+    return config

@@ -27,8 +27,9 @@ from agent.secrets import redact
 from agent.host.live import Client, LiveSession
 from agent.host.opening import OpenFailed, Opener, recorded_id
 from agent.host.place import LOCK_NAME, prepare_dir
-from agent.host.wire import (MAX_LINE, ApproveRequest, BadLine, DetachRequest, ListRequest, OpenRequest,
-                             PromptRequest, Request, StopRequest, encode, parse_request, refusal, reply)
+from agent.host.wire import (MAX_LINE, ApproveRequest, BadLine, DetachRequest, InputRequest, ListRequest,
+                             OpenRequest, PromptRequest, Request, RunRequest, StopRequest, encode, parse_request,
+                             refusal, reply)
 
 DEFAULT_IDLE = 600.0  # seconds without a live session or a client before the host exits
 
@@ -38,8 +39,9 @@ class HostRunning(Exception):
 
 
 class Host:
-    def __init__(self, opener: Opener, idle: float = DEFAULT_IDLE) -> None:
+    def __init__(self, opener: Opener, idle: float = DEFAULT_IDLE, runs: Any = None) -> None:
         self.opener = opener  # opens a session for an `open` request (agent/frontends/host.py)
+        self.runs = runs  # answers a one-shot `run` (agent/frontends/oneshot.py `dispatch`)
         self.idle = idle
         self.sessions: dict[str, LiveSession] = {}
         self.clients: set[Client] = set()
@@ -124,7 +126,7 @@ class Host:
 
     # -- connections ----------------------------------------------------------------------
     async def _connection(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        client = Client(f"client {next(self._names)}")
+        client = Client(f"client {next(self._names)}", on_overflow=lambda dropped: _drop(dropped, writer))
         self.clients.add(client)
         sending = asyncio.create_task(_send(client, writer))
         try:
@@ -141,10 +143,12 @@ class Host:
                 if line.strip():
                     client.send(await self._answer(client, line))
         finally:
+            if getattr(client, "oneshot", None) is not None:
+                client.oneshot.gone()  # type: ignore[attr-defined]  # a one-shot `run` stops with its client
             if client.live is not None:
                 client.live.leave(client)  # its run goes on
             self.clients.discard(client)
-            client.send(None)  # type: ignore[arg-type]
+            client.send(None)
             with contextlib.suppress(asyncio.CancelledError, ConnectionError, TimeoutError):
                 await asyncio.wait_for(sending, 10)
 
@@ -164,6 +168,10 @@ class Host:
                                        f"{redact(str(exc))}".splitlines()[0])
 
     async def _dispatch(self, client: Client, request: Request) -> bytes:
+        if isinstance(request, (RunRequest, InputRequest)) or getattr(client, "oneshot", None) is not None:
+            if self.runs is None:
+                raise ValueError(f"{request.type}: this host does not run one-shot `run` requests")
+            return await self.runs(self, client, request)
         if isinstance(request, ListRequest):
             return reply(request.id, sessions=self.listing())
         if isinstance(request, OpenRequest):
@@ -177,10 +185,13 @@ class Host:
             ticket, ahead = live.prompt(request.text, client.name)
             return reply(request.id, ticket=ticket, ahead=ahead)
         if isinstance(request, ApproveRequest):
-            answered = live.answer(request.approval_id, Decision(request.decision, request.feedback), client.name)
+            decision = Decision(request.decision, request.feedback, rejected_hunks=request.rejected_hunks,
+                                edited=request.edited)
+            answered = live.answer(request.approval_id, decision, client.name)
             return reply(request.id, approval_id=answered)
         if isinstance(request, StopRequest):
-            return reply(request.id, stopped=live.stop())
+            stopped, dropped = live.stop(client.name)
+            return reply(request.id, stopped=stopped, dropped=dropped)
         assert isinstance(request, DetachRequest)
         live.leave(client)
         return reply(request.id, detached=True)
@@ -197,6 +208,10 @@ class Host:
                 await asyncio.wait({task}, timeout=60)
             live = await self.opener(request, self._retire)
             self.sessions[live.session_id] = live
+        elif request.options.get("mode") is not None:  # joining: `--mode` applies from now on
+            if request.options["mode"] not in ("ask", "allow", "plan"):
+                raise ValueError(f"open: bad option mode: {str(request.options['mode'])[:30]!r} (ask, allow or plan)")
+            live.set_mode(request.options["mode"], client.name)
         session = live.session
         assert session is not None
         # the reply first (the client learns the id), then the session so far, then the live stream
@@ -230,6 +245,7 @@ class Host:
 async def _send(client: Client, writer: asyncio.StreamWriter) -> None:
     try:
         while (line := await client.outbox.get()) is not None:
+            client.taken(line)
             if line:
                 writer.write(line)
                 await writer.drain()
@@ -237,6 +253,14 @@ async def _send(client: Client, writer: asyncio.StreamWriter) -> None:
         pass  # the client died: its reader sees the end too
     finally:
         writer.close()
+
+
+def _drop(client: Client, writer: asyncio.StreamWriter) -> None:
+    """A client that left more than its outbox's limit unread: logged, its connection cut (its
+    reader then ends, and it leaves its session like a client that died; the run goes on)."""
+    print(f"coder-tui host: dropped {client.name}: it left more than {client.limit:,} bytes unread "
+          "(it stopped reading)", file=sys.stderr, flush=True)
+    writer.transport.abort()
 
 
 async def _prewarm() -> None:

@@ -3,10 +3,14 @@
 Requests (client → host; `id` is echoed in the reply):
     {"type": "open", "id": 1, "session": "ID|prefix|last|new", "client": "run --attach", "options": {...}}
     {"type": "prompt", "id": 2, "text": "..."}              queued behind the running turn
-    {"type": "approve", "id": 3, "approval_id": "ap_…", "decision": "allow_once", "feedback": null}
-    {"type": "stop", "id": 4}                                stops the running turn
+    {"type": "approve", "id": 3, "approval_id": "ap_…", "decision": "allow_once", "feedback": null,
+     "rejected_hunks": {"a.py": [1]}, "edited": {}}         (optional: an edit narrowed or rewritten)
+    {"type": "stop", "id": 4}                                stops the running turn, drops the queued ones
     {"type": "detach", "id": 5}                              the run goes on
     {"type": "list", "id": 6}                                the live sessions and who is attached
+    {"type": "run", "id": 7, "options": {...}, "env": {...}, "json": false, "color": false}
+                                                             `coder-tui run` one-shot (agent/frontends/oneshot.py)
+    {"type": "input", "id": 8, "text": "y"}                  a stdin line of that run (null: stdin closed)
 A connection is attached to at most one session (the one `open` named).
 
 Host → client: `{"type": "reply", "id": N, "ok": true, ...}` (or `"ok": false, "error": "..."`),
@@ -28,7 +32,7 @@ from agent.textsafe import json_line
 
 MAX_LINE = 8 * 1024 * 1024  # a request larger than this is refused (the connection is closed)
 HOST_TYPES = frozenset({"reply", "replay_end", "client_joined", "client_left", "prompt_queued", "turn_started",
-                        "turn_done", "approval_answered", "host_closing"})
+                        "turn_done", "approval_answered", "host_closing", "prompts_dropped", "mode_changed"})
 
 
 class _Request(BaseModel):
@@ -43,6 +47,7 @@ class OpenRequest(_Request):
     client: str = "client"  # how the others see this client named
     options: dict[str, Any] = Field(default_factory=dict)  # SessionOptions fields (workspace, model, ...)
     live_only: bool = False  # join the session only if it is live (never open or resume it)
+    env: dict[str, str] | None = None  # the client's environment (keys, *_BASE_URL): read for this session only
 
 
 class PromptRequest(_Request):
@@ -55,6 +60,8 @@ class ApproveRequest(_Request):
     approval_id: str | None = None  # None: the oldest pending approval
     decision: DecisionKind
     feedback: str | None = None
+    rejected_hunks: dict[str, list[int]] = Field(default_factory=dict)  # path -> hunks not applied (an edit's)
+    edited: dict[str, str] = Field(default_factory=dict)  # path -> the content the user wrote instead
 
 
 class StopRequest(_Request):
@@ -69,7 +76,23 @@ class ListRequest(_Request):
     type: Literal["list"]
 
 
-Request = OpenRequest | PromptRequest | ApproveRequest | StopRequest | DetachRequest | ListRequest
+class RunRequest(_Request):
+    """`coder-tui run PROMPT` one-shot: a new session, printed for the client as `run` prints it."""
+
+    type: Literal["run"]
+    client: str = "run"
+    options: dict[str, Any] = Field(default_factory=dict)  # SessionOptions fields, `prompt` included
+    env: dict[str, str] = Field(default_factory=dict)  # the client's environment, for this session only
+    color: bool = False  # the client's stdout is a terminal that takes colour
+
+
+class InputRequest(_Request):
+    type: Literal["input"]
+    text: str | None = None  # one stdin line of a `run` request; None: stdin closed
+
+
+Request = (OpenRequest | PromptRequest | ApproveRequest | StopRequest | DetachRequest | ListRequest | RunRequest
+           | InputRequest)
 _REQUEST: TypeAdapter[Request] = TypeAdapter(Annotated[Request, Field(discriminator="type")])
 
 

@@ -352,7 +352,7 @@ class AgentSession:
     def answer(self, approval_id: str, decision: Decision | DecisionKind, feedback: str | None = None) -> bool:
         """Answer the pending approval `approval_id` (from its `approval_required` event); False
         when none with that id waits. Needs an approver that takes answers by id (QueueApprover)."""
-        approver = self.gate.approver
+        approver = getattr(self.gate.approver, "local", self.gate.approver)  # a room's: the local one
         if not isinstance(approver, QueueApprover):
             raise TypeError(f"{type(approver).__name__} does not take answers by id: open the session "
                             "with a QueueApprover")
@@ -363,7 +363,7 @@ class AgentSession:
     @property
     def pending_approvals(self) -> list[str]:
         """The ids of the approvals that wait for an answer (empty unless the approver queues)."""
-        approver = self.gate.approver
+        approver = getattr(self.gate.approver, "local", self.gate.approver)
         return approver.pending if isinstance(approver, QueueApprover) else []
 
     def send(self, text: str) -> bool:

@@ -52,6 +52,7 @@ class SessionOptions(BaseModel):
     server: str = DEFAULT_SERVER
     name: str = "agent"
     email: str | None = None
+    approver: list[str] = []  # `--approver NAME` (repeatable): room peers who may answer proposals
     # settings given on the command line (the strongest source of agent.config.Config)
     model: str | None = None
     api_base: str | None = None

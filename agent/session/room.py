@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from agent.events import ErrorEvent, TriggerEvent
+from agent.oct.approvals import RoomApprovals
 from agent.oct.client import RoomClient
 from agent.oct.planchat import PlanChat
 from agent.oct.spinner import Spinner
@@ -77,9 +78,11 @@ class _Job:
 
 class RoomAgent:
     def __init__(self, client: RoomClient, workspace: RoomWorkspace, session: AgentSession,
-                 emit: Callable[[Any], None], name: str) -> None:
+                 emit: Callable[[Any], None], name: str, approvers: Sequence[str] = ()) -> None:
         assert client.docs is not None
-        self.client, self.workspace, self.session, self.emit = client, workspace, session, emit
+        self.client, self.workspace, self.name = client, workspace, name
+        self.approvers = list(approvers)  # `--approver NAME`, besides the config's [room] approvers
+        self.bind(session, emit)
         self.queue: asyncio.Queue[_Job] = asyncio.Queue()
         self.watcher = TriggerWatcher(client.docs, name, self._on_trigger)
         self.spinners: dict[str, list[Spinner]] = {}
@@ -87,6 +90,20 @@ class RoomAgent:
         self.ready = asyncio.Event()  # set once the model library is loaded
         self.spinner_started: Callable[[Trigger], None] | None = None  # for benchmarks and tests
         client.chat_listeners.append(self._on_chat)
+
+    def bind(self, session: AgentSession, emit: Callable[[Any], None]) -> None:
+        """Answer for `session` (a new one after /clear or /resume too); its approvals are shown to
+        the room as proposals, answered from the chat or locally, whichever comes first."""
+        self.session, self.emit = session, emit
+        gate = session.gate
+        if not isinstance(gate.approver, RoomApprovals):
+            gate.approver = RoomApprovals(gate.approver, self.client, self.name, self._allowed)
+        self.approvals: RoomApprovals = gate.approver
+
+    def _allowed(self) -> list[str]:
+        """Who may answer proposals from the chat: the config's `[room] approvers` and `--approver`."""
+        settings = getattr(getattr(self.session, "config", None), "room", None)
+        return [*getattr(settings, "approvers", []), *self.approvers]
 
     # -- intake -------------------------------------------------------------------------
     def _on_trigger(self, trigger: Trigger) -> None:
@@ -99,6 +116,8 @@ class RoomAgent:
         if origin == self.client.status.peer_id:
             return
         trigger = self.watcher.chat(origin, text)
+        if trigger is not None and self.approvals.answer(origin, trigger.prompt, direct):
+            return  # `@agent yes` / `@agent no ...`: an answer to a proposal, not a prompt
         if trigger is not None:
             self._enqueue(_Job(trigger, direct=direct))
 

@@ -73,6 +73,7 @@ class TargetSpec:
     server: str = DEFAULT_SERVER
     name: str = "agent"  # our name in a room (and the @NAME its prompts use)
     email: str | None = None
+    approvers: tuple[str, ...] = ()  # room peers who may answer proposals from the chat (`--approver`)
 
     @classmethod
     def from_options(cls, options: SessionOptions | Namespace) -> TargetSpec:
@@ -83,7 +84,7 @@ class TargetSpec:
         return cls(workspace=get("workspace"), github=get("github"), clone=bool(get("clone", False)),
                    issue=get("issue"), prompt=get("prompt") or "", resume=get("resume"),
                    room=get("room") or get("room_id"), server=get("server") or DEFAULT_SERVER,
-                   name=get("name") or "agent", email=get("email"))
+                   name=get("name") or "agent", email=get("email"), approvers=tuple(get("approver") or ()))
 
 
 @dataclass
@@ -96,6 +97,7 @@ class Target:
     github: OpenedGitHub | None = None
     room: RoomClient | None = None
     room_name: str = "agent"
+    room_approvers: tuple[str, ...] = ()  # `--approver NAME`: peers who may answer proposals from the chat
     agent: RoomAgent | None = None  # a room's trigger answerer, made by `attach`
 
     @property
@@ -125,9 +127,10 @@ class Target:
             from agent.workspaces.room import RoomWorkspace
 
             assert isinstance(self.workspace, RoomWorkspace)  # a room target's workspace is the room
-            self.agent = RoomAgent(self.room, self.workspace, session, session.emit, self.room_name)
+            self.agent = RoomAgent(self.room, self.workspace, session, session.emit, self.room_name,
+                                   self.room_approvers)
         else:
-            self.agent.session, self.agent.emit = session, session.emit
+            self.agent.bind(session, session.emit)
 
     async def close(self) -> None:
         """Leave the room and release the workspace (safe after the session closed it)."""
@@ -238,4 +241,4 @@ async def _open_room(spec: TargetSpec, emit: Emit | None, on_login: Callable[[Lo
                           "check the room id and --server, and start again",
                           reason=exc.message, usage=False) from None
     return Target(RoomWorkspace(client), prompt=spec.prompt, meta={"room": room, "server": spec.server},
-                  room=client, room_name=spec.name)
+                  room=client, room_name=spec.name, room_approvers=spec.approvers)

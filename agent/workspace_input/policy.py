@@ -155,6 +155,7 @@ CONFIG = InputKind("workspace config", ".coder-tui.toml", "agent.config:Settings
     "tool_calling": Harmless(), "map_tokens": Harmless(), "workflow": Harmless(),
     "tools": Harmless(),  # per tool: turn one off, or its default timeout (limits, never a new power)
     "vision": Harmless(), "notifications": Harmless(),  # a request refused, a notice shown: no program named
+    "host": Harmless(),  # `run` reads it from your own config.toml only (agent/frontends/hostrun.py)
 })
 PROFILE = InputKind("profile", ".coder-tui/profiles/*.toml", "agent.profiles:Profile", {
     "name": Text(), "description": Text(), "system_prompt": Text(),

@@ -26,10 +26,11 @@ Predicate = Callable[[dict[str, Any]], bool]
 
 
 class AcpClient:
-    def __init__(self, home: Path, llm: FakeLLM, *flags: str) -> None:
+    def __init__(self, home: Path, llm: FakeLLM, *flags: str, runtime: Path | None = None) -> None:
+        runtime = runtime or unusable_runtime(home)
         self.agent = {"command": cli()[0], "args": [*cli()[1:], "acp", "--model", llm.model, "--api-base", llm.url,
                                                     "--api-key", TEST_KEY, *flags],
-                      "env": cli_env(home), "cwd": str(home)}
+                      "env": cli_env(home, XDG_RUNTIME_DIR=str(runtime)), "cwd": str(home)}
         self.seen: list[dict[str, Any]] = []
         self._ids = itertools.count(1)
         self._changed = asyncio.Condition()
@@ -122,12 +123,28 @@ class AcpClient:
                 await self.proc.wait()
 
 
+def unusable_runtime(under: Path) -> Path:
+    """A runtime folder where no session host can be used (its folder is a file): `session/load`
+    then works in-process, as it does when the host cannot start."""
+    folder = under / "no-host-runtime"
+    folder.mkdir(exist_ok=True)
+    (folder / "coder-tui").write_text("not a folder\n")
+    return folder
+
+
 @pytest.fixture
-async def acp_client(isolated_home: Path, fake_llm: FakeLLM) -> AsyncIterator[Callable[..., Any]]:
+def no_host(tmp_path: Path) -> Path:
+    return unusable_runtime(tmp_path)
+
+
+@pytest.fixture
+async def acp_client(isolated_home: Path, fake_llm: FakeLLM, no_host: Path) -> AsyncIterator[Callable[..., Any]]:
+    """`start(*flags, runtime=FOLDER)`: an ACP client and its agent; the session host is the one of
+    `runtime` (tests/host/conftest.py `runtime_dir`), by default none can be used."""
     clients: list[AcpClient] = []
 
-    async def start(*flags: str) -> AcpClient:
-        client = await AcpClient(isolated_home, fake_llm, *flags).start()
+    async def start(*flags: str, runtime: Path | None = None) -> AcpClient:
+        client = await AcpClient(isolated_home, fake_llm, *flags, runtime=runtime or no_host).start()
         clients.append(client)
         return client
 

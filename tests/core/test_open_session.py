@@ -110,7 +110,14 @@ async def test_a_room_target_rebinds_its_trigger_answerer_to_the_next_session(
     from agent.workspaces.local import LocalWorkspace
 
     (tmp_path / "ws").mkdir()
-    answerer = SimpleNamespace(session=None, emit=None)  # stands in for the RoomAgent made at the first attach
+    class Answerer:  # stands in for the RoomAgent made at the first attach
+        session: Any = None
+        emit: Any = None
+
+        def bind(self, session: Any, emit: Any) -> None:
+            self.session, self.emit = session, emit
+
+    answerer = Answerer()
     target = Target(LocalWorkspace(tmp_path / "ws"), room=SimpleNamespace(), agent=answerer)  # type: ignore[arg-type]
     store = SessionStore(tmp_path / "sessions")
     events: list[Any] = []

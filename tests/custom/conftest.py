@@ -32,5 +32,5 @@ async def trusted_harness(fake_llm: Any, tmp_path: Path) -> Any:
         await harness.session.close()
 
 
-from tests.acp.conftest import acp_client  # noqa: E402,F401 - the ACP and serve fixtures, for the commands' front ends
+from tests.acp.conftest import acp_client, no_host  # noqa: E402,F401 - the ACP and serve fixtures, for the commands' front ends
 from tests.serve.conftest import make_serve  # noqa: E402,F401

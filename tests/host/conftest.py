@@ -82,8 +82,8 @@ def wait_listening(process: subprocess.Popen[str], timeout: float = 60) -> str:
 def start_host(isolated_home: Path, runtime_dir: Path) -> Iterator[Callable[..., HostProcess]]:
     started: list[HostProcess] = []
 
-    def start(idle: float = 120) -> HostProcess:
-        env = cli_env(isolated_home, XDG_RUNTIME_DIR=str(runtime_dir))
+    def start(idle: float = 120, **extra_env: str) -> HostProcess:
+        env = cli_env(isolated_home, XDG_RUNTIME_DIR=str(runtime_dir), **extra_env)
         process = subprocess.Popen(cli("host", "--idle", str(idle)), env=env, text=True,
                                    stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         host = HostProcess(process, runtime_dir / "coder-tui" / "host.sock", env)

@@ -11,7 +11,8 @@
 //   {"cmd":"close"}
 //
 // Events: {"event":"update","sessionId","update"} for every session/update, {"event":"permission","rid",
-// "params"} for every session/request_permission (it waits for its "answer"), {"event":"fs_read","path"},
+// "params"} for every session/request_permission (it waits for its "answer"; {"event":"permission_withdrawn","rid"}
+// when the agent withdraws it with $/cancel_request, answered with the cancelled outcome), {"event":"fs_read","path"},
 // {"event":"fs_write","path","content"}, {"event":"agent_exit","code"} when the agent process ends.
 import { spawn } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
@@ -33,10 +34,19 @@ const app = acp.client({ name: 'coder-tui-tests' })
     .onNotification(acp.methods.client.session.update, ({ params }) => {
         emit({ event: 'update', sessionId: params.sessionId, update: params.update });
     })
-    .onRequest(acp.methods.client.session.requestPermission, ({ params }) => {
+    .onRequest(acp.methods.client.session.requestPermission, ({ params, signal }) => {
         const rid = nextRid++;
         emit({ event: 'permission', rid, params });
-        return new Promise((resolve) => permissions.set(rid, resolve));
+        return new Promise((resolve) => {
+            permissions.set(rid, resolve);
+            // the agent withdrew it ($/cancel_request: answered elsewhere): an editor closes its dialog and
+            // answers with the cancelled outcome, as ACP's cancellation asks
+            signal.addEventListener('abort', () => {
+                if (!permissions.delete(rid)) return;
+                emit({ event: 'permission_withdrawn', rid });
+                resolve({ outcome: { outcome: 'cancelled' } });
+            }, { once: true });
+        });
     })
     .onRequest(acp.methods.client.fs.readTextFile, async ({ params }) => {
         emit({ event: 'fs_read', path: params.path });

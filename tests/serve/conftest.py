@@ -26,8 +26,9 @@ class ServeThread:
     """The server's own event loop in a thread, as `coder-tui serve` runs it (minus argv)."""
 
     def __init__(self, root: Path, config: Any, max_body: int, max_live: int, rate_limit: int = 30,
-                 grace: float = 30.0) -> None:
+                 grace: float = 30.0, hub: dict[str, Any] | None = None) -> None:
         self.root, self.config, self.max_body, self.max_live = root, config, max_body, max_live
+        self.hub = hub  # the session options serve's sessions open with in the session host (None: in-process)
         self.rate_limit, self.grace = rate_limit, grace
         self.loop = asyncio.new_event_loop()
         self.url = ""
@@ -61,7 +62,12 @@ class ServeThread:
 
         spec = TargetSpec(workspace=str(self.root))
         self.opener = Opener(spec, self.config, await open_target(spec, self.config))
-        sessions = Sessions(self.config, self.opener, max_live=self.max_live, grace=self.grace)
+        hub = None
+        if self.hub is not None:
+            from agent.frontends.serve.hosted import Hub
+
+            hub = Hub(self.hub, self.root, self.opener.label)
+        sessions = Sessions(self.config, self.opener, max_live=self.max_live, grace=self.grace, hub=hub)
         self.server = await listen(sessions, TOKEN, "127.0.0.1", 0, self.max_body, rate_limit=self.rate_limit)
         self.url = self.server.url
 
@@ -121,11 +127,13 @@ def make_serve(fake_llm: FakeLLM, tmp_path: Path) -> Iterator[Callable[..., Serv
 
     def make(mode: str = "allow", files: dict[str, str] | None = None, max_body: int = 1 << 20,
              workflow: str = "direct", timeout: float = 20.0, max_live: int = 64, rate_limit: int = 30,
-             grace: float = 30.0) -> Serve:
+             grace: float = 30.0, hub: bool = False) -> Serve:
         root = write_files(tmp_path / "ws", files or {})
         config = Config(model=fake_llm.model, api_base=fake_llm.url, api_key=SecretStr(TEST_KEY), mode=mode,
                         timeout=timeout, max_retries=0, retry_base_delay=0.01, workflow=workflow)  # type: ignore[arg-type]
-        thread = ServeThread(root, config, max_body, max_live, rate_limit, grace).start()
+        options = {"workspace": str(root), "model": fake_llm.model, "api_base": fake_llm.url, "api_key": TEST_KEY,
+                   "mode": mode, "workflow": workflow}
+        thread = ServeThread(root, config, max_body, max_live, rate_limit, grace, options if hub else None).start()
         started.append(thread)
         return Serve(fake_llm, root, thread.url)
 

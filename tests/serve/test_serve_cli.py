@@ -4,8 +4,10 @@ eventsource-parser package (tests/interop/sse_client.mjs) and by httpx."""
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -15,6 +17,7 @@ import pytest
 
 from tests.conftest import ROOT, TEST_KEY, cli, cli_env, run_cli, write_files
 from tests.fakellm import FakeLLM, Reply, call
+from tests.host.conftest import stop_started_host
 from tests.oct.nodeproc import INTEROP
 
 NODE_HINT = "run `npm ci --prefix tests/interop` (the serve interop test needs eventsource-parser)"
@@ -25,6 +28,9 @@ class ServeProcess:
         command = cli("serve", *([str(root)] if root else []), "--port", "0", "--model", llm.model, "--api-base", llm.url,
                       "--api-key", TEST_KEY, *args)
         self.home = home
+        # its sessions live in a session host of its own (started on demand, stopped with it)
+        self.runtime = Path(tempfile.mkdtemp(prefix="sv"))
+        env = {"XDG_RUNTIME_DIR": str(self.runtime), **env}
         self.proc = subprocess.Popen(command, env=cli_env(home, **env), stdout=subprocess.PIPE,
                                      stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True)
         assert self.proc.stdout is not None
@@ -37,7 +43,13 @@ class ServeProcess:
     def stop(self) -> int:
         self.proc.send_signal(2)  # Ctrl+C
         self.proc.communicate(timeout=60)
+        self.forget()
         return self.proc.returncode
+
+    def forget(self) -> None:
+        """The session host it started, stopped; its folder removed."""
+        stop_started_host(self.runtime / "coder-tui" / "host.lock")
+        shutil.rmtree(self.runtime, ignore_errors=True)
 
 
 @pytest.fixture
@@ -53,6 +65,7 @@ def start_serve(isolated_home: Path, fake_llm: FakeLLM, tmp_path: Path) -> Itera
     for server in started:
         if server.proc.poll() is None:
             assert server.stop() == 0
+        server.forget()
 
 
 def node_chat(server: ServeProcess, token: str, body: dict[str, Any], *decisions: str) -> tuple[int, list[Any]]:
@@ -175,3 +188,19 @@ def test_ctrl_c_during_a_run_stops_it_and_ends_its_stream(start_serve, fake_llm)
     assert {"type": "complete", "success": False, "completion_reason": "stopped"} in events
     assert events[-1] == {"done": True}
     assert server.proc.wait(60) == 0
+
+
+@pytest.mark.parametrize("given", [False, True])
+def test_the_banner_says_where_the_browser_view_is(start_serve, given):
+    server = start_serve(*(["--token", "given-token-0123456789"] if given else []))
+    assert server.proc.stdout is not None
+    server.proc.stdout.readline()  # the mode's note
+    view = server.proc.stdout.readline().strip()
+    token = "given-token-0123456789" if given else server.banner[1].removeprefix("token: ").strip()
+    if given:  # a token the user chose is not printed
+        assert view == f"browser view: {server.url}/view (it asks for the token)"
+    else:  # in the fragment: the browser sends it to no server and no log
+        assert view == f"browser view: {server.url}/view#token={token}"
+    page = httpx.get(view.split()[2].split("#")[0], timeout=30)
+    assert page.status_code == 200 and "coder-tui" in page.text
+    assert server.stop() == 0

@@ -16,6 +16,7 @@ import httpx
 
 from tests.conftest import TEST_KEY, cli_env, write_files
 from tests.fakellm import FakeLLM, Reply
+from tests.host.conftest import runtime_dir  # noqa: F401 - a fixture: the session host serve starts is the test's
 from tests.import_gate import gate_env
 
 TOKEN = "serve-ready-token"
@@ -41,7 +42,7 @@ def first_line(proc: subprocess.Popen[str], timeout: float = 120) -> str:
 
 
 def test_serve_answers_while_litellm_is_still_loading_and_a_turn_waits_for_it(
-        isolated_home: Path, fake_llm: FakeLLM, tmp_path: Path) -> None:
+        isolated_home: Path, fake_llm: FakeLLM, tmp_path: Path, runtime_dir: Path) -> None:
     gate, hook = tmp_path / "gate", tmp_path / "hook"
     proc = start(isolated_home, write_files(tmp_path / "ws", {"a.py": "x = 1\n"}), fake_llm.model, fake_llm.url,
                  gate_env(hook, gate))

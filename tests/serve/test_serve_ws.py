@@ -65,7 +65,11 @@ async def test_the_token_in_the_path_seed_shapes_and_bad_frames(make_serve) -> N
             assert "message" in (await frames_until(ws, lambda d: True))[0]["error"]
             await ws.send_json({"message": "hi", "events": "seed"})
             seen = await frames_until(ws, done)
-    assert [d.get("type") for d in seen[1:-1]] == ["text_chunk", "agent_step", "complete"]
+    kinds = [d.get("type") for d in seen[1:-1]]
+    # the text may come in more than one chunk (pieces are coalesced by timing)
+    kinds = [k for i, k in enumerate(kinds) if not (k == "text_chunk" and i and kinds[i - 1] == "text_chunk")]
+    assert kinds == ["text_chunk", "agent_step", "complete"]
+    assert "".join(d["content"] for d in seen if d.get("type") == "text_chunk") == "hello"
 
 
 async def test_stop_from_the_socket_and_a_closed_socket_stops_its_turn(make_serve) -> None:

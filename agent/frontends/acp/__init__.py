@@ -26,6 +26,7 @@ from acp.schema import (AgentCapabilities, ClientCapabilities, Implementation, I
 
 from agent import __version__
 from agent.frontends.acp.gate import gated
+from agent.frontends.acp.withdraw import PermissionIds
 from agent.frontends.acp.prompt import recorded_sessions
 from agent.frontends.acp.session import AcpSession, add_client_mcp_servers, mode_state
 from agent.frontends.acp.wire import WireWriter
@@ -41,7 +42,8 @@ class AcpAgent:
         self.options = options
         self.conn: Any = None
         self.client_fs = (False, False)  # (fs/read_text_file, fs/write_text_file) offered by the client
-        self.sessions: dict[str, AcpSession] = {}
+        self.sessions: dict[str, Any] = {}  # AcpSession, or HostedSession (agent/frontends/acp/hosted.py)
+        self.permission_ids = PermissionIds()  # withdraws a permission request another front end answered
 
     def on_connect(self, conn: Any) -> None:
         self.conn = conn
@@ -67,21 +69,33 @@ class AcpAgent:
 
     async def load_session(self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None,
                            **kwargs: Any) -> LoadSessionResponse:
-        if session_id in self.sessions:
+        if session_id in self.sessions and not getattr(self.sessions[session_id], "gone", False):
             raise RequestError.invalid_params({"sessionId": session_id, "message": "this session is already open"})
-        session = await self._open(cwd, mcp_servers or [], resume=session_id)
+        from agent.frontends.acp.hosted import HostedSession  # the host's client: only for a load
+
+        if session_id in self.sessions:  # joined in a host that has gone since: joined again
+            await self.sessions.pop(session_id).close()
+
+        hosted, notes = await HostedSession.join(self.conn, self.permission_ids, self.options, _folder(cwd),
+                                                 session_id, [server.name for server in mcp_servers or []])
+        if hosted is not None:  # joined in the session host, next to the other front ends
+            self.sessions[session_id] = hosted
+            asyncio.get_running_loop().call_soon(hosted.go)
+            return LoadSessionResponse(modes=mode_state(hosted.mode))
+        session = await self._open(cwd, mcp_servers or [], resume=session_id, notes=notes)
         await session.replay()
         asyncio.get_running_loop().call_soon(session.advertise_commands)
         return LoadSessionResponse(modes=mode_state(session.session.mode))
 
-    async def _open(self, cwd: str, mcp_servers: list[Any], resume: str | None) -> AcpSession:
+    async def _open(self, cwd: str, mcp_servers: list[Any], resume: str | None,
+                    notes: list[str] | None = None) -> AcpSession:
         from agent.profiles import ProfileError
         from agent.session.record import SessionError
 
         root = _folder(cwd)
         config = _config(self.options, root)
         # what the folder's own files asked for and did not get: the session says it (WarningEvent)
-        notes = add_client_mcp_servers(config, mcp_servers)
+        notes = [*(notes or []), *add_client_mcp_servers(config, mcp_servers)]
         try:
             session = await AcpSession.open(self.conn, config, root, self.client_fs, resume, notes)
         except (SessionError, ProfileError) as exc:
@@ -91,12 +105,16 @@ class AcpAgent:
 
     async def list_sessions(self, cwd: str | None = None, cursor: str | None = None,
                             **kwargs: Any) -> ListSessionsResponse:
-        """Recorded sessions on folders (of `cwd` when given), newest first, a page at a time."""
+        """Recorded sessions on folders (of `cwd` when given), newest first, a page at a time; those live
+        in the session host first (`_meta.coder-tui.live`)."""
+        from agent.host.client import live_sessions
+
         start = int(cursor) if cursor and cursor.isdigit() else 0
-        sessions, more = await asyncio.to_thread(recorded_sessions, cwd, start)
+        live = {row["session_id"]: row for row in await live_sessions() or []}  # never starts a host
+        sessions, more = await asyncio.to_thread(recorded_sessions, cwd, start, live)
         return ListSessionsResponse(sessions=sessions, next_cursor=str(start + len(sessions)) if more else None)
 
-    def _session(self, session_id: str) -> AcpSession:
+    def _session(self, session_id: str) -> Any:
         session = self.sessions.get(session_id)
         if session is None:
             raise RequestError.invalid_params({"sessionId": session_id, "message": "no such session"})
@@ -163,7 +181,8 @@ def _config(options: Any, root: Path) -> Any:
     return config
 
 
-async def serve(options: Any) -> None:
+async def serve(options: Any, early: Any = None) -> None:
+    """`early`: what agent/frontends/acp_initialize.py read (and answered) before the SDK was imported."""
     from acp import run_agent
 
     from agent.llm import ensure_loaded
@@ -173,9 +192,12 @@ async def serve(options: Any) -> None:
     warming = asyncio.get_running_loop().create_task(ensure_loaded())
     warming.add_done_callback(lambda task: task.cancelled() or task.exception())
     agent: Any = AcpAgent(options)  # the SDK's Agent protocol lists methods we do not offer
-    reader, writer = await _protocol_streams()
+    if early is not None and early.client_fs is not None:
+        agent.client_fs = early.client_fs
+    reader, writer = await _protocol_streams(early.rest if early is not None else b"")
     checked, feeding = gated(reader, writer)  # a line that is not one JSON-RPC object is answered here
-    protocol = asyncio.ensure_future(run_agent(agent, writer, checked))
+    agent.permission_ids.writer = writer
+    protocol = asyncio.ensure_future(run_agent(agent, writer, checked, observers=[agent.permission_ids.observe]))
     closing: list[asyncio.Task[None]] = []
 
     async def shut_down() -> None:  # the runs stop and are recorded first, then the protocol ends
@@ -200,7 +222,7 @@ async def serve(options: Any) -> None:
             await agent.close()
 
 
-async def _protocol_streams() -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+async def _protocol_streams(read_already: bytes = b"") -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
     """stdin and a private copy of stdout for the protocol; fd 1 itself then points at stderr, so
     a stray print (ours, a library's, a child process's) cannot corrupt the JSON-RPC stream."""
     loop = asyncio.get_running_loop()
@@ -208,15 +230,17 @@ async def _protocol_streams() -> tuple[asyncio.StreamReader, asyncio.StreamWrite
     sys.stdout.flush()
     os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
     reader = asyncio.StreamReader(limit=50 * 1024 * 1024)
+    if read_already:
+        reader.feed_data(read_already)
     await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
     transport, protocol = await loop.connect_write_pipe(asyncio.streams.FlowControlMixin, protocol_out)
     return reader, WireWriter(transport, protocol, None, loop)
 
 
-def main(options: Any) -> int:
+def main(options: Any, early: Any = None) -> int:
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="coder-tui acp: %(levelname)s %(message)s")
     try:
-        asyncio.run(serve(options))
+        asyncio.run(serve(options, early))
     except KeyboardInterrupt:
         return 130
     return 0

@@ -172,16 +172,27 @@ def _recorded_plan(data: Any) -> list[Any]:
 PAGE = 50  # sessions per session/list answer
 
 
-def recorded_sessions(cwd: str | None, start: int) -> tuple[list[SessionInfo], bool]:
-    """One page of the recorded sessions on a folder (`cwd`'s only, when given), and whether more follow."""
+def recorded_sessions(cwd: str | None, start: int, live: dict[str, dict[str, Any]] | None = None
+                      ) -> tuple[list[SessionInfo], bool]:
+    """One page of the recorded sessions on a folder (`cwd`'s only, when given), and whether more follow.
+    Those live in the session host (`live`: id -> its row in the host's list) come first, said in `_meta`."""
     from agent.session.record import SessionStore
 
+    live = live or {}
     wanted = os.path.realpath(cwd) if cwd else None
     found = [s for s in SessionStore().list() if s.root and (wanted is None or os.path.realpath(s.root) == wanted)]
+    found.sort(key=lambda s: s.id not in live)  # stable: newest first within each
     page = found[start:start + PAGE]
     return [SessionInfo(session_id=s.id, cwd=str(s.root), title=_title(s.first_prompt),
-                        updated_at=datetime.fromtimestamp(s.path.stat().st_mtime, timezone.utc).isoformat())
+                        updated_at=datetime.fromtimestamp(s.path.stat().st_mtime, timezone.utc).isoformat(),
+                        field_meta=_live_meta(live[s.id]) if s.id in live else None)
             for s in page], start + PAGE < len(found)
+
+
+def _live_meta(row: dict[str, Any]) -> dict[str, Any]:
+    """How session/list says a session is live in the session host (session/load joins it there)."""
+    return {"coder-tui": {"live": True, "running": bool(row.get("running")),
+                          "attached": [shown_line(str(name)) for name in row.get("clients", [])]}}
 
 
 def _title(prompt: str) -> str | None:

@@ -11,6 +11,8 @@ Routes (every one but `/api/health` needs `Authorization: Bearer TOKEN`):
                                 (SSE, in `run --json` shapes; see follow.py)
     GET  /api/health            {"status": "ok"} (no token needed)
     GET  /ws, /ws/{token}       the same sessions over a WebSocket (agent/frontends/serve/ws.py)
+    GET  /view                  the browser view: follow a session, answer its approvals (no token to
+                                load the page; it sends the token itself; agent/frontends/serve/view.py)
 A client (address) starts at most `rate_limit` turns a minute; more get 429 with Retry-After.
 Every frame of a streamed turn carries `id: N`; a streaming client that disconnects leaves its run
 going for the grace period and continues it by re-sending its request with `Last-Event-ID: N`
@@ -37,6 +39,8 @@ from agent.frontends.serve.limits import RATE_LIMIT, turn_limit
 from agent.frontends.serve.request import ApprovalAnswer, BadRequest, ChatRequest, parse
 from agent.frontends.serve.resume import Frame, TurnFrames, last_event_id
 from agent.frontends.serve.sessions import Busy, Live, NotFound, Sessions, Unavailable
+from agent.frontends.serve.view import PUBLIC as VIEW_PATHS
+from agent.frontends.serve.view import add_routes as add_view_routes
 from agent.planning.review import PlanDecision
 from agent.secrets import redact
 from agent.textsafe import json_line
@@ -64,6 +68,7 @@ def build_app(sessions: Sessions, token: str, max_body: int = MAX_BODY, check_ho
     app.router.add_get("/api/health", _health)
     app.router.add_get("/ws", _websocket)
     app.router.add_get("/ws/{token}", _websocket)
+    add_view_routes(app)
 
     async def close_sessions(_app: web.Application) -> None:
         await sessions.close()
@@ -102,7 +107,7 @@ def _auth(token: str) -> Middleware:
 
     @web.middleware
     async def auth(request: web.Request, handler: Handler) -> web.StreamResponse:
-        if request.path != "/api/health":
+        if request.path != "/api/health" and request.path not in VIEW_PATHS:
             given = request.headers.get("Authorization", "").encode()
             if not given and request.path.startswith("/ws/"):  # seed 003's /ws/{token}: browsers set no headers
                 given = f"Bearer {request.path.removeprefix('/ws/')}".encode()
@@ -255,7 +260,7 @@ def _failure(task: asyncio.Task[Any]) -> str | None:
 async def _approve(request: web.Request) -> web.Response:
     answer: ApprovalAnswer = parse(ApprovalAnswer, await _body(request))
     approval_id = request.match_info["id"]
-    live = request.app[SESSIONS].answer(approval_id, Decision(answer.decision, answer.feedback))
+    live = await request.app[SESSIONS].answer_first(approval_id, Decision(answer.decision, answer.feedback))
     return web.json_response({"id": approval_id, "decision": answer.decision,
                               "session_id": live.session.session_id})
 
@@ -267,7 +272,9 @@ async def _plan(request: web.Request) -> web.Response:
 
 
 async def _sessions(request: web.Request) -> web.Response:
-    return web.json_response({"sessions": request.app[SESSIONS].listing()})
+    from agent.frontends.serve.hosted import listing
+
+    return web.json_response({"sessions": await listing(request.app[SESSIONS])})
 
 
 async def _websocket(request: web.Request) -> web.StreamResponse:

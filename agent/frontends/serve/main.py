@@ -114,8 +114,9 @@ async def serve(options: Any) -> int:
         model.close()
         raise UsageError(f"{exc.message}{f' ({exc.hint})' if exc.hint else ''}") from None
     opener = Opener(spec, config, first)
+    hub = _hub(options, first)
     sessions = Sessions(config, opener, ready=model.ready,
-                        grace=getattr(options, "reconnect_grace", 30))
+                        grace=getattr(options, "reconnect_grace", 30), hub=hub)
     try:
         # A token the user gave may be used through a proxy under another name; a generated one
         # serves loopback only, so any other Host is a web page's DNS rebinding.
@@ -130,12 +131,41 @@ async def serve(options: Any) -> int:
     print(f"token: {token}" if source == "generated" else f"token: the one given by {source}", flush=True)
     print(f"workspace: {first.label}  mode: {config.mode}  (Ctrl+C stops)", flush=True)
     print(MODE_NOTES[config.mode], flush=True)
+    print(view_line(server.url, token, source), flush=True)
+    print("sessions: live in the session host (started on demand; `coder-tui sessions` and `run --attach ID` see "
+          "them; --no-host keeps them here)" if hub is not None else
+          f"sessions: in this process ({'--no-host' if getattr(options, 'no_host', False) else '--github'})",
+          flush=True)
+    model.start()  # litellm loads from here on: not competing with the start for the interpreter
     problem = await model.until_problem_or(stop)
     await server.runner.cleanup()
     await opener.close()
     if problem is not None:
         raise UsageError(f"{problem}; the model is set by: {config.sources.get('model', 'the configuration')}")
     return 0
+
+
+def view_line(url: str, token: str, source: str) -> str:
+    """Where the browser view is (agent/frontends/serve/view.py); a generated token rides in the
+    address's fragment, which the browser keeps to itself (no request, no log carries it)."""
+    if source == "generated":
+        return f"browser view: {url}/view#token={token}"
+    return f"browser view: {url}/view (it asks for the token)"
+
+
+def _hub(options: Any, first: Target) -> Any:
+    """Where serve's sessions live: the session host (agent/frontends/serve/hosted.py), unless --no-host
+    or a GitHub target (serve publishes its commits itself)."""
+    if getattr(options, "no_host", False) or options.github:
+        return None
+    from agent.frontends.serve.hosted import Hub
+    from agent.session.ports import SessionOptions
+
+    values = SessionOptions.from_args(options).model_dump(exclude_none=True, exclude={"json_output", "prompt",
+                                                                                       "resume", "json_format"})
+    values["workspace"] = os.path.abspath(options.workspace)
+    root = first.workspace.root
+    return Hub(values, Path(root) if root is not None else Path(values["workspace"]), first.label)
 
 
 def _stop_on_signal() -> asyncio.Event:

@@ -15,9 +15,18 @@ from agent.frontends.serve.sessions import Unavailable
 
 class ModelLayer:
     def __init__(self, model: str) -> None:
+        self._go = asyncio.Event()  # set by `start`, once the server listens: till then the load
+        self._check = asyncio.ensure_future(self._checked(model))  # would compete with the start
+
+    async def _checked(self, model: str) -> str | None:
         from agent.llm import configuration_problem
 
-        self._check = asyncio.ensure_future(configuration_problem(model))
+        await self._go.wait()
+        return await configuration_problem(model)
+
+    def start(self) -> None:
+        """Start loading litellm (in its thread) and checking the model."""
+        self._go.set()
 
     async def problem(self) -> str | None:
         """Why the configured model cannot be used (None: it can), once litellm has loaded."""

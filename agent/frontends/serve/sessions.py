@@ -123,8 +123,9 @@ class Live:
 class Sessions:
     def __init__(self, config: Config, opener: Opener, store: SessionStore | None = None,
                  max_live: int = MAX_LIVE, ready: Callable[[], Awaitable[None]] | None = None,
-                 grace: float = GRACE) -> None:
+                 grace: float = GRACE, hub: Any = None) -> None:
         self.config = config
+        self.hub = hub  # agent/frontends/serve/hosted.py Hub: sessions opened in the session host (None: here)
         self.grace = grace  # seconds a streamed turn goes on with no client connected
         self.ready = ready  # the model layer loaded (agent/frontends/serve/ready.py); turns wait for it
         self.opener = opener
@@ -171,6 +172,12 @@ class Sessions:
 
     async def _create(self, chat: ChatRequest, resume: str | None) -> Live:
         await self._make_room()
+        if self.hub is not None and self.hub.fits(chat, self.config):
+            from agent.frontends.serve.hosted import open_hosted
+
+            hosted = await open_hosted(self, chat, resume)
+            if hosted is not None:
+                return hosted
         try:
             target = await self.opener()
         except TargetError as exc:
@@ -270,6 +277,21 @@ class Sessions:
         finally:
             live.listener = None
             live.pending.clear()  # a stopped run's approvals were never resolved: nobody can answer them now
+
+    async def answer_first(self, approval_id: str, decision: Decision) -> Live:
+        """`answer`, waiting for the session host's word on a hosted session (another front end may have
+        answered first: Busy, naming who)."""
+        for live in self.live.values():
+            ask = getattr(live.session, "answer_in_host", None)
+            by = getattr(live.session, "answered", {}).get(approval_id)
+            if by is not None:
+                raise Busy(f"approval {approval_id!r} was answered already, by {by}")
+            if ask is not None and approval_id in live.session.pending_approvals:
+                refused = await ask(approval_id, decision)
+                if refused:
+                    raise Busy(refused)
+                return live
+        return self.answer(approval_id, decision)
 
     def answer(self, approval_id: str, decision: Decision) -> Live:
         for live in self.live.values():
