@@ -17,6 +17,7 @@ from acp import text_block, tool_content, update_agent_message_text, update_tool
 
 from agent import events as ev
 from agent.frontends.acp.events import OUTPUT_SHOWN, AcpEvents
+from agent.frontends.acp.permission import command_content
 from agent.frontends.acp.prompt import typed_part
 from agent.frontends.acp.updates import UpdateStream
 from agent.textsafe import line as shown_line
@@ -92,11 +93,4 @@ def approval_content(event: ev.ApprovalRequired) -> list[Any] | None:
     """What the user decides on: the diffs of an edit, the whole command, the address."""
     if event.files:
         return [tool_content(text_block(f"```diff\n{f.diff}```")) for f in event.files]
-    lines = []
-    if event.command:
-        lines.append(f"```sh\n{event.command}\n```")
-        if event.args.get("network") is True:
-            lines.append("The command asks for network access.")
-    if event.url:
-        lines.append(f"Fetch {event.url}")
-    return [tool_content(text_block("\n".join(lines)))] if lines else None
+    return command_content(event.command, event.args, event.url)

@@ -69,13 +69,18 @@ def _shown(request: ApprovalRequest, events: AcpEvents) -> list[Any] | None:
     """What the user decides on: the diffs of an edit, the whole command, the address."""
     if request.changes:
         return [diff_content(events.root, change) for change in request.changes]
+    return command_content(request.command, request.args, request.url)
+
+
+def command_content(command: str | None, args: dict[str, Any], url: str | None) -> list[Any] | None:
+    """A command's whole text (and whether it asks for the network) or the address to fetch."""
     lines = []
-    if request.command:
-        lines.append(f"```sh\n{request.command}\n```")
-        if request.args.get("network") is True:
+    if command:
+        lines.append(f"```sh\n{command}\n```")
+        if args.get("network") is True:
             lines.append("The command asks for network access.")
-    if request.url:
-        lines.append(f"Fetch {request.url}")
+    if url:
+        lines.append(f"Fetch {url}")
     return [tool_content(text_block("\n".join(lines)))] if lines else None
 
 
