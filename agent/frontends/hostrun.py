@@ -73,28 +73,33 @@ def stays_in_process(args: Any) -> str | None:
     return None
 
 
-def try_host(args: Any) -> int | None:
-    """The exit code of `run` done through the running host; None: run in-process."""
+def _connect() -> socket.socket | None:
+    """A connection to the running host (None: none runs, or its folder is not safe to use)."""
     path = socket_path()
+    conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
         check_dir(path.parent)
-        conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         conn.connect(str(path))
     except (OSError, HostPlaceError):
+        conn.close()
+        return None
+    return conn
+
+
+def try_host(args: Any) -> int | None:
+    """The exit code of `run` done through the running host; None: run in-process."""
+    conn = _connect()
+    if conn is None:
         return None
     with conn:
         return _Run(conn).run(args)
 
 
 def host_running() -> bool:
-    path = socket_path()
-    try:
-        check_dir(path.parent)
-        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
-            conn.connect(str(path))
-    except (OSError, HostPlaceError):
-        return False
-    return True
+    conn = _connect()
+    if conn is not None:
+        conn.close()
+    return conn is not None
 
 
 def start_for_next() -> None:
