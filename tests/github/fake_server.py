@@ -104,6 +104,7 @@ class FakeGitHub:
         self._usage: dict[str, int] = {}
         self._window_reset = int(time.time()) + 3600
         self._exhausted_until = 0.0
+        self._exhaust_pending: float | None = None
         self._lock = threading.RLock()
         self._server = ThreadedApp(self._build_app)
         self.url = ""
@@ -172,9 +173,13 @@ class FakeGitHub:
             )
 
     def exhaust_rate_limit(self, reset_in: float) -> None:
-        """Every counted request fails with the primary rate-limit error for reset_in seconds."""
+        """Counted requests fail with the primary rate-limit error for reset_in seconds.
+
+        The clock starts at the next counted request, not now: a client that takes long to start
+        on a busy machine still meets the limit (as it would meet a real one), instead of arriving
+        after it has reset."""
         with self._lock:
-            self._exhausted_until = time.time() + reset_in
+            self._exhaust_pending = reset_in
 
     def calls(self, method: str, path_regex: str) -> list[Recorded]:
         pattern = re.compile(path_regex)
@@ -240,6 +245,8 @@ class FakeGitHub:
             if now >= self._window_reset:
                 self._usage.clear()
                 self._window_reset = int(now) + 3600
+            if self._exhaust_pending is not None:
+                self._exhausted_until, self._exhaust_pending = now + self._exhaust_pending, None
             if now < self._exhausted_until or self._usage.get(identity, 0) >= self._limit(token):
                 raise ApiError(403, RATE_EXCEEDED)
             self._usage[identity] = self._usage.get(identity, 0) + 1
@@ -249,8 +256,11 @@ class FakeGitHub:
             limit = self._limit(token)
             used = self._usage.get(identity, 0)
             reset = self._window_reset
-            if time.time() < self._exhausted_until:
-                used, reset = limit, int(self._exhausted_until + 0.999)
+            until = self._exhausted_until
+            if self._exhaust_pending is not None:
+                until = time.time() + self._exhaust_pending
+            if time.time() < until:
+                used, reset = limit, int(until + 0.999)
             return {"limit": limit, "remaining": max(0, limit - used), "reset": reset, "used": used}
 
     def _rate_headers(self, response: web.StreamResponse, identity: str, token: TokenInfo | None) -> None:
