@@ -153,7 +153,7 @@ class Settings(BaseModel):
     reasoning: Level = "off"  # the model's reasoning effort (agent/reasoning.py)
     vision: bool | None = None  # the model takes images (None: as litellm's model table says; agent/images.py)
     notifications: Literal["auto", "terminal", "desktop", "off"] = "auto"  # the app's, when unfocused (tui/notify.py)
-    host: Literal["auto", "off"] = "auto"  # `run` through a warm session host (agent/frontends/hostrun.py)
+    host: Literal["auto", "off"] = "auto"  # `run` through a warm session host, its model library meanwhile (README)
     permissions: PermissionSettings = Field(default_factory=PermissionSettings)  # allow/ask/deny (agent/permissions)
     hooks: HookSettings = Field(default_factory=HookSettings)  # [[hooks.pre_tool_use]] ... (agent/permissions/hooks.py)
 
@@ -184,6 +184,13 @@ class Config(Settings):
                 "ollama_chat/qwen2.5-coder with --api-base http://localhost:11434)"
             )
         return self.model
+
+    def borrows(self) -> bool:
+        """Whether this session's model requests may be made by a warm session host while litellm
+        loads here (agent/llm_borrow.py): not with `host = "off"`, and only for providers whose
+        requests depend on a key and an address alone (cloud credentials stay in this process)."""
+        provider = provider_of(self.model or "")
+        return self.host != "off" and (provider in PROVIDER_KEY_VARS or provider in KEYLESS_PROVIDERS)
 
     def key_variable(self) -> str | None:
         """The environment variable litellm reads for this model's key, when known."""

@@ -30,8 +30,8 @@ from agent.llm_usage import (Prices, cap_cache_marks_only_when_over, caches_prom
 from agent.llm_errors import gave_up, waiting
 from agent.reasoning import ThinkingCollector, estimated_tokens, for_request, request_args
 
-__all__ = ["LLM", "LLMError", "ModelReply", "ToolCallRequest", "configuration_problem", "ensure_loaded", "is_loaded",
-           "prewarm"]
+__all__ = ["LLM", "LLMError", "ModelReply", "Retryable", "ToolCallRequest", "configuration_problem", "ensure_loaded",
+           "is_loaded", "on_caller_loop", "prewarm", "request_loop"]
 
 TextHook = Callable[[str], None]
 RetryHook = Callable[[str, int, float], None]  # (why, attempt, delay)
@@ -169,10 +169,15 @@ def _settle(future: asyncio.Future[None]) -> None:
         future.set_result(None)
 
 
-def _on_caller_loop(hook: TextHook) -> TextHook:
+def on_caller_loop(hook: TextHook) -> TextHook:
     """`hook`, called on the current loop whichever thread calls the returned function."""
     loop = asyncio.get_running_loop()
     return lambda text: loop.call_soon_threadsafe(hook, text)
+
+
+def request_loop() -> _RequestLoop:
+    """The thread where model requests run (a host lends it to clients: agent/host/lending.py)."""
+    return _RequestLoop.get()
 
 
 def is_loaded() -> bool:
@@ -209,7 +214,7 @@ class ModelReply:
     thinking: ThinkingCollector = field(default_factory=ThinkingCollector)
 
 
-class _Retryable(Exception):
+class Retryable(Exception):
     def __init__(self, why: str, retry_after: float | None = None, kind: str = "") -> None:
         super().__init__(why)
         self.why = why
@@ -217,8 +222,14 @@ class _Retryable(Exception):
         self.kind = kind
 
 
-async def configuration_problem(model: str) -> str | None:
-    """Why litellm cannot route `model` at all (an unknown provider), checked before any request."""
+async def configuration_problem(model: str, borrow: bool = True) -> str | None:
+    """Why litellm cannot route `model` at all (an unknown provider), checked before any request
+    (read by a warm session host while litellm loads here, unless `borrow` is False)."""
+    from agent.modelfacts import lent_facts
+
+    lent = await lent_facts(model, borrow)
+    if lent is not None:
+        return lent.problem
     litellm = await ensure_loaded()
     try:
         litellm.get_llm_provider(model)
@@ -241,6 +252,7 @@ class LLM:
     retry_base_delay: float = 1.0
     key_variable: str | None = None
     reasoning: str = "off"  # agent/reasoning.py LEVELS
+    borrow: bool = False  # while litellm loads here, a warm session host may make the request (agent/llm_borrow.py)
 
     def __post_init__(self) -> None:
         secrets.register(self.api_key)  # providers quote keys back in their errors
@@ -256,8 +268,8 @@ class LLM:
         on_reasoning: TextHook | None = None,
     ) -> ModelReply:
         attempt = 0
-        requests, deliver = _RequestLoop.get(), _on_caller_loop(on_text)
-        think = _on_caller_loop(on_reasoning or (lambda _text: None))
+        requests, deliver = _RequestLoop.get(), on_caller_loop(on_text)
+        think = on_caller_loop(on_reasoning or (lambda _text: None))
         messages = for_request(messages, self.model, self.reasoning)
         if caches_prompts(self.model):
             messages, tools = with_cache_markers(messages, tools)
@@ -265,11 +277,13 @@ class LLM:
         messages, tools = fitted.messages, fitted.tools
         while True:
             try:
-                reply = await requests.run(self._attempt(messages, tools, deliver, think))
+                reply = await self._borrowed(messages, tools, deliver, think)
+                if reply is None:
+                    reply = await requests.run(self.attempt_once(messages, tools, deliver, think))
                 await asyncio.sleep(0)  # the text delivered before the reply is handled first
                 fitted.restore(reply.tool_calls)
                 return reply
-            except _Retryable as exc:
+            except Retryable as exc:
                 too_long = exc.retry_after is not None and exc.retry_after > MAX_WAIT
                 if attempt >= self.max_retries or too_long:
                     place = f"{self.model} at {where(self.model, self.api_base)}"
@@ -279,6 +293,15 @@ class LLM:
                 delay = self._delay(attempt, exc.retry_after)
                 on_retry(waiting(exc.why, exc.retry_after), attempt, delay)
                 await asyncio.sleep(delay)
+
+    async def _borrowed(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]], on_text: TextHook,
+                        on_reasoning: TextHook) -> ModelReply | None:
+        """The reply made by a warm session host while litellm still loads here (None: make it here)."""
+        if not self.borrow or _warm:
+            return None
+        from agent.llm_borrow import borrowed
+
+        return await borrowed(self, messages, tools, on_text, on_reasoning)
 
     async def check(self) -> str:
         """One small non-streaming request: proves model, address and key work."""
@@ -327,7 +350,7 @@ class LLM:
     def _classify(self, exc: Exception, litellm: Any, streaming: bool = False) -> Failure:
         return classify(exc, litellm, self.model, self.api_base, self.key_variable, streaming)
 
-    async def _attempt(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]],
+    async def attempt_once(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]],
                        on_text: TextHook, on_reasoning: TextHook) -> ModelReply:
         litellm = await ensure_loaded()
         stream = None
@@ -336,7 +359,7 @@ class LLM:
                                                **request_args(self.reasoning, self.model))
             usage_without_assembly(stream)
             return await self._consume(stream, on_text, on_reasoning)
-        except (_Retryable, asyncio.CancelledError):
+        except (Retryable, asyncio.CancelledError):
             if _cancelling():
                 raise asyncio.CancelledError() from None
             raise
@@ -345,7 +368,7 @@ class LLM:
                 raise asyncio.CancelledError() from None
             failure = self._classify(exc, litellm, streaming=stream is not None)
             if failure.retryable:
-                raise _Retryable(failure.message, failure.retry_after, failure.kind) from None
+                raise Retryable(failure.message, failure.retry_after, failure.kind) from None
             raise LLMError(failure.message, failure.kind) from None
 
     async def _consume(self, stream: Any, on_text: TextHook, on_reasoning: TextHook) -> ModelReply:
@@ -361,7 +384,7 @@ class LLM:
                 except StopAsyncIteration:
                     break
                 except TimeoutError:
-                    raise _Retryable(f"the model sent nothing for {self.timeout:g} s") from None
+                    raise Retryable(f"the model sent nothing for {self.timeout:g} s") from None
                 self._absorb(chunk, reply, calls, on_text, on_reasoning)
                 # Usage comes last: reading on only makes litellm finish the stream a second time
                 # and run its success logging, several milliseconds a step.

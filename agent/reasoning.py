@@ -85,6 +85,14 @@ class ThinkingCollector:
     def blocks(self) -> list[dict[str, Any]]:
         return [self._blocks[i] for i in sorted(self._blocks)]
 
+    @classmethod
+    def restored(cls, text: str, blocks: list[dict[str, Any]]) -> ThinkingCollector:
+        """A collector holding what another process gathered (agent/llm_wire.py)."""
+        collector = cls()
+        collector.text = text
+        collector._blocks = dict(enumerate(blocks))
+        return collector
+
     def message_fields(self) -> dict[str, Any]:
         """What the reply's assistant message keeps: its blocks, else its reasoning text."""
         if self._blocks:

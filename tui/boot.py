@@ -11,6 +11,8 @@ import asyncio
 import os
 from typing import TYPE_CHECKING, Any, cast
 
+from tui.modelload import core_imported, start_model_library
+
 if TYPE_CHECKING:
     from argparse import Namespace
     from pathlib import Path
@@ -23,11 +25,6 @@ if TYPE_CHECKING:
     from tui.screens.setup import SetupResult
 
 RESUME_FIX = "Quit (Ctrl+Q) and start again; `coder-tui sessions` lists them."
-
-
-def _import_core() -> None:
-    import agent.session.core  # noqa: F401 - the agent core: events, tools, workspaces, sessions
-    import agent.workspaces.local  # noqa: F401
 
 
 def flags_of(options: Namespace) -> dict[str, Any]:
@@ -131,17 +128,16 @@ async def boot(app: BootHost) -> None:
     """Core, config, workspace, session, then the model library in the background."""
     options = app.options
     await app.load_user_themes()
-    await asyncio.to_thread(_import_core)
+    await core_imported()  # started with the first frame (tui/modelload.py)
     if getattr(options, "attach", None) is not None:  # `coder-tui attach [ID]`: the session is the host's
         from tui.attaching import boot_attached
 
         if await boot_attached(cast("CoderApp", app)):
             return
-    from agent.llm_preload import start_loading
     from agent.profiles import ProfileError
     from agent.session.record import SessionError
 
-    start_loading()  # litellm in a thread; also freezes its objects out of full collections
+    await start_model_library(app.run_task)  # litellm in a thread, or later when a warm host lends its own
     opener = _open_room if options.room else _open_github if options.github else _open_local
     try:
         config = await opener(app)

@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Callable
 
@@ -161,7 +162,8 @@ def run_parser() -> argparse.ArgumentParser:
                         "through the session host, beside the other front ends attached to it (the host "
                         "starts if it does not run)")
     parser.add_argument("--no-host", action="store_true", help="run in this process even when a session host "
-                        "runs, and start none for the next run (config: host = \"off\"; see README)")
+                        "runs, borrow nothing from it and start none for the next run (config: host = \"off\"; "
+                        "see README)")
     _workspace_options(parser)
     _github_options(parser).add_argument(
         "--no-publish", action="store_true",
@@ -286,8 +288,11 @@ def _cmd_run(argv: list[str]) -> int:
         return _run_in_process(options)
     from agent.frontends import hostrun
 
-    if hostrun.setting(options) == "off" or hostrun.stays_in_process(options):
+    if hostrun.setting(options) == "off":
+        os.environ[hostrun.ENV_SETTING] = "off"  # nor borrow its model library (agent/llm_borrow.py)
         return _run_in_process(options)
+    if hostrun.stays_in_process(options):
+        return _run_in_process(options)  # its model requests may be made by the host (agent/llm_borrow.py)
     warm = hostrun.try_host(options)  # a warm host runs it: no agent core, no litellm in this process
     if warm is not None:
         return warm

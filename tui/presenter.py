@@ -53,11 +53,13 @@ class Presenter(EventHandler):
 
     # -- a run ----------------------------------------------------------------------------
     def on_run_started(self, event: ev.RunStarted) -> None:
+        from agent.llm_borrow import lending
         from agent.llm import is_loaded
 
         self.status.set_model(event.model)
-        # The run's first request waits for the model library to load (the first seconds only).
-        self.status.set_state("thinking", "" if is_loaded() else LOADING_MODELS)
+        # The run's first request waits for the model library to load (the first seconds only),
+        # unless a warm session host makes it meanwhile.
+        self.status.set_state("thinking", "" if is_loaded() or lending() else LOADING_MODELS)
         self.timeline.start_run(self.title or event.prompt)
         self.title = None
         self.on_run_start(event)

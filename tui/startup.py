@@ -3,6 +3,7 @@ boot, then the session it opens. Kept out of tui/app.py, which is wiring only.""
 
 from __future__ import annotations
 
+import asyncio
 from typing import TYPE_CHECKING, cast
 
 from tui.pathfmt import home_relative
@@ -16,8 +17,10 @@ if TYPE_CHECKING:
 
 
 async def first_frame_shown(app: CoderApp) -> None:
+    from tui.modelload import start_core_import
     from tui.themes import register_builtin_themes
 
+    start_core_import()  # beside the rest of the layout; boot waits for it
     await mount_prompt(app)
     register_builtin_themes(app)
     await compose_side(app)
@@ -91,7 +94,7 @@ def session_opened(app: CoderApp, session: AgentSession) -> None:
         status.set_state("idle")
     else:
         status.set_state(LOADING_MODELS)
-        app.run_task(_idle_once_loaded(app), name="load-models")
+        app.run_task(_idle_once_loaded(app, session.config.borrows()), name="load-models")
     app.refresh_pane()
     app.load_files()
     from tui.widgets.prompt import PromptInput
@@ -104,10 +107,17 @@ def session_opened(app: CoderApp, session: AgentSession) -> None:
     app.run_worker(resume_explore(app), name="explore-resume", group="explore-resume", exit_on_error=False)
 
 
-async def _idle_once_loaded(app: CoderApp) -> None:
-    """The status bar says idle once the model library is loaded (boot's thread loads it)."""
+async def _idle_once_loaded(app: CoderApp, borrow: bool) -> None:
+    """The status bar says idle once the model library is loaded (boot's thread loads it), or at
+    once when a warm session host makes the requests meanwhile (agent/llm_borrow.py). When none
+    runs, one is started for the next launch, as `run` does."""
     from agent.llm import ensure_loaded
 
+    if borrow and await _host_lends():
+        status = app.query_one("#status", StatusBar)
+        if status.state == LOADING_MODELS:
+            status.set_state("idle")
+        return
     try:
         await ensure_loaded()
     except Exception:  # noqa: BLE001 - the first run loads it again and reports the problem
@@ -115,6 +125,19 @@ async def _idle_once_loaded(app: CoderApp) -> None:
     status = app.query_one("#status", StatusBar)
     if status.state == LOADING_MODELS:  # a run started meanwhile owns the state
         status.set_state("idle")
+
+
+async def _host_lends() -> bool:
+    from agent.llm_borrow import available, enabled
+
+    if not enabled():
+        return False
+    if await available():
+        return True
+    from agent.frontends.hostrun import start_for_next
+
+    await asyncio.to_thread(start_for_next)
+    return False
 
 
 def apply_keymap(app: CoderApp, keymap: dict[str, str]) -> None:

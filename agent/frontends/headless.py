@@ -143,7 +143,7 @@ async def _check_model(config: Any) -> None:
     """An unknown provider is a configuration error, found before the run starts (exit 2)."""
     from agent.llm import configuration_problem
 
-    problem = await configuration_problem(config.model)
+    problem = await configuration_problem(config.model, borrow=config.host != "off")
     if problem is not None:
         raise UsageError(f"{problem}; the model is set by: {config.sources.get('model', 'the configuration')}")
 

@@ -12,7 +12,7 @@ from typing import Any
 
 from agent.host.live import LiveSession
 from agent.host.opening import OpenFailed, options_of, with_client_keys
-from agent.host.place import HostPlaceError, socket_path
+from agent.hostplace import HostPlaceError, socket_path
 from agent.host.wire import OpenRequest
 from agent.host.server import Host, HostRunning
 
@@ -60,7 +60,7 @@ async def open_live(request: OpenRequest, retire: Callable[[LiveSession], None],
         raise OpenFailed(str(exc)) from None
     try:
         config = with_client_keys(build_config(options, target.workspace.root, request.env), request.env)
-        problem = await configuration_problem(config.model or "")
+        problem = await configuration_problem(config.model or "", borrow=False)
         if problem is not None:
             raise OpenFailed(problem)
         live = LiveSession(target, retire)

@@ -23,7 +23,7 @@ import sys
 import threading
 from typing import Any
 
-from agent.host.place import HostPlaceError, check_dir, socket_path
+from agent.hostplace import HostPlaceError, check_dir, socket_path
 
 ENV_SETTING = "CODER_TUI_HOST"
 # options the host path does not take: each needs this process (its files, its terminal) or a
@@ -107,7 +107,7 @@ def start_for_next() -> None:
     if host_running():
         return
     from agent.host.client import start_host
-    from agent.host.place import prepare_dir
+    from agent.hostplace import prepare_dir
 
     try:
         prepare_dir()

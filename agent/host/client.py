@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from agent.host.place import LOG_NAME, HostPlaceError, check_dir, prepare_dir, socket_path
+from agent.hostplace import LOG_NAME, HostPlaceError, check_dir, prepare_dir, socket_path
 from agent.host.wire import MAX_LINE
 
 START_WAIT = 30.0  # seconds a host started on demand may take to listen

@@ -24,11 +24,12 @@ from typing import Any
 from agent import paths
 from agent.approval import Decision
 from agent.secrets import redact
+from agent.host.lending import Lender
 from agent.host.live import Client, LiveSession
 from agent.host.opening import OpenFailed, Opener, recorded_id
-from agent.host.place import LOCK_NAME, prepare_dir
+from agent.hostplace import LOCK_NAME, prepare_dir
 from agent.host.wire import (MAX_LINE, ApproveRequest, BadLine, DetachRequest, InputRequest, ListRequest,
-                             OpenRequest, PromptRequest, Request, RunRequest, StopRequest, encode, parse_request,
+                             ModelRequest, OpenRequest, PromptRequest, Request, RunRequest, StopRequest, encode, parse_request,
                              refusal, reply)
 
 DEFAULT_IDLE = 600.0  # seconds without a live session or a client before the host exits
@@ -50,6 +51,7 @@ class Host:
         self._quiet_since = time.monotonic()
         self._stop = asyncio.Event()
         self._lock_fd = -1
+        self.lender = Lender()  # model requests of clients whose own model library still loads
 
     # -- lifetime -------------------------------------------------------------------------
     async def serve(self, path: Path, ready: Any = None) -> None:
@@ -143,6 +145,7 @@ class Host:
                 if line.strip():
                     client.send(await self._answer(client, line))
         finally:
+            self.lender.forget(client)  # its borrowed requests end with it
             if getattr(client, "oneshot", None) is not None:
                 client.oneshot.gone()  # type: ignore[attr-defined]  # a one-shot `run` stops with its client
             if client.live is not None:
@@ -168,12 +171,14 @@ class Host:
                                        f"{redact(str(exc))}".splitlines()[0])
 
     async def _dispatch(self, client: Client, request: Request) -> bytes:
+        if isinstance(request, ModelRequest):
+            return self.lender.start(client, request)
         if isinstance(request, (RunRequest, InputRequest)) or getattr(client, "oneshot", None) is not None:
             if self.runs is None:
                 raise ValueError(f"{request.type}: this host does not run one-shot `run` requests")
             return await self.runs(self, client, request)
         if isinstance(request, ListRequest):
-            return reply(request.id, sessions=self.listing())
+            return reply(request.id, sessions=self.listing(), lent=self.lender.lent)
         if isinstance(request, OpenRequest):
             return await self._open(client, request)
         live = client.live

@@ -141,7 +141,11 @@ class AgentSetup:
         if self.config.context_window:
             return self.config.context_window
         from agent.llm import ensure_loaded
+        from agent.modelfacts import lent_facts
 
+        lent = await lent_facts(model, self.config.host != "off")
+        if lent is not None:
+            return lent.window
         litellm = await ensure_loaded()
         try:
             info = litellm.get_model_info(model)
@@ -158,8 +162,12 @@ class AgentSetup:
         if calling == "native":
             return "iterative"
         from agent.llm import ensure_loaded
+        from agent.modelfacts import known_without_tools, lent_facts
 
-        return "react" if _known_without_tools(await ensure_loaded(), model) else "iterative"
+        lent = await lent_facts(model, self.config.host != "off")
+        if lent is not None:
+            return "react" if lent.without_tools else "iterative"
+        return "react" if known_without_tools(await ensure_loaded(), model) else "iterative"
 
     # -- runs -----------------------------------------------------------------------------
     def compactor(self, window: int | None) -> Compactor:
@@ -209,25 +217,6 @@ class AgentSetup:
         """What the workspace supplied and the session does not use, said once as warnings."""
         for line in self.input.notices():
             self.emit(WarningEvent(message=line))
-
-
-OLLAMA = ("ollama", "ollama_chat")
-
-
-def _known_without_tools(litellm: Any, model: str) -> bool:
-    """Only a model litellm positively knows to lack tool calling gets the text protocol."""
-    provider, _, name = model.partition("/")
-    if provider in OLLAMA:
-        # litellm's model info for Ollama asks a local server and answers for every model (its
-        # function-calling flag is then False), yet /api/chat takes native tools: only an explicit
-        # "no" in litellm's own table counts
-        entries = (litellm.model_cost.get(f"ollama/{key}") or {} for key in (name, name.split(":")[0]))
-        return any(entry.get("supports_function_calling") is False for entry in entries)
-    try:
-        litellm.get_model_info(model)
-    except Exception:  # noqa: BLE001 - unknown model: assume native tool calls
-        return False
-    return not litellm.supports_function_calling(model)
 
 
 def _with_model(base: LLM, model: str) -> LLM:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from agent.host.place import HostPlaceError, host_dir, prepare_dir, socket_path
+from agent.hostplace import HostPlaceError, host_dir, prepare_dir, socket_path
 from agent.session.lock import SessionLock
 from tests.conftest import TEST_KEY, run_cli
 from tests.fakellm import FakeLLM, Reply

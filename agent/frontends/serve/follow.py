@@ -91,7 +91,7 @@ async def follow_host(request: web.Request, session_id: str, label: str) -> web.
     """Follow a session live in the session host, if it is one of `label`'s (None: no such session there)."""
     from agent.frontends.serve.app import SESSION_HEADER, frame
     from agent.host.client import HostClient, HostRefused
-    from agent.host.place import HostPlaceError
+    from agent.hostplace import HostPlaceError
 
     try:
         client = await HostClient.connect()

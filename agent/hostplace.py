@@ -13,6 +13,7 @@ from pathlib import Path
 SOCKET_NAME = "host.sock"
 LOCK_NAME = "host.lock"  # held by the running host: a second one started at the same time leaves
 LOG_NAME = "host.log"  # what a host started on demand printed (its stderr)
+MAX_LINE = 8 * 1024 * 1024  # bytes of one line on the socket: a longer request is refused (agent/host/wire.py)
 
 
 class HostPlaceError(Exception):

@@ -1,0 +1,78 @@
+"""What the session asks litellm's model table before a request: whether the model routes at all,
+its context window, whether it takes tools and a reasoning effort.
+
+Until this process's litellm is loaded, a warm session host that has it reads them (with the same
+code and environment: agent/llm_borrow.py), so that a first prompt need not wait seconds for the
+import; once it is loaded, each caller reads its fact here as before.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any
+
+OLLAMA = ("ollama", "ollama_chat")
+
+
+@dataclass(frozen=True)
+class ModelFacts:
+    problem: str | None  # why litellm cannot route the model at all (an unknown provider); None: it can
+    window: int | None  # input tokens the model takes (None: litellm does not know)
+    without_tools: bool  # litellm positively knows the model lacks tool calling
+    takes_effort: bool  # litellm sends it a reasoning effort
+
+    def to_wire(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+_lent: dict[str, ModelFacts] = {}
+
+
+async def lent_facts(model: str, borrow: bool = True) -> ModelFacts | None:
+    """The model's facts read by a warm session host while litellm still loads here; None when
+    it is loaded here (read them here) or no host lends them (wait for the load)."""
+    from agent.llm import is_loaded
+
+    if not borrow or is_loaded():
+        return None
+    if model not in _lent:
+        from agent.llm_borrow import borrowed_facts
+
+        lent = await borrowed_facts(model)
+        if lent is None:
+            return None
+        _lent[model] = lent
+    return _lent[model]
+
+
+def read(litellm: Any, model: str) -> ModelFacts:
+    """The facts, from a loaded litellm."""
+    from agent.llm_errors import unknown_provider
+    from agent.reasoning import takes_effort
+
+    try:
+        litellm.get_llm_provider(model)
+    except Exception:  # noqa: BLE001 - litellm raises BadRequestError, or ValueError for odd strings
+        return ModelFacts(unknown_provider(model), None, False, False)
+    try:
+        info = litellm.get_model_info(model)
+        window = info.get("max_input_tokens") or info.get("max_tokens")
+    except Exception:  # noqa: BLE001 - unknown models: no automatic compaction
+        window = None
+    return ModelFacts(None, window, known_without_tools(litellm, model), takes_effort(model))
+
+
+def known_without_tools(litellm: Any, model: str) -> bool:
+    """Only a model litellm positively knows to lack tool calling gets the text protocol."""
+    provider, _, name = model.partition("/")
+    if provider in OLLAMA:
+        # litellm's model info for Ollama asks a local server and answers for every model (its
+        # function-calling flag is then False), yet /api/chat takes native tools: only an explicit
+        # "no" in litellm's own table counts
+        entries = (litellm.model_cost.get(f"ollama/{key}") or {} for key in (name, name.split(":")[0]))
+        return any(entry.get("supports_function_calling") is False for entry in entries)
+    try:
+        litellm.get_model_info(model)
+    except Exception:  # noqa: BLE001 - unknown model: assume native tool calls
+        return False
+    return not litellm.supports_function_calling(model)
