@@ -224,7 +224,36 @@ def spread(values: list[float], pairs: int) -> str:
     return f"{median_ms(values)}   (n={pairs}, {min(values) * 1000:.0f}-{max(values) * 1000:.0f} ms)"
 
 
+def stop_started_host(env: dict[str, str]) -> None:
+    """The session host a front end started on demand in the bench's runtime folder, stopped."""
+    import fcntl
+    import signal
+
+    lock = Path(env["XDG_RUNTIME_DIR"]) / "coder-tui" / "host.lock"
+    try:
+        with lock.open() as held:
+            try:
+                fcntl.flock(held, fcntl.LOCK_SH | fcntl.LOCK_NB)
+                return  # nobody holds it: no host runs
+            except BlockingIOError:
+                pid = int(held.read().strip() or 0)
+    except (OSError, ValueError):
+        return
+    if pid:
+        try:
+            os.kill(pid, signal.SIGTERM)
+        except ProcessLookupError:
+            pass
+
+
 def readiness(url: str, env: dict[str, str], work: Path, runs: int) -> None:
+    try:
+        _readiness(url, env, work, runs)
+    finally:
+        stop_started_host(env)
+
+
+def _readiness(url: str, env: dict[str, str], work: Path, runs: int) -> None:
     serve = [serve_ready(url, env, work) for _ in range(runs)]
     print(f"serve: banner {median_ms([s[0] for s in serve])}, health answered {median_ms([s[1] for s in serve])} "
           f"(goal <= 500 ms), first text of a turn posted at once {median_ms([s[2] for s in serve])}")
