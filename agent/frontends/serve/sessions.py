@@ -135,8 +135,6 @@ class Sessions:
 
     async def open(self, chat: ChatRequest, session_id: str | None) -> Live:
         """The chat's session: the live one it names, a recorded one resumed, or a new one."""
-        if self.ready is not None:
-            await self.ready()
         if session_id is None:
             live = await self._create(chat, None)
             for message in chat.history:
@@ -177,7 +175,9 @@ class Sessions:
 
             hosted = await open_hosted(self, chat, resume)
             if hosted is not None:
-                return hosted
+                return hosted  # the host's model layer runs it: no wait for this process's
+        if self.ready is not None:
+            await self.ready()
         try:
             target = await self.opener()
         except TargetError as exc:
