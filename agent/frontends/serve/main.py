@@ -91,19 +91,14 @@ async def serve(options: Any, early: Early | None = None) -> int:
     from agent.frontends.serve.ready import ModelLayer
     from agent.secrets import register
 
-    try:
-        if early is None:
-            check_combinations(options)
-            early = Early(*choose_token(options, dict(os.environ)), None)
-    except StartError as exc:
-        raise UsageError(str(exc)) from None
+    early = early or _first_steps(options)
     token, source, bound = early.token, early.source, early.listener
     register(token)
     spec = TargetSpec(workspace=None if options.github else options.workspace, github=options.github,
                       clone=options.clone)
     root = Path(options.workspace) if not options.github and os.path.isdir(options.workspace) else None
     config = build_config(options, root)
-    model = ModelLayer(config.require_model())  # checked once litellm has loaded; turns wait for it
+    model = ModelLayer(config.require_model())  # checked once litellm has loaded; in-process turns wait for it
     try:
         first = await open_target(spec, config, notice=_notice)
     except TargetError as exc:
@@ -125,14 +120,10 @@ async def serve(options: Any, early: Early | None = None) -> int:
     stop = _stop_on_signal()  # before the banner: whoever read it may signal at once
     if bound is None:  # else printed once bound (start.py)
         print(f"listening on {server.url}", flush=True)
-    print(f"token: {token}" if source == "generated" else f"token: the one given by {source}", flush=True)
-    print(f"workspace: {first.label}  mode: {config.mode}  (Ctrl+C stops)", flush=True)
-    print(MODE_NOTES[config.mode], flush=True)
-    print(view_line(server.url, token, source), flush=True)
-    print("sessions: live in the session host (started on demand; `coder-tui sessions` and `run --attach ID` see "
-          "them; --no-host keeps them here)" if hub is not None else
-          f"sessions: in this process ({'--no-host' if getattr(options, 'no_host', False) else '--github'})",
-          flush=True)
+    _banner(server.url, early, f"workspace: {first.label}  mode: {config.mode}  (Ctrl+C stops)", config.mode,
+            "sessions: live in the session host (started on demand; `coder-tui sessions` and `run --attach ID` "
+            "see them; --no-host keeps them here)" if hub is not None else
+            f"sessions: in this process ({'--no-host' if getattr(options, 'no_host', False) else '--github'})")
     model.start()  # litellm loads from here on: not competing with the start for the interpreter
     problem = await model.until_problem_or(stop)
     await server.runner.cleanup()
@@ -140,6 +131,23 @@ async def serve(options: Any, early: Early | None = None) -> int:
     if problem is not None:
         raise UsageError(f"{problem}; the model is set by: {config.sources.get('model', 'the configuration')}")
     return 0
+
+
+def _first_steps(options: Any) -> Early:
+    """start.py's checks and token, when its `main` did not run them (nothing bound early then)."""
+    try:
+        check_combinations(options)
+        return Early(*choose_token(options, dict(os.environ)), None)
+    except StartError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def _banner(url: str, early: Early, workspace: str, mode: str, sessions: str) -> None:
+    """The banner's lines after "listening on URL"."""
+    token, source = early.token, early.source
+    for line in (f"token: {token}" if source == "generated" else f"token: the one given by {source}", workspace,
+                 MODE_NOTES[mode], view_line(url, token, source), sessions):
+        print(line, flush=True)
 
 
 def view_line(url: str, token: str, source: str) -> str:

@@ -61,7 +61,9 @@ def begin(options: Any) -> Early:
     try:
         listener = EarlyListener(options.host, options.port, check_host=source == "generated")
     except OSError as exc:
-        raise StartError(f"cannot listen on {options.host}:{options.port}: {exc.strerror or exc}") from None
+        # the error alone (create_server retells the address; a name that does not resolve has its own words)
+        why = os.strerror(exc.errno) if exc.errno and exc.errno > 0 else exc.strerror or str(exc)
+        raise StartError(f"cannot listen on {options.host}:{options.port}: {why}") from None
     print(f"listening on {listener.url}", flush=True)
     listener.start()
     return Early(token, source, listener)
