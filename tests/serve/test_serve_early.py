@@ -19,6 +19,7 @@ import pytest
 from agent.frontends.serve.early import health_head
 from tests.conftest import ROOT, TEST_KEY, cli_env, write_files
 from tests.fakellm import FakeLLM, Reply
+from tests.host.conftest import runtime_dir, start_host  # noqa: F401 - fixtures: the session host is the test's
 from tests.serve.test_serve_ready import first_line
 
 HOLD_AIOHTTP = '''
@@ -125,3 +126,43 @@ HEAD = b"GET /api/health HTTP/1.1\r\nHost: 127.0.0.1:8000\r\nAccept: */*\r\n\r\n
 ])
 def test_the_early_listener_answers_only_a_whole_plain_health_request(data: bytes, taken: bool) -> None:
     assert (health_head(data, 8000) is not None) is taken
+
+
+MARK_CORE = '''
+import importlib.abc, os, sys
+
+
+class _Mark(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path=None, target=None):
+        if name == "agent.session.core":
+            os.write(2, b"AGENT-CORE-IMPORTED\\n")
+        return None
+
+
+sys.meta_path.insert(0, _Mark())
+'''
+
+
+def test_a_serve_whose_turns_run_in_the_host_never_imports_the_agent_core(
+        isolated_home: Path, fake_llm: FakeLLM, tmp_path: Path, runtime_dir: Path, start_host) -> None:  # noqa: F811
+    start_host()
+    hook = tmp_path / "hook"
+    hook.mkdir()
+    (hook / "sitecustomize.py").write_text(MARK_CORE)
+    root = write_files(tmp_path / "ws", {"a.py": "x = 1\n"})
+    proc = subprocess.Popen([sys.executable, "-m", "tui.cli", "serve", str(root), "--port", "0", "--mode", "allow",
+                             "--token", "t0k", "--model", fake_llm.model, "--api-base", fake_llm.url,
+                             "--api-key", TEST_KEY],
+                            env=cli_env(isolated_home, XDG_RUNTIME_DIR=str(runtime_dir), PYTHONPATH=f"{hook}:{ROOT}"),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True)
+    try:
+        url = first_line(proc).split()[-1]
+        fake_llm.script(Reply(text="hello from the host"))
+        answer = httpx.post(url + "/api/chat", json={"messages": [{"role": "user", "content": "hi"}], "stream": False},
+                            headers={"Authorization": "Bearer t0k"}, timeout=120)
+        assert answer.status_code == 200 and answer.json()["content"] == "hello from the host", answer.text
+    finally:
+        proc.send_signal(2)
+        _out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 0, err
+    assert "AGENT-CORE-IMPORTED" not in err  # before: sessions.py imported it at start (~0.2 s before listening)
