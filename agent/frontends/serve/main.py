@@ -20,6 +20,7 @@ from agent.frontends.serve.limits import RATE_LIMIT
 from agent.frontends.serve.sessions import Sessions
 from agent.frontends.serve.start import Early, StartError, check_combinations, choose_token
 from agent.session.target import Target, TargetError, TargetSpec, open_target
+
 MODE_NOTES = {
     "ask": ("approvals: every edit, command and web request waits for POST /api/approvals/ID with "
             '{"decision": "allow_once"|"allow_all"|"deny"|"stop"} (the stream says so in a content event '
