@@ -383,7 +383,7 @@ def _cmd_trust(argv: list[str]) -> int:
 
 def _cmd_serve(argv: list[str]) -> int:
     options = serve_parser().parse_args(argv)
-    from agent.frontends.serve.main import main as serve_main
+    from agent.frontends.serve.start import main as serve_main  # listens before the heavy imports
 
     return serve_main(options)
 

@@ -1,7 +1,8 @@
 """`coder-tui serve` listens before litellm has loaded (issue 22: ready within 0.5 s of launch).
 
 No timing here: litellm's import is held in the server process (tests/import_gate.py) and the
-server must answer while it is; a turn sent meanwhile waits and is answered once it loads.
+server must answer while it is; an in-process turn sent meanwhile waits and is answered once it
+loads; a turn in the session host (which has its own) does not wait for it.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import httpx
 
 from tests.conftest import TEST_KEY, cli_env, write_files
 from tests.fakellm import FakeLLM, Reply
-from tests.host.conftest import runtime_dir  # noqa: F401 - a fixture: the session host serve starts is the test's
+from tests.host.conftest import runtime_dir, start_host  # noqa: F401 - fixtures: the session host is the test's
 from tests.import_gate import gate_env
 
 TOKEN = "serve-ready-token"
@@ -80,3 +81,28 @@ def test_an_unknown_provider_stops_serve_with_exit_2_once_litellm_has_loaded(
     assert err.strip().splitlines()[-1].startswith("coder-tui serve: error: litellm does not know the provider of "
                                                    "model 'foo/bar'"), err
     assert "Traceback" not in err
+
+
+def test_a_hosted_turn_does_not_wait_for_serves_own_litellm(isolated_home: Path, fake_llm: FakeLLM, tmp_path: Path,
+                                                             runtime_dir: Path, start_host) -> None:  # noqa: F811 - fixtures
+    start_host()  # the session host, with its own model layer
+    gate = tmp_path / "gate"  # serve's own litellm import is held until the end
+    root = write_files(tmp_path / "ws", {"a.py": "x = 1\n"})
+    proc = subprocess.Popen([sys.executable, "-m", "tui.cli", "serve", str(root), "--port", "0", "--mode", "allow",
+                             "--token", "t0k", "--model", fake_llm.model, "--api-base", fake_llm.url,
+                             "--api-key", TEST_KEY],
+                            env=cli_env(isolated_home, XDG_RUNTIME_DIR=str(runtime_dir),
+                                        **gate_env(tmp_path / "hook", gate)),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True)
+    try:
+        url = first_line(proc).split()[-1]
+        fake_llm.script(Reply(text="hello from the host"))
+        answer = httpx.post(url + "/api/chat", json={"messages": [{"role": "user", "content": "hi"}], "stream": False},
+                            headers={"Authorization": "Bearer t0k"}, timeout=60)  # before: waited for the gate
+        assert answer.status_code == 200 and answer.json()["content"] == "hello from the host", answer.text
+        assert not gate.exists()
+    finally:
+        gate.touch()
+        proc.send_signal(2)
+        proc.communicate(timeout=60)
+    assert proc.returncode == 0

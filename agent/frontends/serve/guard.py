@@ -13,12 +13,14 @@ from __future__ import annotations
 
 import ipaddress
 from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
-from aiohttp import web
-from aiohttp.typedefs import Middleware
+if TYPE_CHECKING:  # aiohttp is imported by `guard` only: serve's early listener (early.py) checks Host without it
+    from aiohttp import web
+    from aiohttp.typedefs import Middleware
 
-Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+    Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 
 def is_loopback(host: str) -> bool:
@@ -57,6 +59,8 @@ def origin_problem(origin: str, host_header: str) -> str | None:
 
 
 def guard(check_host: bool) -> Middleware:
+    from aiohttp import web
+
     @web.middleware
     async def middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
         host = request.headers.get("Host", "")

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import secrets
 import signal
 import sys
 from dataclasses import dataclass
@@ -16,12 +15,12 @@ from aiohttp import web
 from agent.config import Config
 from agent.frontends.common import UsageError, build_config, run_command
 from agent.frontends.serve.app import MAX_BODY, build_app
-from agent.frontends.serve.guard import is_loopback
+from agent.frontends.serve.early import EarlyListener
 from agent.frontends.serve.limits import RATE_LIMIT
 from agent.frontends.serve.sessions import Sessions
+from agent.frontends.serve.start import Early, StartError, check_combinations, choose_token
 from agent.session.target import Target, TargetError, TargetSpec, open_target
 
-TOKEN_VARIABLE = "CODER_TUI_SERVE_TOKEN"
 MODE_NOTES = {
     "ask": ("approvals: every edit, command and web request waits for POST /api/approvals/ID with "
             '{"decision": "allow_once"|"allow_all"|"deny"|"stop"} (the stream says so in a content event '
@@ -29,18 +28,6 @@ MODE_NOTES = {
     "allow": "approvals: none (--mode allow): edits, commands and web requests run without asking",
     "plan": "approvals: none (--mode plan): the agent only reads and proposes; nothing is changed",
 }
-
-
-def choose_token(options: Any, environ: dict[str, str]) -> tuple[str, str]:
-    """(token, where it came from); a non-loopback host without a given token is refused."""
-    if options.token:
-        return options.token, "--token"
-    if environ.get(TOKEN_VARIABLE):
-        return environ[TOKEN_VARIABLE], TOKEN_VARIABLE
-    if not is_loopback(options.host):
-        raise UsageError(f"--host {options.host} is reachable from other machines: give the token yourself "
-                         f"with --token or {TOKEN_VARIABLE} (or bind to 127.0.0.1)")
-    return secrets.token_urlsafe(24), "generated"
 
 
 class Opener:
@@ -79,35 +66,40 @@ class Server:
 
 
 async def listen(sessions: Sessions, token: str, host: str, port: int, max_body: int = MAX_BODY,
-                 check_host: bool = True, rate_limit: int = RATE_LIMIT) -> Server:
+                 check_host: bool = True, rate_limit: int = RATE_LIMIT, early: EarlyListener | None = None) -> Server:
     """Serve on host:port (0: any free port) until `runner.cleanup()`; `check_host`: answer only
-    requests to a loopback Host (agent/frontends/serve/guard.py)."""
+    requests to a loopback Host (agent/frontends/serve/guard.py). `early`: the socket bound
+    already (agent/frontends/serve/early.py), taken over with the requests waiting on it."""
     app = build_app(sessions, token, max_body, check_host=check_host, rate_limit=rate_limit)
     runner = web.AppRunner(app, handler_cancellation=True, access_log=None)
     await runner.setup()
     try:
-        await web.TCPSite(runner, host, port).start()
+        if early is None:
+            await web.TCPSite(runner, host, port).start()
+        else:
+            sock, waiting = early.take()
+            await web.SockSite(runner, sock).start()
+            for conn in waiting:  # accepted by the early listener, their requests unread: aiohttp's now
+                await asyncio.get_running_loop().connect_accepted_socket(runner.server, conn)  # type: ignore[arg-type]
     except OSError as exc:
         await runner.cleanup()
         raise UsageError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
     return Server(runner, host, runner.addresses[0][1])
 
 
-async def serve(options: Any) -> int:
+async def serve(options: Any, early: Early | None = None) -> int:
+    """`early`: start.py's first steps, done (the socket listens, the banner's first line is out)."""
     from agent.frontends.serve.ready import ModelLayer
     from agent.secrets import register
 
-    if options.github and options.workspace != ".":
-        raise UsageError("DIR cannot be combined with --github: the repository is the workspace")
-    if options.clone and not options.github:
-        raise UsageError("--clone needs --github OWNER/REPO")
-    token, source = choose_token(options, dict(os.environ))
+    early = early or _first_steps(options)
+    token, source, bound = early.token, early.source, early.listener
     register(token)
     spec = TargetSpec(workspace=None if options.github else options.workspace, github=options.github,
                       clone=options.clone)
     root = Path(options.workspace) if not options.github and os.path.isdir(options.workspace) else None
     config = build_config(options, root)
-    model = ModelLayer(config.require_model())  # checked once litellm has loaded; turns wait for it
+    model = ModelLayer(config.require_model())  # checked once litellm has loaded; in-process turns wait for it
     try:
         first = await open_target(spec, config, notice=_notice)
     except TargetError as exc:
@@ -121,21 +113,18 @@ async def serve(options: Any) -> int:
         # A token the user gave may be used through a proxy under another name; a generated one
         # serves loopback only, so any other Host is a web page's DNS rebinding.
         server = await listen(sessions, token, options.host, options.port, options.max_body,
-                              check_host=source == "generated", rate_limit=options.rate_limit)
+                              check_host=source == "generated", rate_limit=options.rate_limit, early=bound)
     except UsageError:
         model.close()
         await opener.close()
         raise
     stop = _stop_on_signal()  # before the banner: whoever read it may signal at once
-    print(f"listening on {server.url}", flush=True)
-    print(f"token: {token}" if source == "generated" else f"token: the one given by {source}", flush=True)
-    print(f"workspace: {first.label}  mode: {config.mode}  (Ctrl+C stops)", flush=True)
-    print(MODE_NOTES[config.mode], flush=True)
-    print(view_line(server.url, token, source), flush=True)
-    print("sessions: live in the session host (started on demand; `coder-tui sessions` and `run --attach ID` see "
-          "them; --no-host keeps them here)" if hub is not None else
-          f"sessions: in this process ({'--no-host' if getattr(options, 'no_host', False) else '--github'})",
-          flush=True)
+    if bound is None:  # else printed once bound (start.py)
+        print(f"listening on {server.url}", flush=True)
+    _banner(server.url, early, f"workspace: {first.label}  mode: {config.mode}  (Ctrl+C stops)", config.mode,
+            "sessions: live in the session host (started on demand; `coder-tui sessions` and `run --attach ID` "
+            "see them; --no-host keeps them here)" if hub is not None else
+            f"sessions: in this process ({'--no-host' if getattr(options, 'no_host', False) else '--github'})")
     model.start()  # litellm loads from here on: not competing with the start for the interpreter
     problem = await model.until_problem_or(stop)
     await server.runner.cleanup()
@@ -143,6 +132,23 @@ async def serve(options: Any) -> int:
     if problem is not None:
         raise UsageError(f"{problem}; the model is set by: {config.sources.get('model', 'the configuration')}")
     return 0
+
+
+def _first_steps(options: Any) -> Early:
+    """start.py's checks and token, when its `main` did not run them (nothing bound early then)."""
+    try:
+        check_combinations(options)
+        return Early(*choose_token(options, dict(os.environ)), None)
+    except StartError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def _banner(url: str, early: Early, workspace: str, mode: str, sessions: str) -> None:
+    """The banner's lines after "listening on URL"."""
+    token, source = early.token, early.source
+    for line in (f"token: {token}" if source == "generated" else f"token: the one given by {source}", workspace,
+                 MODE_NOTES[mode], view_line(url, token, source), sessions):
+        print(line, flush=True)
 
 
 def view_line(url: str, token: str, source: str) -> str:
@@ -177,5 +183,9 @@ def _stop_on_signal() -> asyncio.Event:
     return stop
 
 
-def main(options: Any) -> int:
-    return run_command(serve, options, "coder-tui serve")
+def main(options: Any, early: Early | None = None) -> int:
+    """`early`: see `serve`; the CLI starts at start.py's `main`, which gives it."""
+    async def serving(options: Any) -> int:
+        return await serve(options, early)
+
+    return run_command(serving, options, "coder-tui serve")

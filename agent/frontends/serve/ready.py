@@ -1,9 +1,10 @@
 """The model layer loading behind a listening `serve` (issue 22: ready within 0.5 s of launch).
 
 litellm takes seconds to import (agent/llm_preload.py starts it at launch); the server listens
-meanwhile. A turn that arrives earlier waits for it; a model litellm cannot route is found once it
-has loaded: each turn is refused with the reason (503) and the server stops with exit code 2, as
-it did when the check ran before listening.
+meanwhile. A turn run in this process that arrives earlier waits for it (one run in the session
+host does not: the host has its own, agent/frontends/serve/hosted.py); a model litellm cannot
+route is found once it has loaded: each turn is refused with the reason (503) and the server
+stops with exit code 2, as it did when the check ran before listening.
 """
 
 from __future__ import annotations

@@ -15,7 +15,7 @@ import asyncio
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agent import events as ev
 from agent.approval import Decision, QueueApprover
@@ -28,13 +28,14 @@ from agent.frontends.serve.request import BadRequest, ChatRequest
 from agent.frontends.serve.resume import GRACE, TurnFrames
 from agent.planning.review import PlanDecision
 from agent.planning.seedtypes import seed_task_type
-from agent.session.core import AgentSession
-from agent.session.open import open_session
 from agent.session.ports import SessionPorts
 from agent.session.record import SessionError, SessionInUse, SessionStore
 from agent.session.target import Target, TargetError
 from agent.workspaces.base import Workspace, WorkspaceError
 from agent.workspaces.overlay import OverlayWorkspace
+
+if TYPE_CHECKING:  # the agent core is imported when a session opens in this process (not for the session host's)
+    from agent.session.core import AgentSession
 
 Opener = Callable[[], Awaitable[Target]]  # a fresh target (workspace, tools) for each session
 STOP_WAIT = 30.0  # seconds a stopped run may take to unwind (a tool's thread finishing its write)
@@ -135,8 +136,6 @@ class Sessions:
 
     async def open(self, chat: ChatRequest, session_id: str | None) -> Live:
         """The chat's session: the live one it names, a recorded one resumed, or a new one."""
-        if self.ready is not None:
-            await self.ready()
         if session_id is None:
             live = await self._create(chat, None)
             for message in chat.history:
@@ -177,7 +176,9 @@ class Sessions:
 
             hosted = await open_hosted(self, chat, resume)
             if hosted is not None:
-                return hosted
+                return hosted  # the host's model layer runs it: no wait for this process's
+        if self.ready is not None:
+            await self.ready()
         try:
             target = await self.opener()
         except TargetError as exc:
@@ -189,6 +190,8 @@ class Sessions:
                 workspace = OverlayWorkspace(target.workspace)
                 for path, text in chat.files().items():
                     _seed(workspace, path, text)
+            from agent.session.open import open_session
+
             ports = SessionPorts(QueueApprover(), lambda event: holder[0].sink(event))
             session = open_session(target, self.config.model_copy(), ports, resume=resume, store=self.store,
                                    meta={"frontend": "serve"}, workspace=workspace)
