@@ -89,6 +89,17 @@ async def test_y_allows_once_and_closes() -> None:
         await wait_for(pilot, lambda: answered(app), what="the prompt back")
 
 
+async def test_a_refresh_after_the_panel_began_to_go_does_not_fail() -> None:
+    """A header refresh scheduled before the panel was answered elsewhere runs after its children
+    are gone (the panel itself still attached): nothing to refresh, no traceback."""
+    app = Host(edit_request())
+    async with docked(app, size=(120, 40)) as pilot:
+        panel = app.query_one(ApprovalPanel)
+        await panel.remove_children()
+        assert panel.is_attached and not panel.query("#approval-status")
+        panel._refresh_header()  # raised NoMatches
+
+
 async def test_a_allows_all() -> None:
     app = Host(edit_request())
     async with docked(app, size=(120, 40)) as pilot:

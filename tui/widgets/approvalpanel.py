@@ -195,8 +195,13 @@ class ApprovalPanel(Vertical, can_focus=True):
         return self.query_one("#approval-diff", DiffView)
 
     def _refresh_header(self) -> None:
-        if self.decision is None and self.is_attached:  # also called after a refresh: maybe gone by then
-            self.query_one("#approval-status", Static).update(self._status())
+        # Also called after a refresh, when the panel may be going: its children are removed before
+        # it is (answered elsewhere, under load: seen as a NoMatches traceback in an attached app).
+        if self.decision is not None or not self.is_attached:
+            return
+        if not self.query("#approval-status") or self.request.kind == "edit" and not self.query("#approval-diff"):
+            return
+        self.query_one("#approval-status", Static).update(self._status())
 
     def _status(self) -> Content:
         hints = "f full screen" if not self.is_maximized else "f back to the conversation"
@@ -219,7 +224,8 @@ class ApprovalPanel(Vertical, can_focus=True):
         """The session choice names the tool when the row has room for it."""
         width = self.content_region.width or self.app.size.width
         label = allow_all_label(self.request.tool, width - ALLOW_ONCE_WIDTH, self.request.kind)
-        self.query_one("#approval-allow-all", Button).label = Content(label)
+        for button in self.query("#approval-allow-all").results(Button):  # none once the panel is going
+            button.label = Content(label)
 
     def on_diff_view_cursor_moved(self, message: DiffView.CursorMoved) -> None:
         self._file = message.file_index
