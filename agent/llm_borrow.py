@@ -101,6 +101,8 @@ async def _ask(request: dict[str, Any]) -> tuple[dict[str, Any], asyncio.StreamR
         first = json.loads(await reader.readline() or b"{}")
     except (OSError, ValueError):
         first = {}
+    if not isinstance(first, dict):
+        first = {}
     _state["lent"] = bool(first.get("ok"))
     if not first.get("ok"):
         writer.close()
@@ -114,13 +116,12 @@ async def _follow(reader: asyncio.StreamReader, on_text: Callable[[str], None],
 
     while True:
         try:
-            raw = await reader.readline()
-        except (OSError, ValueError):  # ValueError: a line longer than the limit
-            raw = b""
-        if not raw:
+            line = json.loads(await reader.readline() or b"null")  # ValueError: too long, or not JSON
+        except (OSError, ValueError):
+            line = None
+        if not isinstance(line, dict):
             _state["lent"] = False
             raise Retryable("the session host that was making the request went away")
-        line = json.loads(raw)
         kind = line.get("type")
         if kind == "model_text":
             on_text(line["text"])
