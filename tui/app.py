@@ -16,7 +16,7 @@ from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
-from textual.widgets import Footer
+from tui.widgets.footer import KeyHints  # noqa: I001
 
 from tui.bridge import AgentBridge
 from tui.gcpolicy import GcPolicy
@@ -96,7 +96,8 @@ class CoderApp(App[int]):
                 yield PromptStandIn()
             yield Vertical(id="side")  # its timeline and pane come right after the first frame
         yield StatusBar(self.mode, id="status")
-        yield Footer()
+        import os
+        yield KeyHints()
 
     def slash_commands(self) -> list[tuple[str, str]]:
         from tui.commands import SLASH_COMMANDS, custom_commands
@@ -124,7 +125,7 @@ class CoderApp(App[int]):
         main = self.screen_stack[0]  # the layout's screen, also when a dialog is on top
         if narrow != main.has_class("-narrow"):  # a class change restyles every widget
             main.set_class(narrow, "-narrow")
-            footer = main.query_one(Footer)  # narrow: the keys' hints fit, Ctrl+P's gives way (F1 lists it)
+            footer = main.query_one(KeyHints)  # narrow: the keys' hints fit, Ctrl+P's gives way (F1 lists it)
             footer.compact, footer.show_command_palette = narrow, not narrow
             footer.refresh(recompose=True)  # the palette's key goes only when the keys are made again
 
