@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import socket
 from collections.abc import Callable
 from typing import Any
 
@@ -21,6 +22,7 @@ from agent.llm_wire import ambient_env, call_of, code_stamp, reply_from_wire
 from agent.hostplace import MAX_LINE, HostPlaceError, check_dir, socket_path
 
 ENV_SETTING = "CODER_TUI_HOST"
+FACTS_WAIT = 30.0  # seconds a question of model facts waits for the host
 _state: dict[str, bool | None] = {"lent": None}  # the host's last answer: lent, refused, or not asked yet
 
 
@@ -44,20 +46,30 @@ async def available() -> bool:
     return opened is not None
 
 
-async def borrowed_facts(model: str) -> Any:
-    """agent.modelfacts.ModelFacts of `model` as the host's litellm reads them (None: it would not)."""
+def borrowed_facts(model: str) -> Any:
+    """agent.modelfacts.ModelFacts of `model` as the host's litellm reads them (None: it would not).
+    Blocking, for a thread: asked the moment the app has read its config, the question travels
+    while the interpreter is busy opening the session."""
     from agent.modelfacts import ModelFacts
 
     if not enabled():
         return None
-    opened = await _ask({"type": "model", "id": 1, "facts": True, "call": {"model": model},
-                         "env": ambient_env(os.environ), "code": code_stamp()})
-    if opened is None:
+    line = _line({"type": "model", "id": 1, "facts": True, "call": {"model": model},
+                  "env": ambient_env(os.environ), "code": code_stamp()})
+    if line is None:
         return None
-    first, _reader, writer = opened
-    writer.close()
     try:
-        return ModelFacts(**first["facts"])
+        check_dir(socket_path().parent)
+        with socket.socket(socket.AF_UNIX) as conn:
+            conn.settimeout(FACTS_WAIT)
+            conn.connect(str(socket_path()))
+            conn.sendall(line)
+            with conn.makefile("rb") as reader:
+                first = _first(reader.readline(MAX_LINE))
+    except (OSError, HostPlaceError):
+        first = _first(b"")
+    try:
+        return ModelFacts(**first["facts"]) if first.get("ok") else None
     except (KeyError, TypeError):
         return None
 
@@ -83,11 +95,8 @@ async def borrowed(llm: Any, messages: list[dict[str, Any]], tools: list[dict[st
 
 async def _ask(request: dict[str, Any]) -> tuple[dict[str, Any], asyncio.StreamReader, asyncio.StreamWriter] | None:
     """The host's first answer and the connection, when it took `request` (None: no host, or it refused)."""
-    try:
-        line = (json.dumps(request, ensure_ascii=False) + "\n").encode()
-    except (TypeError, ValueError):
-        return None  # something in the conversation that is not JSON: made here
-    if len(line) > MAX_LINE:
+    line = _line(request)
+    if line is None:
         return None
     path = socket_path()
     try:
@@ -98,16 +107,34 @@ async def _ask(request: dict[str, Any]) -> tuple[dict[str, Any], asyncio.StreamR
     try:
         writer.write(line)
         await writer.drain()
-        first = json.loads(await reader.readline() or b"{}")
-    except (OSError, ValueError):
-        first = {}
-    if not isinstance(first, dict):
-        first = {}
-    _state["lent"] = bool(first.get("ok"))
+        first = _first(await reader.readline())
+    except OSError:
+        first = _first(b"")
     if not first.get("ok"):
         writer.close()
         return None
     return first, reader, writer
+
+
+def _line(request: dict[str, Any]) -> bytes | None:
+    """The request as the one line the host reads (None: not JSON, or too long: made here)."""
+    try:
+        line = (json.dumps(request, ensure_ascii=False) + "\n").encode()
+    except (TypeError, ValueError):
+        return None  # something in the conversation that is not JSON
+    return line if len(line) <= MAX_LINE else None
+
+
+def _first(line: bytes) -> dict[str, Any]:
+    """The host's first answer (empty when it sent nothing readable), remembered for `lending()`."""
+    try:
+        first = json.loads(line or b"{}")
+    except ValueError:
+        first = {}
+    if not isinstance(first, dict):
+        first = {}
+    _state["lent"] = bool(first.get("ok"))
+    return first
 
 
 async def _follow(reader: asyncio.StreamReader, on_text: Callable[[str], None],

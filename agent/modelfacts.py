@@ -8,8 +8,9 @@ import; once it is loaded, each caller reads its fact here as before.
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import Any, cast
 
 OLLAMA = ("ollama", "ollama_chat")
 
@@ -26,23 +27,47 @@ class ModelFacts:
 
 
 _lent: dict[str, ModelFacts] = {}
+_asking: dict[str, asyncio.Future[ModelFacts | None]] = {}  # one question to the host per model at a time
 
 
 async def lent_facts(model: str, borrow: bool = True) -> ModelFacts | None:
     """The model's facts read by a warm session host while litellm still loads here; None when
-    it is loaded here (read them here) or no host lends them (wait for the load)."""
+    it is loaded here (read them here) or no host lends them (wait for the load). Callers that
+    ask at once (the session's window, the app's model check) share one question to the host."""
     from agent.llm import is_loaded
 
     if not borrow or is_loaded():
         return None
-    if model not in _lent:
-        from agent.llm_borrow import borrowed_facts
+    if model in _lent:
+        return _lent[model]
+    return await asyncio.shield(_question(model))
 
-        lent = await borrowed_facts(model)
-        if lent is None:
-            return None
+
+def ask_early(model: str, borrow: bool = True) -> None:
+    """Start asking the host for `model`'s facts now (the app, as soon as its config is read), so
+    that the first prompt finds them answered."""
+    from agent.llm import is_loaded
+
+    if borrow and model and not is_loaded() and model not in _lent:
+        _question(model)
+
+
+def _question(model: str) -> asyncio.Future[ModelFacts | None]:
+    loop = asyncio.get_running_loop()
+    asking = _asking.get(model)
+    if asking is None or asking.get_loop() is not loop or asking.done():
+        # In a thread: the question is sent at once, not when the event loop next gets a turn.
+        asking = _asking[model] = loop.run_in_executor(None, _ask_host, model)
+    return asking
+
+
+def _ask_host(model: str) -> ModelFacts | None:
+    from agent.llm_borrow import borrowed_facts
+
+    lent = borrowed_facts(model)
+    if lent is not None:
         _lent[model] = lent
-    return _lent[model]
+    return cast("ModelFacts | None", lent)
 
 
 def read(litellm: Any, model: str) -> ModelFacts:

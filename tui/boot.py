@@ -49,6 +49,9 @@ async def load_config(app: BootHost, root: Path | None) -> Config | None:
 
     why = needs_setup(config, os.environ)
     if why is None:
+        from agent.modelfacts import ask_early
+
+        ask_early(config.model or "", config.host != "off")  # a warm host answers while the session opens
         return config
     result = await app.push_screen_wait(SetupScreen(config, os.environ, why))
     if result is None:  # the setup screen's Quit: without a model there is nothing to do here

@@ -28,6 +28,7 @@ class Lender:
     def __init__(self) -> None:
         self.code = code_stamp()  # the code this host runs, stamped as it starts
         self.lent = 0  # requests made for clients (the `list` reply shows it)
+        self.facts_read = 0  # questions of model facts answered (the `list` reply shows it too)
         self._tasks: dict[int, set[asyncio.Task[None]]] = {}
 
     def refused(self, request: ModelRequest) -> str | None:
@@ -79,6 +80,7 @@ class Lender:
             client.send(refusal(request.id, f"the session host could not read the model's facts: "
                                             f"{type(exc).__name__}: {redact(str(exc))}".splitlines()[0]))
             return
+        self.facts_read += 1
         client.send(reply(request.id, facts=facts.to_wire()))
 
     async def _lend(self, client: Client, request: ModelRequest) -> None:

@@ -178,7 +178,7 @@ class Host:
                 raise ValueError(f"{request.type}: this host does not run one-shot `run` requests")
             return await self.runs(self, client, request)
         if isinstance(request, ListRequest):
-            return reply(request.id, sessions=self.listing(), lent=self.lender.lent)
+            return reply(request.id, sessions=self.listing(), lent=self.lender.lent, facts=self.lender.facts_read)
         if isinstance(request, OpenRequest):
             return await self._open(client, request)
         live = client.live

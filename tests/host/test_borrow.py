@@ -206,3 +206,47 @@ def test_run_no_host_borrows_nothing(warm_host, fake_llm, tmp_path: Path):
     assert done.returncode == 0, done.stderr
     assert "made in the run's own process" in done.stdout
     assert lent(warm_host) == 0
+
+
+FACTS = """
+import asyncio, json, socket, sys, time
+from agent.hostplace import socket_path
+from agent.llm import configuration_problem
+from agent.modelfacts import ask_early, lent_facts
+
+def answered():
+    with socket.socket(socket.AF_UNIX) as conn:
+        conn.settimeout(60)
+        conn.connect(str(socket_path()))
+        conn.sendall(b'{"type": "list", "id": 1}\\n')
+        return json.loads(conn.makefile("rb").readline())["facts"]
+
+async def main(early_model, model):
+    ask_early(early_model)
+    deadline = time.monotonic() + 120
+    while answered() < 1:  # busy here: the event loop gets no turn until the host has answered
+        assert time.monotonic() < deadline, "the early question never reached the host"
+        time.sleep(0.05)
+    early = await lent_facts(early_model)
+    together = await asyncio.gather(lent_facts(model), lent_facts(model), configuration_problem(model))
+    print(json.dumps({"early": early.window, "windows": [together[0].window, together[1].window],
+                      "problem": together[2], "answered": answered(), "litellm": "litellm" in sys.modules}))
+
+asyncio.run(main(*sys.argv[1:]))
+"""
+
+
+def test_model_facts_are_asked_early_and_once_however_many_ask_at_once(warm_host):
+    """The app asks a warm host for its model's facts as soon as it has read its config, on a
+    thread: the question reaches the host while the interpreter is still busy opening the session
+    (its event loop has no turn). Callers that ask at once (the session's window, the app's model
+    check) share one question."""
+    done = subprocess.run([sys.executable, "-c", FACTS, "anthropic/claude-sonnet-4-5", "openai/gpt-4o"], cwd=ROOT,
+                          env={**warm_host.env, "CODER_TUI_HOST": "auto"}, capture_output=True, text=True,
+                          timeout=180)
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)
+    assert result["early"] == 200_000  # litellm's table, read in the host, not asked twice
+    assert result["windows"] == [128_000, 128_000] and result["problem"] is None
+    assert result["answered"] == 2  # one question per model
+    assert result["litellm"] is False
