@@ -24,6 +24,7 @@ from typing import Any
 from agent import paths
 from agent.approval import Decision
 from agent.secrets import redact
+from agent.host.codewatch import CHECK_EVERY, installed_code
 from agent.host.lending import Lender
 from agent.host.live import Client, LiveSession
 from agent.host.opening import OpenFailed, Opener, recorded_id
@@ -51,6 +52,10 @@ class Host:
         self._quiet_since = time.monotonic()
         self._stop = asyncio.Event()
         self._lock_fd = -1
+        self.code = installed_code()  # what was installed as it started (agent/host/codewatch.py)
+        self.retired = False  # the installed code changed: no new clients, and gone once quiet
+        self._server: asyncio.AbstractServer | None = None
+        self._path: Path | None = None
         self.lender = Lender()  # model requests of clients whose own model library still loads
 
     # -- lifetime -------------------------------------------------------------------------
@@ -71,18 +76,36 @@ class Host:
             with contextlib.suppress(NotImplementedError, RuntimeError):
                 loop.add_signal_handler(sig, self._stop.set)
         warm = asyncio.create_task(_prewarm())
+        self._server, self._path = server, path
         if ready is not None:
             ready(path)
         try:
             await self._watch()
         finally:
-            server.close()
-            with contextlib.suppress(FileNotFoundError):
-                path.unlink()
+            self._stop_listening()
             await self.shutdown()
             warm.cancel()
-            os.ftruncate(self._lock_fd, 0)
-            os.close(self._lock_fd)
+
+    def _stop_listening(self) -> None:
+        """No new client: the socket and the lock go (a host started now may take both over)."""
+        if self._server is None or self._path is None:
+            return
+        self._server.close()
+        with contextlib.suppress(FileNotFoundError):
+            self._path.unlink()
+        self._server = None
+        os.ftruncate(self._lock_fd, 0)
+        os.close(self._lock_fd)
+        self._lock_fd = -1
+
+    def retire(self) -> None:
+        """The installed code changed under this host: it takes no new client from now on (they
+        start a host of the new code) and leaves once its sessions and clients are done."""
+        if not self.retired:
+            self.retired = True
+            print(f"coder-tui host: the installed code changed; no new clients, leaving once "
+                  f"{len(self.sessions)} session(s) and {len(self.clients)} client(s) are done", file=sys.stderr)
+            self._stop_listening()
 
     def _lock(self, lock: Path) -> None:
         fd = paths.open_private(lock, os.O_RDWR | os.O_CREAT)
@@ -98,12 +121,17 @@ class Host:
 
     async def _watch(self) -> None:
         tick = max(0.05, min(1.0, self.idle / 4))
+        looked = time.monotonic()
         while not self._stop.is_set():
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._stop.wait(), tick)
+            if not self.retired and time.monotonic() - looked >= CHECK_EVERY:
+                looked = time.monotonic()
+                if await asyncio.to_thread(installed_code) != self.code:
+                    self.retire()
             if self.sessions or self.clients or self._closing:
                 self._quiet_since = time.monotonic()
-            elif time.monotonic() - self._quiet_since >= self.idle:
+            elif self.retired or time.monotonic() - self._quiet_since >= self.idle:
                 return
 
     def stop(self) -> None:
