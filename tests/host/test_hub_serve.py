@@ -230,3 +230,19 @@ def test_a_hosted_turn_has_the_same_sse_and_seed_shapes_as_an_in_process_one(sta
     for query in ("", "?events=seed"):
         assert seen[True, query] == seen[False, query], query
     assert any("content" in data for data in seen[True, ""]) and seen[True, ""][-1] == {"done": True}
+
+
+def test_a_new_session_the_host_cannot_open_is_503_with_the_hosts_reason(start_host, make_serve,
+                                                                          fake_llm: FakeLLM) -> None:
+    """As a session serve cannot open in its own process is: 503 and why, not 404 (which says
+    "no such session" to a client that asked for a new one)."""
+    import shutil
+
+    start_host()
+    serve = make_serve(hub=True, files={"a.py": "x = 1\n"})
+    shutil.rmtree(serve.root)  # the folder went away: the host cannot open a session on it
+    with serve.client() as client:
+        response = client.post("/api/chat", json={"messages": [{"role": "user", "content": "hello"}]})
+        assert response.status_code == 503, response.text
+    assert "does not exist" in response.json()["error"]  # the host's reason
+    assert not fake_llm.requests

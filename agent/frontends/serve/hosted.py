@@ -231,9 +231,11 @@ async def open_hosted(sessions: Any, chat: Any, resume: str | None) -> Any:
 
     try:
         session = await sessions.hub.open(resume)
-    except HostRefused as exc:
+    except HostRefused as exc:  # 409 in use; 404 a recorded session gone meanwhile; else 503 and why
         message = str(exc)
-        raise (Busy if "in use" in message or "another process" in message else NotFound)(message) from None
+        if "in use" in message or "another process" in message:
+            raise Busy(message) from None
+        raise (NotFound if resume and message.startswith("no session") else Unavailable)(message) from None
     except (ConnectionError, TimeoutError) as exc:
         raise Unavailable(f"the session host did not answer: {exc}") from None
     if session is None:
