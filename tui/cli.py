@@ -463,6 +463,9 @@ COMMANDS: dict[str, Callable[[list[str]], int]] = {
 
 
 def main(argv: list[str] | None = None) -> int:
+    from agent.pydantic_plugins import skip
+
+    skip()  # no search for pydantic plugins: tens of ms of every launch
     args = list(sys.argv[1:] if argv is None else argv)
     command = COMMANDS.get(args[0]) if args else None
     try:
