@@ -102,6 +102,14 @@ class ScriptedServer:
         with self._lock:
             return len(self._replies)
 
+    async def until_asked(self, count: int, timeout: float = 60) -> None:
+        """Wait until the server has received `count` requests (a held reply's request has arrived:
+        stopping the turn now stops it mid-request, not before the request was sent)."""
+        deadline = time.monotonic() + timeout
+        while len(self.requests) < count:
+            assert time.monotonic() < deadline, f"the model got {len(self.requests)} requests, not {count}, in {timeout} s"
+            await asyncio.sleep(0.02)
+
     @property
     def url(self) -> str:
         return self._server.base_url

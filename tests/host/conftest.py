@@ -51,12 +51,24 @@ def stop_started_host(lock: Path) -> None:
     except ProcessLookupError:
         return
     deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            return
+    while time.monotonic() < deadline and not _ended(pid):
         time.sleep(0.05)
+
+
+def _ended(pid: int) -> bool:
+    """Whether the process has exited. A host started by a front end running in this test's own
+    process (serve's thread, the app) is a child of it: once exited it stays a zombie, which
+    `kill(pid, 0)` still finds, until it is reaped here."""
+    try:
+        if os.waitpid(pid, os.WNOHANG)[0] == pid:
+            return True
+    except ChildProcessError:
+        pass  # not our child: its parent reaps it
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    return False
 
 
 @dataclass

@@ -42,6 +42,7 @@ async def test_cancel_stops_the_hosts_run_and_a_closed_editor_leaves_the_run_goi
         # session/cancel stops the run in the host: the editor's turn ends as cancelled, for everyone
         asked = editor.request_nowait("session/prompt", prompt_params(sid, "a long task"))
         await next_of(watcher, "step_started")
+        await fake_llm.until_asked(2)  # cancelled mid-request (before it, the next turn would take its held reply)
         editor.send(cmd="notify", method="session/cancel", params={"sessionId": sid})
         done = await next_of(watcher, "turn_done")
         assert done["completion_reason"] == "stopped" and done["by"].startswith("acp (pid")
@@ -49,11 +50,14 @@ async def test_cancel_stops_the_hosts_run_and_a_closed_editor_leaves_the_run_goi
         # the editor leaves mid-turn: the run goes on in the host
         editor.request_nowait("session/prompt", prompt_params(sid, "another long task"))
         await next_of(watcher, "step_started")
+        await fake_llm.until_asked(3)
         await editor.stop()
         await next_of(watcher, "client_left")
         second.set()
-        done = await next_of(watcher, "turn_done")
+        seen: list[dict[str, Any]] = []
+        done = await next_of(watcher, "turn_done", seen=seen)
         assert done["success"] is True and done["by"].startswith("acp (pid")
+        assert [e["final_response"] for e in seen if e["type"] == "complete"] == ["Finished without the editor."]
     finally:
         first.set()
         second.set()

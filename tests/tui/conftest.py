@@ -37,10 +37,27 @@ async def wait_for(pilot: Any, condition: Callable[[], Any], timeout: float = 15
 
 
 async def type_text(pilot: Any, text: str) -> None:
-    """Type into the focused widget (one key per character, as a user would)."""
+    """Type into the focused widget: one key event per character, as the terminal sends them when
+    a user types quickly; the app then settles once. (`pilot.press` waits for the process to go
+    idle after every key: about 75 ms a key, seconds a line, minutes over the suite.)"""
+    import unicodedata
+
+    from textual import events
+    from textual.keys import REPLACED_KEYS, _character_to_key, _get_unicode_name_from_key
+
     keys = {" ": "space", "\n": "ctrl+j", "/": "slash", "@": "at", ".": "full_stop", "-": "minus",
             "_": "underscore", ",": "comma", ":": "colon"}
-    await pilot.press(*[keys.get(ch, ch) for ch in text])
+    for ch in text:  # the key and character as Pilot.press makes them
+        key = keys.get(ch, ch)
+        if len(key) == 1 and not key.isalnum():
+            key = _character_to_key(key)
+        try:
+            char: str | None = unicodedata.lookup(_get_unicode_name_from_key(REPLACED_KEYS.get(key, key)))
+        except KeyError:
+            char = key if len(key) == 1 else None
+        pilot.app.post_message(events.Key(key, char))  # in order: the app hands each to the focused widget
+    await pilot.pause()  # the app has handed every key on
+    await pilot.pause()  # the widgets have handled them
 
 
 @pytest.fixture
