@@ -18,6 +18,7 @@ import json
 import os
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -133,10 +134,13 @@ def start_host(path: Path) -> subprocess.Popen[bytes]:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (source, os.environ.get("PYTHONPATH")) if p)}
     fd = os.open(path.parent / LOG_NAME, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
     try:
-        return subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=fd, env=env,
-                                start_new_session=True, cwd=str(path.parent), close_fds=True)
+        process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=fd, env=env,
+                                   start_new_session=True, cwd=str(path.parent), close_fds=True)
     finally:
         os.close(fd)
+    # Reaped when it exits: a long-lived serve, acp or app that started it kept a zombie otherwise.
+    threading.Thread(target=process.wait, name="reap-host", daemon=True).start()
+    return process
 
 
 def _log_tail(path: Path) -> str:

@@ -84,3 +84,25 @@ async def test_resuming_a_session_live_in_the_host_says_to_attach(fake_llm: Fake
         await client.close()
     assert done.returncode == 2
     assert "live in the session host" in done.stderr and f"run --attach {opened['session_id']}" in done.stderr
+
+
+def test_a_host_started_on_demand_is_reaped_when_it_exits(runtime_dir: Path, isolated_home: Path) -> None:
+    """A serve, acp or app that started the host keeps running after the host leaves (idle, or a
+    changed install): the host is not left behind as a zombie of it."""
+    import signal
+    import time
+
+    from agent.host.client import start_host
+
+    path = socket_path()
+    prepare_dir(path.parent)
+    pid = start_host(path).pid
+    deadline = time.monotonic() + 120
+    while not path.exists():
+        assert time.monotonic() < deadline, "the host did not start listening"
+        time.sleep(0.05)
+    os.kill(pid, signal.SIGTERM)
+    deadline = time.monotonic() + 60
+    while Path(f"/proc/{pid}").exists():  # a zombie stays there until its parent reaps it
+        assert time.monotonic() < deadline, f"host {pid} left unreaped: {Path(f'/proc/{pid}/stat').read_text()}"
+        time.sleep(0.05)
