@@ -161,7 +161,8 @@ class CoderApp(App[int]):
         from tui.widgets.approvaldock import dock
 
         self.bell()
-        return await dock(self, request)
+        with self.in_context():  # asked from the agent's task: the panel's widgets start in the app's context
+            return await dock(self, request)
 
     def plan_reviewer(self) -> PlanReviewer:
         from tui.screens.planreview import TuiPlanReviewer
