@@ -83,3 +83,28 @@ async def test_the_app_shows_the_web_login_address_and_joins_once_logged_in(
         await wait_for(pilot, lambda: app.bridge.room.status.phase == "joined", timeout=60, what="joined")
         await app.bridge.shutdown()
     assert oct_server.join_requests[-1]["name"] == "ada"
+
+
+async def test_an_answer_shown_from_outside_the_apps_context_does_not_break_its_exit(
+        fake_llm: Any, tmp_path: Path) -> None:
+    """The agent's side (a room client's task, a callback handed to the loop by a thread) may call
+    the app from a context without Textual's `active_app`: the transcript's flush timer, set by an
+    answer's first text, then died on its first tick and the app's exit raised LookupError."""
+    import asyncio
+    import contextvars
+
+    from agent.events import TextDelta
+    from tui.app import CoderApp
+    from tui.widgets.answer import AssistantMessage
+
+    (tmp_path / "ws").mkdir()
+    app = CoderApp(app_options(tmp_path / "ws", fake_llm), animate=False)
+    async with app.run_test(size=APP_SIZE) as pilot:
+        await ready(pilot)
+        shown = asyncio.Event()
+        asyncio.get_running_loop().call_soon(lambda: (app.show_event(TextDelta(text="Hello.")), shown.set()),
+                                             context=contextvars.Context())  # no active_app in it
+        await shown.wait()
+        answer = await wait_for(pilot, lambda: next(iter(app.query(AssistantMessage)), None), what="the answer")
+        await wait_for(pilot, lambda: answer.drawn, what="the text drawn by the flush timer")
+    # leaving run_test stops the app's timers: the flush timer's task ended with LookupError before
