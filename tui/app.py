@@ -18,13 +18,13 @@ from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
-from tui.widgets.footer import KeyHints  # noqa: I001
 
 from tui.bridge import AgentBridge
 from tui.gcpolicy import GcPolicy
 from tui.notify import Notifier
 from tui.pathfmt import home_relative
 from tui.theme_vars import derive_app_variables
+from tui.widgets.footer import KeyHints
 from tui.widgets.prompt_standin import PromptStandIn
 from tui.widgets.spinner import TICK
 from tui.widgets.statusbar import MODES, StatusBar
@@ -98,7 +98,6 @@ class CoderApp(App[int]):
                 yield PromptStandIn()
             yield Vertical(id="side")  # its timeline and pane come right after the first frame
         yield StatusBar(self.mode, id="status")
-        import os
         yield KeyHints()
 
     def slash_commands(self) -> list[tuple[str, str]]:
