@@ -7,18 +7,17 @@ core, config and workspace load in a worker right after it (see tui/boot.py).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Coroutine, Iterable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Coroutine, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from textual import events, on, work
-from textual._context import active_app
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
 
+from tui.appcontext import in_context
 from tui.bridge import AgentBridge
 from tui.gcpolicy import GcPolicy
 from tui.notify import Notifier
@@ -160,7 +159,7 @@ class CoderApp(App[int]):
         from tui.widgets.approvaldock import dock
 
         self.bell()
-        with self.in_context():  # asked from the agent's task: the panel's widgets start in the app's context
+        with in_context(self):  # asked from the agent's task: the panel's widgets start in the app's context
             return await dock(self, request)
 
     def plan_reviewer(self) -> PlanReviewer:
@@ -215,25 +214,8 @@ class CoderApp(App[int]):
     def refresh_pane(self) -> None:
         from tui.panes import refresh_pane
 
-        with self.in_context():  # the room client's listeners call this from the client's tasks
+        with in_context(self):  # the room client's listeners call this from the client's tasks
             refresh_pane(self)
-
-    @contextmanager
-    def in_context(self) -> Iterator[None]:
-        """Textual's context (its `active_app`) around code the agent's side calls, whichever
-        task or callback calls it. A timer set or a widget mounted outside that context starts a
-        task without it: the transcript's flush timer, set by an answer's first text, then died
-        on its first tick (LookupError: active_app) and the error surfaced when the app stopped
-        its timers at exit."""
-        try:
-            current = active_app.get()
-        except LookupError:
-            current = None
-        if current is self:
-            yield
-            return
-        with self._context():
-            yield
 
     # -- the strip above the prompt: applied diffs, progress --------------------------------
     def live_diff(self) -> LiveDiff:
@@ -405,7 +387,7 @@ class CoderApp(App[int]):
         self.notifier.event(event)
         if self.presenter is None:
             return
-        with self.in_context():  # events come from the agent's tasks and callbacks
+        with in_context(self):  # events come from the agent's tasks and callbacks
             try:
                 self.presenter.handle(event)
             except Exception as exc:  # noqa: BLE001 - a display bug must not end the user's session
