@@ -58,11 +58,12 @@ def borrowed_facts(model: str) -> Any:
                   "env": ambient_env(os.environ), "code": code_stamp()})
     if line is None:
         return None
+    path = socket_path()
     try:
-        check_dir(socket_path().parent)
+        check_dir(path.parent)
         with socket.socket(socket.AF_UNIX) as conn:
             conn.settimeout(FACTS_WAIT)
-            conn.connect(str(socket_path()))
+            conn.connect(str(path))
             conn.sendall(line)
             with conn.makefile("rb") as reader:
                 first = _first(reader.readline(MAX_LINE))

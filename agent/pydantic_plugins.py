@@ -13,6 +13,7 @@ none, and any other name is read from the real module, loaded then.
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import sys
 import types
@@ -41,12 +42,18 @@ def _from_real(name: str) -> Any:
     (Dunder names are the import system's questions about the module itself: not there.)"""
     if name.startswith("__"):
         raise AttributeError(name)
+    return getattr(_real(), name)
+
+
+@functools.cache
+def _real() -> types.ModuleType:
+    """pydantic's own loader, loaded once, under another name (the stand-in keeps its own)."""
     import pydantic
 
     path = Path(pydantic.__file__).parent / "plugin" / "_loader.py"
     spec = importlib.util.spec_from_file_location("pydantic.plugin._loader_itself", path)
     if spec is None or spec.loader is None:
-        raise AttributeError(name)
+        raise ImportError(f"pydantic's plugin loader is not at {path}")
     real = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(real)
-    return getattr(real, name)
+    return real

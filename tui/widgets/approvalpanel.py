@@ -199,7 +199,7 @@ class ApprovalPanel(Vertical, can_focus=True):
         # it is (answered elsewhere, under load: seen as a NoMatches traceback in an attached app).
         if self.decision is not None or not self.is_attached:
             return
-        if not self.query("#approval-status") or self.request.kind == "edit" and not self.query("#approval-diff"):
+        if not self.query("#approval-status") or (self.request.kind == "edit" and not self.query("#approval-diff")):
             return
         self.query_one("#approval-status", Static).update(self._status())
 

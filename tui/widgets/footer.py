@@ -3,8 +3,8 @@
 Textual's Footer makes all its keys again (new widgets, each styled and laid out) whenever the
 screen says its bindings were updated: on every focus change, every widget mounted with bindings,
 every mode change. While the app starts that happened some fourteen times before the first answer,
-about a tenth of a second of the interpreter spent on identical hints (issue 22). This one compares
-what would be shown first.
+about 0.15 s of the interpreter spent on identical hints (issue 22). This one compares what would
+be shown first.
 """
 
 from __future__ import annotations
