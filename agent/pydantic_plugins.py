@@ -14,11 +14,9 @@ none, and any other name is read from the real module, loaded then.
 from __future__ import annotations
 
 import functools
-import importlib.util
 import sys
 import types
 from pathlib import Path
-from typing import Any
 
 LOADER = "pydantic.plugin._loader"
 
@@ -28,8 +26,8 @@ def skip() -> None:
     if LOADER in sys.modules:
         return
     stand_in = types.ModuleType(LOADER, "pydantic's plugin loader, finding none (agent/pydantic_plugins.py)")
-    stand_in.get_plugins = _no_plugins  # type: ignore[attr-defined]
-    stand_in.__getattr__ = _from_real  # type: ignore[attr-defined]
+    setattr(stand_in, "get_plugins", _no_plugins)  # noqa: B010 - names a module gets at run time
+    setattr(stand_in, "__getattr__", _from_real)  # noqa: B010
     sys.modules[LOADER] = stand_in
 
 
@@ -37,7 +35,7 @@ def _no_plugins() -> tuple[()]:
     return ()
 
 
-def _from_real(name: str) -> Any:
+def _from_real(name: str) -> object:
     """A name of pydantic's own loader other than get_plugins (none in pydantic 2.14): read there.
     (Dunder names are the import system's questions about the module itself: not there.)"""
     if name.startswith("__"):
@@ -48,6 +46,8 @@ def _from_real(name: str) -> Any:
 @functools.cache
 def _real() -> types.ModuleType:
     """pydantic's own loader, loaded once, under another name (the stand-in keeps its own)."""
+    import importlib.util
+
     import pydantic
 
     path = Path(pydantic.__file__).parent / "plugin" / "_loader.py"
