@@ -17,7 +17,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
 
-from tui.appcontext import in_context
+from tui.appcontext import in_context, later
 from tui.bridge import AgentBridge
 from tui.gcpolicy import GcPolicy
 from tui.notify import Notifier
@@ -325,7 +325,7 @@ class CoderApp(App[int]):
         interrupt(self)
 
     def action_quit(self) -> None:  # type: ignore[override]
-        self.run_worker(self.confirm_quit(), name="quit", group="quit", exclusive=True, exit_on_error=False)
+        self.run_worker(later(self.confirm_quit), name="quit", group="quit", exclusive=True, exit_on_error=False)
 
     async def confirm_quit(self) -> None:
         from tui.quitflow import confirm_quit

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Generator, Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, Generic, ParamSpec, TypeVar
 
 from textual._context import active_app
+
+P = ParamSpec("P")
+T = TypeVar("T")
 
 
 @contextmanager
@@ -25,3 +28,18 @@ def in_context(app: Any) -> Iterator[None]:
         return
     with app._context():
         yield
+
+
+class _Later(Generic[T]):
+    def __init__(self, make: Callable[[], Awaitable[T]]) -> None:
+        self._make = make
+
+    def __await__(self) -> Generator[Any, Any, T]:
+        return self._make().__await__()
+
+
+def later(make: Callable[P, Awaitable[T]], *args: P.args, **kwargs: P.kwargs) -> Awaitable[T]:
+    """`make(*args)` as work for `run_worker`, its coroutine made only when the worker starts: an
+    exclusive worker replaced before it started left its coroutine "never awaited" (a warning at
+    exit, seen in the suite's output)."""
+    return _Later(lambda: make(*args, **kwargs))

@@ -11,6 +11,7 @@ from textual.widgets import Input
 
 from agent import events as ev
 from agent.consumer import EventHandler
+from tui.appcontext import later
 from tui.widgets.codemap import CodeMap
 from tui.widgets.transcript import Transcript
 
@@ -191,7 +192,7 @@ class _ExploreReports(EventHandler):
         self.app = app
 
     def on_explore_step(self, event: ev.ExploreStep) -> None:
-        self.app.run_worker(reload_map(self.app), group="codemap", exclusive=True, exit_on_error=False)
+        self.app.run_worker(later(reload_map, self.app), group="codemap", exclusive=True, exit_on_error=False)
 
     def on_explore_error(self, event: ev.ExploreStepFailed) -> None:
         _say(self.app, event.text, "warning")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from tui.appcontext import later
 from tui.widgets.panes import WorkspacePane, local_info
 
 if TYPE_CHECKING:
@@ -26,9 +27,9 @@ def refresh_pane(app: CoderApp) -> None:
 
         if workspace.kind == "github":  # the repository can change mid-session (/repo, set_repository_context)
             app.query_one("#status", StatusBar).set_workspace(workspace.label)
-        gather = _github(pane, workspace)
+        gather = later(_github, pane, workspace)
     elif workspace.root is not None:
-        gather = _local(app, pane, workspace)
+        gather = later(_local, app, pane, workspace)
     else:
         return
     app.run_worker(gather, name="pane", group="pane", exclusive=True, exit_on_error=False)

@@ -16,7 +16,9 @@ def setup_reason(app: Any) -> str:
     from tui.screens.setup import SetupScreen
 
     screen = app.screen
-    if not isinstance(screen, SetupScreen) or not screen.query("#setup-intro"):
+    # The intro is mounted turns before the nested input rows (CI saw the gap): wait for them too.
+    if not isinstance(screen, SetupScreen) or not all(screen.query(f"#setup-{part}") for part in
+                                                          ("intro", "model", "key-export")):
         return ""
     return str(screen.query_one("#setup-intro").render())
 

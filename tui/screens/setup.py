@@ -26,6 +26,7 @@ from agent import paths, secrets
 from agent.config import (DEFAULT_MODELS, KEYLESS_PROVIDERS, PROVIDER_KEY_VARS, Config, ConfigError,
                           provider_of, save_user_settings)
 from agent.llm import LLM, LLMError
+from tui.appcontext import later
 from tui.pathfmt import home_relative
 
 GENERIC_KEY_VAR = "CODER_TUI_API_KEY"
@@ -316,7 +317,7 @@ class SetupScreen(Screen[SetupResult | None]):
         secrets.register(fields.key)
         self._set_status(f"Checking {fields.model}…", "-checking")
         # exclusive: a second press restarts the check instead of racing the first one
-        self.run_worker(self._check(fields), group="setup-check", exclusive=True, exit_on_error=False)
+        self.run_worker(later(self._check, fields), group="setup-check", exclusive=True, exit_on_error=False)
 
     async def _check(self, fields: _Fields) -> None:
         llm = LLM(fields.model, fields.api_base or None, self._usable_key(fields.key), timeout=CHECK_TIMEOUT,

@@ -18,6 +18,7 @@ from textual.message import Message
 from textual.style import Style
 from textual.widgets import OptionList, TextArea
 
+from tui.appcontext import later
 from tui.widgets.prompt_standin import LIST_ACTIONS, PLACEHOLDER, PROMPT_BINDINGS
 from tui.widgets.prompt_support import FileIndex, PromptHistory, fuzzy_match
 
@@ -340,7 +341,7 @@ class PromptInput(TextArea):
                 if not self._files_asked:
                     self._files_asked = True
                     self.post_message(self.FilesWanted())
-                self.run_worker(self._show_files(context), group="prompt-files", exclusive=True)
+                self.run_worker(later(self._show_files, context), group="prompt-files", exclusive=True)
 
     def _fill_list(self, completions: list[tuple[str, Content]]) -> None:
         """Fill the list with (inserted text, row) pairs; an empty list hides it but keeps completing."""
