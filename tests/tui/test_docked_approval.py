@@ -88,7 +88,9 @@ async def test_a_shell_approval_names_the_command_once_and_its_result_shows_exit
         await submit(pilot, "run it")
         panel = await approval(pilot)
         assert panel_text(panel).count("echo line") == 1  # once: not again as a summary above it
-        assert "Allow bash_exec for session, no network (a)" in panel_text(panel)  # as wide as fits
+        # As wide as fits: fitted at the panel's first resize, which can come after it took the focus.
+        await wait_for(pilot, lambda: "Allow bash_exec for session, no network (a)" in panel_text(panel),
+                       what="the session choice fitted to the panel")
         await pilot.press("y")
         await answered(pilot)
         row = await wait_for(pilot, lambda: next((r for r in app.query(ToolRow) if r.ok is not None), None),

@@ -222,7 +222,9 @@ class ApprovalPanel(Vertical, can_focus=True):
 
     def _fit_choices(self) -> None:
         """The session choice names the tool when the row has room for it."""
-        width = self.content_region.width or self.app.size.width
+        width = self.content_region.width
+        if not width:  # not laid out yet: the first resize fits it (the app's width would be a wrong guess)
+            return
         label = allow_all_label(self.request.tool, width - ALLOW_ONCE_WIDTH, self.request.kind)
         for button in self.query("#approval-allow-all").results(Button):  # none once the panel is going
             button.label = Content(label)
