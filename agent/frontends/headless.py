@@ -140,10 +140,13 @@ async def _prompt_for(session: AgentSession, prompt: str) -> str:
 
 
 async def _check_model(config: Any) -> None:
-    """An unknown provider is a configuration error, found before the run starts (exit 2)."""
+    """An unknown provider is a configuration error, found before the run starts (exit 2). The
+    check is the run's first wait for litellm: a terminal is told while it loads."""
+    from agent.frontends.waitline import LOADING, said_while_waiting
     from agent.llm import configuration_problem
 
-    problem = await configuration_problem(config.model, borrow=config.host != "off")
+    async with said_while_waiting(sys.stderr, LOADING):
+        problem = await configuration_problem(config.model, borrow=config.host != "off")
     if problem is not None:
         raise UsageError(f"{problem}; the model is set by: {config.sources.get('model', 'the configuration')}")
 
