@@ -1,4 +1,4 @@
-"""Textual's context around what the agent's side calls into the app."""
+"""Textual's context around what the agent's side calls into the app; work handed to workers."""
 
 from __future__ import annotations
 
