@@ -83,6 +83,8 @@ class ScriptedServer:
 
     def __init__(self, *replies: Reply, responder: Callable[[dict[str, Any]], Reply] | None = None):
         self._replies: list[Reply] = list(replies)
+        # Called on the server's event loop: a responder must never block (a Reply's `hold` waits
+        # off the loop); one that waited stopped every other request to this server.
         self.responder = responder
         self.requests: list[dict[str, Any]] = []
         self.headers: list[dict[str, str]] = []  # the request headers, in the order of `requests`
