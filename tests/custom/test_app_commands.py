@@ -9,7 +9,7 @@ from agent import paths
 from tests.conftest import write_files
 from tests.custom.test_commands import REVIEW
 from tests.fakellm import Reply
-from tests.tui.conftest import APP_SIZE, make_app, ready, type_text, wait_for, workspace  # noqa: F401
+from tests.tui.conftest import APP_SIZE, make_app, ready, screen_shown, type_text, wait_for, workspace  # noqa: F401
 from tests.tui.test_app_sessions import answers, idle, submit
 
 
@@ -40,7 +40,7 @@ async def test_custom_commands_in_completion_help_palette_and_run(make_app: Any,
         prompt.value = ""
         assert {"/review-pr", "/git:summary"} <= {c.title for c in palette_commands(app)}
         await submit(pilot, "/help")
-        screen = await wait_for(pilot, lambda: isinstance(app.screen, KeysScreen) and app.screen, what="/help")
+        screen = await screen_shown(pilot, KeysScreen, "/help")
         table = screen.query_one("#commands", DataTable)
         listed = [str(table.get_row_at(i)[0]) for i in range(table.row_count)]
         assert "/review-pr" in listed and "/git:summary" in listed and "/mode" in listed

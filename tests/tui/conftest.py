@@ -36,6 +36,14 @@ async def wait_for(pilot: Any, condition: Callable[[], Any], timeout: float = 15
         await pilot.pause(0.02)
 
 
+async def screen_shown(pilot: Any, kind: type, what: str = "", timeout: float = 15.0) -> Any:
+    """The app's screen once it is a `kind` and all it composed is mounted: its nested rows mount
+    turns after its first ones (a test that queried them as soon as the screen showed failed in CI)."""
+    app = pilot.app
+    return await wait_for(pilot, lambda: isinstance(app.screen, kind) and app.screen.is_mounted and app.screen,
+                          timeout, what or kind.__name__)
+
+
 async def type_text(pilot: Any, text: str) -> None:
     """Type into the focused widget: one key event per character, as the terminal sends them when
     a user types quickly; the app then settles once. (`pilot.press` waits for the process to go

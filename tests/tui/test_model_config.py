@@ -16,9 +16,8 @@ def setup_reason(app: Any) -> str:
     from tui.screens.setup import SetupScreen
 
     screen = app.screen
-    # The intro is mounted turns before the nested input rows (CI saw the gap): wait for them too.
-    if not isinstance(screen, SetupScreen) or not all(screen.query(f"#setup-{part}") for part in
-                                                          ("intro", "model", "key-export")):
+    # Once all it composed is mounted: the intro is mounted turns before the nested input rows (CI saw the gap).
+    if not isinstance(screen, SetupScreen) or not screen.is_mounted:
         return ""
     return str(screen.query_one("#setup-intro").render())
 

@@ -10,7 +10,7 @@ from textual.app import App
 from textual.widgets import DataTable
 
 from tests.fakellm import Reply, call
-from tests.tui.conftest import APP_SIZE, ready, wait_for
+from tests.tui.conftest import APP_SIZE, ready, screen_shown, wait_for
 from tests.tui.test_app_sessions import answers, idle, notices, submit
 from tui.commands import SLASH_COMMANDS
 from tui.screens.keys import KeysScreen
@@ -75,7 +75,7 @@ async def test_sessions_opens_on_the_current_session_or_the_newest(make_app: Any
 
         async def listed() -> tuple[list[str | None], int | None]:
             await submit(pilot, "/sessions")
-            screen = await wait_for(pilot, lambda: isinstance(app.screen, SessionsScreen) and app.screen, what="list")
+            screen = await screen_shown(pilot, SessionsScreen, "list")
             options = await wait_for(pilot, lambda: screen.query_one(OptionList).option_count
                                      and screen.query_one(OptionList), what="the rows")
             return [options.get_option_at_index(i).id for i in range(options.option_count)], options.highlighted
