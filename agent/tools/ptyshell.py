@@ -12,8 +12,11 @@ in the same sandbox, environment and process group as the other shells (agent/to
 from __future__ import annotations
 
 import asyncio
+import fcntl
 import os
 import re
+import signal
+import termios
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -161,23 +164,30 @@ class PtyShell:
         os.close(self.fd)
 
 
+def _as_a_terminal_of_its_own() -> None:
+    """In the child, after setsid (start_new_session): the pty becomes its controlling terminal, and
+    Ctrl+C and Ctrl+\\ reach what runs in it as in a terminal the user opened, even when this process
+    runs with them ignored or blocked (started by `nohup` or `cmd &` in a script: they were
+    inherited, and Ctrl+C never stopped a command). Nothing is imported here: a fork's child must not.
+    """
+    fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+    for sig in (signal.SIGINT, signal.SIGQUIT):
+        signal.signal(sig, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_SETMASK, ())
+
+
 async def open_pty(shell_id: str, program: str, argv: list[str], cwd: str, env: dict[str, str],
                    rows: int, cols: int) -> PtyShell:
     """Start argv on a new pseudo-terminal of rows x cols, as its session leader and controlling terminal."""
-    import fcntl
     import struct
-    import termios
 
     master, slave = os.openpty()
     fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", rows, cols, 0, 0))
     env = {**env, "TERM": "xterm-256color", "LINES": str(rows), "COLUMNS": str(cols)}
 
-    def controlling_terminal() -> None:  # in the child, after setsid (start_new_session)
-        fcntl.ioctl(0, termios.TIOCSCTTY, 0)
-
     try:
         proc = await asyncio.create_subprocess_exec(*argv, cwd=cwd, env=env, stdin=slave, stdout=slave, stderr=slave,
-                                                    start_new_session=True, preexec_fn=controlling_terminal)
+                                                    start_new_session=True, preexec_fn=_as_a_terminal_of_its_own)
     except OSError as exc:
         os.close(master)
         raise ToolError(f"cannot start {program}: {exc.strerror}") from None

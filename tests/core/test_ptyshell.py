@@ -5,6 +5,7 @@ prompt is shown and never answered by the model. Through the real loop and the s
 from __future__ import annotations
 
 import shutil
+import signal
 from pathlib import Path
 from typing import Any
 
@@ -44,6 +45,27 @@ async def test_a_terminal_shell_has_its_size_runs_interactive_programs_and_takes
     out = await send_until(h, "<ctrl-c>echo status-$?<enter>", "status-130")  # Ctrl+C interrupted sleep
     assert "unknown key <f13>" in await use(h, "shell_send", session_id="sh1", keys="<f13>")
     assert "is a terminal: type into it with shell_send" in await use(h, "shell_exec", session_id="sh1", command="ls")
+    assert await use(h, "shell_close", session_id="sh1") == "shell sh1 closed"
+
+
+@pytest.mark.parametrize("how", ["ignored", "blocked"])
+async def test_ctrl_c_stops_a_command_though_this_process_has_it_ignored_or_blocked(make_harness: Any, how: str) -> None:
+    """As after `nohup coder-tui ...` or `coder-tui ... &` in a script: the shell's programs inherited
+    it, and Ctrl+C never stopped a command (the suite saw it twice, after other tests in the worker)."""
+    h = make_harness()
+    if how == "ignored":
+        previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    else:
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        await use(h, "shell_open", pty=True)
+    finally:
+        if how == "ignored":
+            signal.signal(signal.SIGINT, previous)
+        else:
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+    await send_until(h, "sh -c 'echo sleeping-$((3*3)); exec sleep 30'<enter>", "sleeping-9")
+    await send_until(h, "<ctrl-c>echo status-$?<enter>", "status-130", tries=5)
     assert await use(h, "shell_close", session_id="sh1") == "shell sh1 closed"
 
 
