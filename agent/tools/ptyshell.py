@@ -167,9 +167,9 @@ class PtyShell:
 def _as_a_terminal_of_its_own() -> None:
     """In the child, after setsid (start_new_session): the pty becomes its controlling terminal, and
     Ctrl+C and Ctrl+\\ reach what runs in it as in a terminal the user opened, even when this process
-    runs with them ignored or blocked (started by `nohup` or `cmd &` in a script: they were
-    inherited, and Ctrl+C never stopped a command). Nothing is imported here: a fork's child must not.
-    """
+    runs with them ignored or blocked (started as `cmd &` by a script, or by a service or editor that
+    ignores them: they were inherited, and Ctrl+C never stopped a command). Nothing is imported
+    here: a fork's child must not."""
     fcntl.ioctl(0, termios.TIOCSCTTY, 0)
     for sig in (signal.SIGINT, signal.SIGQUIT):
         signal.signal(sig, signal.SIG_DFL)

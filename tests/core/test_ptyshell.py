@@ -49,9 +49,10 @@ async def test_a_terminal_shell_has_its_size_runs_interactive_programs_and_takes
 
 
 @pytest.mark.parametrize("how", ["ignored", "blocked"])
-async def test_ctrl_c_stops_a_command_though_this_process_has_it_ignored_or_blocked(make_harness: Any, how: str) -> None:
-    """As after `nohup coder-tui ...` or `coder-tui ... &` in a script: the shell's programs inherited
-    it, and Ctrl+C never stopped a command (the suite saw it twice, after other tests in the worker)."""
+async def test_ctrl_c_stops_a_command_though_this_process_has_it_ignored_or_blocked(make_harness: Any,
+                                                                                     how: str) -> None:
+    """As when `coder-tui ... &` runs from a script (SIGINT ignored) or under a launcher that blocks it:
+    the shell's programs inherited it, and Ctrl+C never stopped a command (the suite saw the symptom twice)."""
     h = make_harness()
     if how == "ignored":
         previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
