@@ -9,6 +9,7 @@ import re
 from pathlib import Path
 
 import httpx
+import pytest
 
 from agent.host.client import HostClient
 from tests.conftest import TEST_KEY, run_cli
@@ -58,8 +59,18 @@ def test_a_serve_turn_runs_in_the_host_and_run_attach_continues_it(start_host, m
     assert host.process.poll() is None
 
 
+@pytest.mark.parametrize("who_line", ["read", "not read yet"])
 async def test_an_approval_of_a_serve_turn_is_answered_in_the_host_first_answer_wins(
-        start_host, make_serve, fake_llm: FakeLLM) -> None:
+        start_host, make_serve, fake_llm: FakeLLM, monkeypatch: pytest.MonkeyPatch, who_line: str) -> None:
+    """The late answer gets 409 naming who answered, whether or not serve has read the host's
+    `approval_answered` line yet (it follows `approval_resolved`; a late answer overtook it once
+    in a full run, and was told 404 "no pending approval")."""
+    if who_line == "not read yet":
+        from agent.frontends.serve.hosted import HostedSession
+
+        read = HostedSession._line
+        monkeypatch.setattr(HostedSession, "_line",
+                            lambda self, line: None if line.get("type") == "approval_answered" else read(self, line))
     host = start_host()
     serve = make_serve(mode="ask", hub=True, files={"a.py": "def f():\n    return 1\n"})
     fake_llm.script(EDIT, Reply(text="Done."))

@@ -70,6 +70,9 @@ class HostedSession:
         self.plan_reviewer = NoPlanReview()
         self.pending_approvals: dict[str, None] = dict.fromkeys(pending)
         self.answered: dict[str, str] = {}  # approval id -> the front end that answered it in the host
+        # Resolved in the host; who answered comes on the next line (approval_answered), which a
+        # late answer can overtake: serve then asks the host, which knows.
+        self.resolved: set[str] = set()
         self.sink: Any = None  # serve's Live.sink: this session's own turns
         self.others: Any = None  # serve's follow log: every other event
         self.lost: Any = None  # called once the host's connection is gone (serve forgets the session)
@@ -136,6 +139,7 @@ class HostedSession:
             self.pending_approvals[str(line.get("approval_id"))] = None
         elif kind == "approval_resolved":
             self.pending_approvals.pop(str(line.get("approval_id")), None)
+            self.resolved.add(str(line.get("approval_id")))
         elif kind == "approval_answered":
             self.answered[str(line.get("approval_id"))] = str(line.get("by"))
         try:

@@ -289,8 +289,11 @@ class Sessions:
             by = getattr(live.session, "answered", {}).get(approval_id)
             if by is not None:
                 raise Busy(f"approval {approval_id!r} was answered already, by {by}")
-            if ask is not None and approval_id in live.session.pending_approvals:
+            resolved = getattr(live.session, "resolved", ())  # who answered may not have come yet: the host knows
+            if ask is not None and (approval_id in live.session.pending_approvals or approval_id in resolved):
                 refused = await ask(approval_id, decision)
+                if refused and refused.startswith("no pending approval"):
+                    raise NotFound(refused)  # resolved without an answer (a stop): as in-process
                 if refused:
                     raise Busy(refused)
                 return live
