@@ -110,6 +110,36 @@ async def test_an_approval_of_a_serve_turn_is_answered_in_the_host_first_answer_
     assert row["live"] is True and "terminal" in row["attached"]
 
 
+async def test_a_late_answer_to_an_approval_a_stop_ended_is_404_as_in_process(
+        start_host, make_serve, fake_llm: FakeLLM) -> None:
+    """Serve asks the host about an approval it no longer sees pending; the host's "no pending
+    approval" (nobody answered it: a stop ended the turn) stays 404, not 409 "answered already"."""
+    host = start_host()
+    serve = make_serve(mode="ask", hub=True, files={"a.py": "def f():\n    return 1\n"})
+    fake_llm.script(EDIT, Reply(text="Done."))
+    terminal = await HostClient.connect(host.socket)
+    try:
+        async with httpx.AsyncClient(base_url=serve.url, headers={"Authorization": f"Bearer {TOKEN}"},
+                                     timeout=60) as http:
+            body = {"messages": [{"role": "user", "content": "make f return 2"}]}
+            async with http.stream("POST", "/api/chat", json=body) as response:
+                asked: dict = {}
+                async for line in response.aiter_lines():
+                    if line.startswith("data: ") and (event := json.loads(line[6:])).get("type") == "approval_required":
+                        asked = event
+                        break
+                await terminal.request("open", session=response.headers["X-Session-Id"], client="terminal",
+                                       options={})
+                await next_of(terminal, "replay_end")
+                assert (await terminal.request("stop"))["stopped"] is True
+                await next_of(terminal, "turn_done")
+                late = await http.post(f"/api/approvals/{asked['id']}", json={"decision": "allow_once"})
+    finally:
+        await terminal.close()
+    assert late.status_code == 404 and "no pending approval" in late.json()["error"], late.text
+    assert (serve.root / "a.py").read_text().endswith("return 1\n")
+
+
 async def test_stop_of_a_serve_turn_stops_the_hosts_run(start_host, make_serve, fake_llm: FakeLLM) -> None:
     import threading
 
