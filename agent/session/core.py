@@ -85,6 +85,10 @@ class AgentSession:
         self.executor = Executor(self.registry, self.ctx, self.gate,
                                  self._checkpoint if self.checkpoints else None)
         self.executor.touched = self.checkpoints.note_touched if self.checkpoints else None
+        from agent.lsp import for_session
+
+        self.lsp = for_session(config, workspace, self.emit)  # language servers, started when first needed
+        self.executor.diagnose = self.lsp.diagnose if self.lsp is not None else None
         self.messages: list[dict[str, Any]] = [{"role": "system", "content": ""}]
         self.totals = Totals()
         self._llm: LLM | None = None
@@ -464,6 +468,8 @@ class AgentSession:
         if isinstance(manager, ShellManager):
             await manager.close_all()
         await self.agent.mcp.close()
+        if self.lsp is not None:
+            await self.lsp.close()
         await self.ctx.extras["map_freshen"].close()
         self.writer.close()
         if not keep_workspace:
