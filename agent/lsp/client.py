@@ -29,6 +29,7 @@ from agent.lsp.servers import ServerSpec
 T = TypeVar("T")
 SETTLE = 0.3  # seconds without a newer publication before diagnostics count as final
 STDERR_TAIL = 2000
+MAX_TIMEOUTS = 2  # requests in a row without an answer in time before the server counts as hung
 logging.getLogger("pygls").addHandler(logging.NullHandler())  # its warnings never reach a terminal
 logging.getLogger("pygls").propagate = False
 
@@ -75,6 +76,7 @@ class LspClient:
         self.client = _Client(self)
         self.failure: str | None = None  # why it stopped serving
         self.last_error = ""
+        self.timeouts = 0  # requests in a row that got no answer in time
         self.capabilities: lsp.ServerCapabilities | None = None
         self.versions: dict[str, int] = {}  # uri -> the version sent
         self.texts: dict[str, str] = {}  # uri -> the text sent
@@ -157,9 +159,15 @@ class LspClient:
         if self.failure is not None:
             raise ServerFailed(self.failure)
         try:
-            return await asyncio.wait_for(awaitable, self.timeout)
+            answer = await asyncio.wait_for(awaitable, self.timeout)
+            self.timeouts = 0
+            return answer
         except asyncio.TimeoutError:
-            self.failure = f"{self.spec.label} did not answer {what} within {self.timeout:g} s"
+            said = f"{self.spec.label} did not answer {what} within {self.timeout:g} s"
+            self.timeouts += 1
+            if self.capabilities is not None and self.timeouts < MAX_TIMEOUTS:  # one slow request is not a hung server
+                raise ServerFailed(said) from None
+            self.failure = said
         except RuntimeError as exc:  # pygls: the server exited, or the client was stopped
             self.failure = self.failure or f"{self.spec.label} stopped: {exc}"
         except Exception as exc:  # noqa: BLE001 - an error answer: this request failed, not the server
@@ -202,12 +210,12 @@ class LspClient:
                 return self.versions[uri]
             version = self.versions[uri] = self.versions[uri] + 1
             self.client.text_document_did_change(lsp.DidChangeTextDocumentParams(
-                lsp.VersionedTextDocumentIdentifier(version=version, uri=uri),
-                [lsp.TextDocumentContentChangeWholeDocument(text=text)]))
+                text_document=lsp.VersionedTextDocumentIdentifier(version=version, uri=uri),
+                content_changes=[lsp.TextDocumentContentChangeWholeDocument(text=text)]))
         else:
             version = self.versions[uri] = 1
             self.client.text_document_did_open(lsp.DidOpenTextDocumentParams(
-                lsp.TextDocumentItem(uri=uri, language_id=self.spec.language_of(path), version=1, text=text)))
+                text_document=lsp.TextDocumentItem(uri=uri, language_id=self.spec.language_of(path), version=1, text=text)))
         self.texts[uri], self.paths[uri] = text, path
         return version
 
@@ -215,7 +223,8 @@ class LspClient:
         uri = self.uri(path)
         if uri in self.versions and self.failure is None:
             del self.versions[uri], self.texts[uri], self.paths[uri]
-            self.client.text_document_did_close(lsp.DidCloseTextDocumentParams(lsp.TextDocumentIdentifier(uri)))
+            self.client.text_document_did_close(lsp.DidCloseTextDocumentParams(
+                text_document=lsp.TextDocumentIdentifier(uri=uri)))
 
     def published_count(self, path: str) -> int:
         return self._counts.get(self.uri(path), 0)

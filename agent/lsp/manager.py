@@ -186,7 +186,14 @@ class LspManager:
         """A request about `path` (after syncing it); Unavailable when no server answers."""
         from agent.lsp.client import ServerFailed
 
-        client, _ = await self.synced(path)
+        client = await self.client(path)
+        before, opened = client.published_count(path), client.uri(path) in client.versions
+        client, version = await self.synced(path)
+        if not opened:
+            # A server answers about a document it has just been given before it knows the rest of
+            # the project (pyright's first references miss other files): its first word on the
+            # document says it has looked.
+            await client.diagnostics(path, version, before, min(DIAGNOSTICS_WAIT, client.timeout))
         try:
             return await client.wait(call(client), what)
         except ServerFailed as exc:

@@ -90,7 +90,7 @@ async def where(ctx: ToolContext, uri: str, start: Any) -> str:
 
 
 async def locations(ctx: ToolContext, found: Any) -> list[str]:
-    items = found if isinstance(found, list) else [found] if found else []
+    items = list(found) if isinstance(found, (list, tuple)) else [found] if found else []
     lines = []
     for item in items[:MAX_LOCATIONS]:
         uri = getattr(item, "uri", None) or item.target_uri
@@ -128,7 +128,7 @@ class LspDefinition(_LspTool):
         from lsprotocol import types as lsp
 
         path, pos = await position(ctx, args)
-        params = lsp.DefinitionParams(lsp.TextDocumentIdentifier(_uri(ctx, path)), pos)
+        params = lsp.DefinitionParams(text_document=_document(ctx, path), position=pos)
         found = await locations(ctx, await ask(ctx, path, lambda c: c.client.text_document_definition_async(params),
                                                "a definition request"))
         return f"{args.symbol} is defined at:\n" + "\n".join(found) if found else f"No definition found for {args.symbol}."
@@ -147,8 +147,9 @@ class LspReferences(_LspTool):
         from lsprotocol import types as lsp
 
         path, pos = await position(ctx, args)
-        params = lsp.ReferenceParams(lsp.TextDocumentIdentifier(_uri(ctx, path)), pos,
-                                     lsp.ReferenceContext(include_declaration=args.include_declaration))
+        params = lsp.ReferenceParams(
+            text_document=_document(ctx, path), position=pos,
+            context=lsp.ReferenceContext(include_declaration=args.include_declaration))
         found = await locations(ctx, await ask(ctx, path, lambda c: c.client.text_document_references_async(params),
                                                "a references request"))
         if not found:
@@ -165,7 +166,7 @@ class LspHover(_LspTool):
         from lsprotocol import types as lsp
 
         path, pos = await position(ctx, args)
-        params = lsp.HoverParams(lsp.TextDocumentIdentifier(_uri(ctx, path)), pos)
+        params = lsp.HoverParams(text_document=_document(ctx, path), position=pos)
         hover = await ask(ctx, path, lambda c: c.client.text_document_hover_async(params), "a hover request")
         text = _hover_text(hover.contents).strip() if hover is not None else ""
         if not text:
@@ -197,14 +198,14 @@ class LspSymbols(_LspTool):
 
         if args.file_path:
             path = ctx.workspace.normalize(args.file_path)
-            params = lsp.DocumentSymbolParams(lsp.TextDocumentIdentifier(_uri(ctx, path)))
+            params = lsp.DocumentSymbolParams(text_document=_document(ctx, path))
             found = await ask(ctx, path, lambda c: c.client.text_document_document_symbol_async(params),
                               "a document symbols request")
             return "\n".join(_outline(found or [])) or f"No symbols in {path}."
         if not args.query.strip():
             raise ToolError("give file_path (a file's outline) or query (the project's symbols by name)")
         anchor = _anchor(ctx)
-        found = await ask(ctx, anchor, lambda c: c.client.workspace_symbol_async(lsp.WorkspaceSymbolParams(args.query)),
+        found = await ask(ctx, anchor, lambda c: c.client.workspace_symbol_async(lsp.WorkspaceSymbolParams(query=args.query)),
                           "a workspace symbols request")
         rows = []
         for symbol in (found or [])[:MAX_LOCATIONS]:
@@ -235,9 +236,11 @@ def _anchor(ctx: ToolContext) -> str:
                     "language first (lsp_symbols with file_path, or lsp_diagnostics)")
 
 
-def _uri(ctx: ToolContext, path: str) -> str:
+def _document(ctx: ToolContext, path: str) -> Any:
+    from lsprotocol import types as lsp
+
     assert ctx.workspace.root is not None  # the tools are offered for folders on disk only
-    return (ctx.workspace.root / path).as_uri()
+    return lsp.TextDocumentIdentifier(uri=(ctx.workspace.root / path).as_uri())
 
 
 class RenameArgs(SymbolArgs, EditArgs):
@@ -258,7 +261,8 @@ class LspRename(EditTool):
         from lsprotocol import types as lsp
 
         path, pos = await position(ctx, args)
-        params = lsp.RenameParams(lsp.TextDocumentIdentifier(_uri(ctx, path)), pos, args.new_name)
+        params = lsp.RenameParams(text_document=_document(ctx, path), position=pos,
+                                  new_name=args.new_name)
         edit = await ask(ctx, path, lambda c: c.client.text_document_rename_async(params), "a rename request")
         from agent.tools.lspedit import file_changes
 
