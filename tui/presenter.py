@@ -12,6 +12,7 @@ from typing import Any
 
 from agent import events as ev
 from agent.consumer import EventHandler
+from agent.lsp.report import shown_lines
 from agent.textsafe import line, shown_copy
 from tui.toolresult import decision_notes, shown_result
 from tui.widgets.scratchpad import show_scratchpad
@@ -122,7 +123,7 @@ class Presenter(EventHandler):
 
     def on_file_changed(self, event: ev.FileChanged) -> None:
         call_id = next((c for c in reversed(self.running_tool)), "")
-        self.transcript.diff(event.path, event.diff)
+        self.transcript.diff(event.path, event.diff, "\n".join(shown_lines(event.diagnostics)))
         self.on_files_changed(event, call_id in self.approved)
 
     def on_plan_updated(self, event: ev.PlanUpdated) -> None:

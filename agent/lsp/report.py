@@ -7,6 +7,8 @@ front ends can use it cheaply.
 
 from __future__ import annotations
 
+import re
+
 from agent.events import DiagnosticInfo
 
 MAX_PER_FILE = 15
@@ -62,3 +64,23 @@ def render_diagnostics(found: dict[str, list[DiagnosticInfo]], after: str = "") 
             lines.append(f"  [{len(shown) - MAX_PER_FILE} more not shown; lsp_diagnostics lists them all]")
         parts.append("\n".join(lines))
     return "\n".join(parts)
+
+
+def reports_errors(note: str) -> bool:
+    """Whether a diff view's note (`shown_lines`) counts at least one error."""
+    return re.match(r"language server: [1-9]\d* error", note) is not None
+
+
+def shown_lines(diagnostics: list[DiagnosticInfo] | None, cap: int = 8) -> list[str]:
+    """What a diff view shows under a changed file: the language server's count, then its first
+    problems, errors first (nothing when no server checked the file)."""
+    if diagnostics is None:
+        return []
+    shown = ordered(diagnostics)
+    if not shown:
+        return ["language server: no errors or warnings"]
+    lines = [f"language server: {counts(shown)}"]
+    lines += [f"  {d.line}:{d.column} {d.severity}: {' '.join(d.message.split())[:200]}" for d in shown[:cap]]
+    if len(shown) > cap:
+        lines.append(f"  … {len(shown) - cap} more")
+    return lines
