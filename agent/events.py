@@ -214,6 +214,8 @@ class Compacted(_Event):
     tokens_after: int
     replaced_messages: int
     manual: bool = False
+    kept: list[str] = Field(default_factory=list)  # what was carried word for word ("the todo list (4 items)")
+    summary: str = ""  # what the small model wrote for the rest
 
 
 class ModelFallback(_Event):

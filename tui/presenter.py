@@ -182,8 +182,9 @@ class Presenter(EventHandler):
     def on_compacted(self, event: ev.Compacted) -> None:
         if event.manual:  # /compact says what it did itself: one notice, not two
             return
-        self.transcript.notice(f"Compacted the conversation to fit the context window: about "
-                               f"{event.tokens_before:,} → {event.tokens_after:,} tokens.", "dim")
+        from agent.compaction import describe
+
+        self.transcript.notice(f"To fit the context window: {describe(event)}", "dim")
 
     def on_model_fallback(self, event: ev.ModelFallback) -> None:
         self.transcript.notice(f"{event.from_model} failed ({event.reason}); using {event.to_model}.", "warning")

@@ -6,6 +6,7 @@ import os
 from typing import Any, TextIO
 
 from agent import events as ev
+from agent.compaction import describe
 from agent.consumer import EventHandler
 from agent.lsp.report import shown_lines
 from agent.secrets import redact
@@ -188,9 +189,7 @@ class TextPrinter(EventHandler):
         self._line(self._paint(f"saved {event.path} ({event.lines} lines) from a code block", "green"), self.err)
 
     def on_compacted(self, event: ev.Compacted) -> None:
-        self._line(self._paint(f"◇ compacted the conversation: about {event.tokens_before:,} → "
-                               f"{event.tokens_after:,} "
-                               "tokens (older turns summarised)", "dim"), self.err)
+        self._line(self._paint(f"◇ {describe(event)}", "dim"), self.err)
 
     def on_model_fallback(self, event: ev.ModelFallback) -> None:
         self._line(self._paint(f"… {event.from_model} failed ({event.reason}); using {event.to_model}", "yellow"),

@@ -3,6 +3,7 @@ hover, rename): see manager.py. Only folders on disk are served; `for_session` s
 
 from __future__ import annotations
 
+import os
 import weakref
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -12,6 +13,7 @@ if TYPE_CHECKING:
     from agent.lsp.manager import LspManager
     from agent.workspaces.base import Workspace
 
+OFF = ("off", "0", "false", "no")  # CODER_TUI_LSP: language servers turned off for this process
 # each workspace's servers, for the tools that ask whether they can serve it (they see the workspace only)
 _MANAGERS: weakref.WeakKeyDictionary[Any, LspManager] = weakref.WeakKeyDictionary()
 
@@ -22,8 +24,9 @@ def manager_of(workspace: Workspace) -> LspManager | None:
 
 def for_session(config: Config, workspace: Workspace, emit: Callable[[Any], None]) -> LspManager | None:
     """The session's language servers (none started yet), or None for a workspace that has no
-    folder on disk (a room, GitHub without a clone): servers read the project from disk."""
-    if workspace.root is None:
+    folder on disk (a room, GitHub without a clone: servers read the project from disk) and when
+    CODER_TUI_LSP=off."""
+    if workspace.root is None or os.environ.get("CODER_TUI_LSP", "").lower() in OFF:
         return None
     from agent.lsp.manager import LspManager
 
