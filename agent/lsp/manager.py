@@ -171,6 +171,7 @@ class LspManager:
             client = await self.client(path)
             before, sent = client.published_count(path), client.versions.get(client.uri(path))
             client, version = await self.synced(path)
+            found: list[Any] | None = None
             if version == sent and client.uri(path) in client.published:  # the text it has: its last word stands
                 found = client.published[client.uri(path)][1]
             else:

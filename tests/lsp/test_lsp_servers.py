@@ -182,3 +182,22 @@ async def test_an_untrusted_folder_with_a_venv_does_not_start_pyright(make_harne
     assert h.of("file_changed")[0].diagnostics is None and not (h.root / "ran").exists()
     (warning,) = [w.message for w in h.of("warning") if "language server" in w.message]
     assert "not trusted and its .venv would make the server run the folder's own code" in warning
+
+
+def test_run_json_carries_the_diagnostics_in_its_file_changed_event(fake_llm: Any, tmp_path: Path,
+                                                                   isolated_home: Path) -> None:
+    import json
+
+    from tests.conftest import run_cli, write_files
+
+    ws = write_files(tmp_path / "ws", {"util.py": MODULE, "app.py": USER})
+    fake_llm.script(Reply(tool_calls=[call("replace_lines", file_path="app.py", start_line=3, end_line=3,
+                                           new_content='total: int = add(1, "2")')]), Reply(text="Done."))
+    done = run_cli(isolated_home, "run", "break it", "--workspace", str(ws), "--model", fake_llm.model,
+                   "--api-base", fake_llm.url, "--api-key", "sk-test", "--mode", "allow", "--json")
+    assert done.returncode == 0, done.stderr
+    events = [json.loads(line) for line in done.stdout.splitlines()]
+    (changed,) = [e for e in events if e["type"] == "file_changed"]
+    assert [(d["line"], d["column"], d["severity"]) for d in changed["diagnostics"]] == [(3, 21, "error")]
+    (result,) = [e for e in events if e["type"] == "tool_result"]
+    assert "app.py:3:21 error: Argument of type \"Literal['2']\"" in result["output"]
