@@ -25,6 +25,7 @@ from pygls.lsp.client import BaseLanguageClient
 
 from agent import __version__
 from agent.lsp.servers import ServerSpec
+from agent.secrets import SECRET_NAME
 
 T = TypeVar("T")
 SETTLE = 0.3  # seconds without a newer publication before diagnostics count as final
@@ -131,7 +132,9 @@ class LspClient:
     # -- lifecycle --------------------------------------------------------------------------
     async def start(self) -> None:
         try:
-            await self.client.start_io(*self.command, cwd=str(self.root), start_new_session=True)
+            # its own process group (stopped whole), and the environment without a variable named like a secret
+            env = {key: value for key, value in os.environ.items() if not SECRET_NAME.search(key)}
+            await self.client.start_io(*self.command, cwd=str(self.root), env=env, start_new_session=True)
         except OSError as exc:
             raise ServerFailed(f"{self.command[0]} could not start: {exc.strerror or exc}") from None
         process = self.client._server
@@ -186,7 +189,7 @@ class LspClient:
                 pass
         self.failure = self.failure or "stopped"
         self.client._stop_event.set()
-        if process is not None and process.returncode is None:
+        if process is not None:  # its group: what it started (tsserver, pyright's workers) goes too
             try:
                 os.killpg(process.pid, signal.SIGKILL)
             except (ProcessLookupError, PermissionError):

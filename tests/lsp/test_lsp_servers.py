@@ -201,3 +201,19 @@ def test_run_json_carries_the_diagnostics_in_its_file_changed_event(fake_llm: An
     assert [(d["line"], d["column"], d["severity"]) for d in changed["diagnostics"]] == [(3, 21, "error")]
     (result,) = [e for e in events if e["type"] == "tool_result"]
     assert "app.py:3:21 error: Argument of type \"Literal['2']\"" in result["output"]
+
+
+async def test_a_server_gets_no_variable_named_like_a_secret(make_harness: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-must-not-leak-0001")
+    monkeypatch.setenv("SOME_SETTING", "kept")
+    h = make_harness(files={"a.py": "x = 1\n"})
+    dump = h.root.parent / "env.json"
+    script = f"import json, os, sys\njson.dump(dict(os.environ), open({str(dump)!r}, 'w'))\nfor _ in sys.stdin.buffer: pass"
+    _configure(h, command=[sys.executable, "-c", script], timeout=1)
+    h.script(Reply(tool_calls=[call("write_file", file_path="a.py", content="x = 2\n")]), Reply(text="done"))
+    await h.run()
+    import json
+
+    seen = json.loads(dump.read_text())
+    assert seen["SOME_SETTING"] == "kept" and "OPENAI_API_KEY" not in seen
+    assert not any("sk-must-not-leak" in value for value in seen.values())
