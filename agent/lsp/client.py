@@ -66,9 +66,6 @@ class _Client(BaseLanguageClient):
     async def server_exit(self, server: asyncio.subprocess.Process) -> None:
         await self.owner.exited(server.returncode)
 
-    def report_server_error(self, error: Exception, source: Any) -> None:
-        self.owner.last_error = str(error)
-
 
 class LspClient:
     def __init__(self, spec: ServerSpec, command: list[str], root: Path) -> None:
@@ -76,7 +73,6 @@ class LspClient:
         self.timeout = spec.timeout
         self.client = _Client(self)
         self.failure: str | None = None  # why it stopped serving
-        self.last_error = ""
         self.timeouts = 0  # requests in a row that got no answer in time
         self.capabilities: lsp.ServerCapabilities | None = None
         self.versions: dict[str, int] = {}  # uri -> the version sent

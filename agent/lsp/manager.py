@@ -61,19 +61,6 @@ class LspManager:
     def running(self) -> list[LspClient]:
         return [client for client in self._clients.values() if client.failure is None]
 
-    def status(self) -> list[tuple[str, str]]:
-        """(server, state) for each configured server: running, installed, not installed, or why not."""
-        rows = []
-        for spec in self.specs:
-            if spec.name in self._down:
-                rows.append((spec.name, self._down[spec.name]))
-            elif spec.name in self._clients:
-                rows.append((spec.name, f"running ({self._clients[spec.name].command[0]})"))
-            else:
-                command = self.command(spec)
-                rows.append((spec.name, f"installed ({command[0]})" if command else "not installed"))
-        return rows
-
     def _set_aside(self, spec: ServerSpec, why: str) -> None:
         if spec.name in self._down:
             return
