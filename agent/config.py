@@ -81,6 +81,21 @@ class McpServerSettings(BaseModel):
         return self
 
 
+class LspServerSettings(BaseModel):
+    """`[lsp.NAME]`: a language server (agent/lsp). A table named like a default (`python`,
+    `typescript`) changes that default field by field; any other name adds a server."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    command: list[str] | None = Field(default=None, min_length=1)  # the program and its arguments
+    patterns: list[str] | None = None  # file names it serves, as globs: ["*.rs"]
+    language_id: str | None = None  # the LSP language id of its files (default: from the extension)
+    init_options: dict[str, Any] | None = None  # initializationOptions
+    settings: dict[str, Any] | None = None  # what it is told for workspace/configuration
+    enabled: bool = True
+    timeout: float | None = Field(default=None, gt=0, le=600)  # seconds to start, and for each answer
+
+
 class RoomSettings(BaseModel):
     """`[room]`: what participants of a room may make the agent do (the operator's own prompts
     are not limited). Off by default: the network (web_fetch and other network tools), the
@@ -146,6 +161,7 @@ class Settings(BaseModel):
     max_tokens: int | None = Field(default=None, ge=1)  # per run
     tool_calling: Literal["auto", "native", "text"] = "auto"  # text: the ReAct protocol
     mcp_servers: dict[str, McpServerSettings] = Field(default_factory=dict)
+    lsp: dict[str, LspServerSettings] = Field(default_factory=dict)  # language servers (agent/lsp)
     tools: dict[str, ToolSettings] = Field(default_factory=dict)  # per tool: enabled, timeout
     room: RoomSettings = Field(default_factory=RoomSettings)  # what room participants may use
     map_tokens: int = Field(default=1024, ge=0, le=64_000)  # the prompt's map section; 0 leaves it out
@@ -287,8 +303,8 @@ def load_config(
         for key, value in values.items():
             if key == "api_key" and not isinstance(value, SecretStr):
                 value = SecretStr(str(value))
-            if key == "mcp_servers":  # servers merge by name; each remembers its file
-                _merge_servers(config, source, value)
+            if key in ("mcp_servers", "lsp"):  # servers merge by name; each remembers its file
+                _merge_servers(config, source, key, value)
                 continue
             if key in ("permissions", "hooks"):  # rules and hooks of every file add up
                 _merge_rules(config, source, key, value)
@@ -380,10 +396,14 @@ def _register_secrets(config: Config, environ: dict[str, str]) -> None:
             secrets.register(value)
 
 
-def _merge_servers(config: Config, source: str, servers: dict[str, Any]) -> None:
+def _merge_servers(config: Config, source: str, key: str, servers: dict[str, Any]) -> None:
     for name, server in servers.items():
-        config.mcp_servers[name] = McpServerSettings.model_validate(server)
-        config.sources[f"mcp_servers.{name}"] = source
+        if key == "lsp":  # field by field: a later file's `timeout` keeps an earlier file's `command`
+            earlier = config.lsp[name].model_dump(exclude_unset=True) if name in config.lsp else {}
+            config.lsp[name] = LspServerSettings.model_validate({**earlier, **server})
+        else:
+            config.mcp_servers[name] = McpServerSettings.model_validate(server)
+        config.sources[f"{key}.{name}"] = source
 
 
 def _apply_provider_env(config: Config, environ: dict[str, str]) -> None:

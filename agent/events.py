@@ -124,6 +124,17 @@ class ApprovalResolved(_Event):
     by: str | None = None  # who answered, when not the front end's own user (a room peer)
 
 
+class DiagnosticInfo(BaseModel):
+    """A problem a language server reports in a file (agent/lsp): 1-based line and column."""
+
+    line: int
+    column: int
+    severity: Literal["error", "warning", "information", "hint"]
+    message: str
+    source: str = ""  # the checker (basedpyright, ts, ...)
+    code: str = ""
+
+
 class FileChanged(_Event):
     type: Literal["file_changed"] = "file_changed"
     path: str
@@ -131,6 +142,8 @@ class FileChanged(_Event):
     line_start: int
     line_end: int
     reason: str = ""
+    # what the file's language server reports after the change, errors first (None: no server checked it)
+    diagnostics: list[DiagnosticInfo] | None = None
 
 
 class TodoItem(BaseModel):
@@ -201,6 +214,8 @@ class Compacted(_Event):
     tokens_after: int
     replaced_messages: int
     manual: bool = False
+    kept: list[str] = Field(default_factory=list)  # what was carried word for word ("the todo list (4 items)")
+    summary: str = ""  # what the small model wrote for the rest
 
 
 class ModelFallback(_Event):

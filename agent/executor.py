@@ -14,8 +14,9 @@ from typing import Any
 
 from agent.approval import ApprovalGate, ApprovalRequest, Decision, StopRun, narrow_changes
 from agent.diffing import FileChange, count_changes
-from agent.events import ApprovalResolved, CheckpointEvent, FileChanged, ToolCallEvent, ToolResultEvent
+from agent.events import ApprovalResolved, CheckpointEvent, DiagnosticInfo, FileChanged, ToolCallEvent, ToolResultEvent
 from agent.llm import ToolCallRequest
+from agent.lsp.report import render_diagnostics
 from agent.secrets import redact
 from agent.tools.base import Proposal, Tool, ToolArgs, ToolContext, ToolError
 from agent.tools.registry import ArgumentError, ToolRegistry
@@ -25,6 +26,7 @@ from agent.workspaces.base import WorkspaceError, refuse_git_path
 OUTPUT_CAP = 30_000
 CheckpointHook = Callable[[str], Awaitable[Any]]  # label -> CheckpointInfo
 TouchedHook = Callable[[list[str] | None], Awaitable[None]]  # the files a change touched (None: find them)
+DiagnoseHook = Callable[[list[str]], Awaitable[dict[str, list[DiagnosticInfo]]]]  # changed files -> problems
 
 
 @dataclass
@@ -54,6 +56,7 @@ class Executor:
         self.gate = gate
         self.checkpoint = checkpoint
         self.touched: TouchedHook | None = None  # tells the checkpoints what undo may restore
+        self.diagnose: DiagnoseHook | None = None  # the language servers' word on changed files (agent/lsp)
         self._checkpointed = False
         self.step_label = ""
         self._waited = 0.0  # seconds the current call spent waiting for the user's decision
@@ -202,11 +205,26 @@ class Executor:
         await self._checkpoint_once(tool, args)
         await self.ctx.workspace.apply(changes)
         await self._note_touched([c.path for c in changes])
-        for change in changes:
-            start, end = change.changed_lines()
-            self.ctx.emit(FileChanged(path=change.path, diff=change.unified_diff(), line_start=start,
-                                      line_end=end, reason=change.reason or tool.name))
-        return "\n".join([*(_describe(c) for c in changes), *notes])
+        found: dict[str, list[DiagnosticInfo]] = {}
+        try:
+            found = await self._diagnostics([c.path for c in changes])
+        finally:  # stopped while a server checks: the change is made, and shown
+            for change in changes:
+                start, end = change.changed_lines()
+                self.ctx.emit(FileChanged(path=change.path, diff=change.unified_diff(), line_start=start,
+                                          line_end=end, reason=change.reason or tool.name,
+                                          diagnostics=found.get(change.path)))
+        said = render_diagnostics(found, "after this edit")
+        return "\n".join([*(_describe(c) for c in changes), *notes, *([said] if said else [])])
+
+    async def _diagnostics(self, paths: list[str]) -> dict[str, list[DiagnosticInfo]]:
+        """What the language servers report on the changed files (nothing when none serves them)."""
+        if self.diagnose is None:
+            return {}
+        try:
+            return await self.diagnose(paths)
+        except Exception:  # noqa: BLE001 - a server's trouble never fails an edit that was made
+            return {}
 
     async def _ask(self, tool: Tool, args: ToolArgs, call_id: str, proposal: Proposal) -> Decision:
         request = ApprovalRequest(

@@ -94,6 +94,9 @@ def isolated_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.
         monkeypatch.delenv(var, raising=False)
     monkeypatch.setenv("XDG_RUNTIME_DIR", str(_RUNTIME))  # no test reaches the user's own session host
     monkeypatch.setenv("CODER_TUI_HOST", "off")
+    # Language servers (basedpyright is a test dependency) start only in the tests about them
+    # (tests/lsp): elsewhere an edit of a .py file would start one and report its diagnostics.
+    monkeypatch.setenv("CODER_TUI_LSP", "off")
     return home
 
 

@@ -151,8 +151,11 @@ async def _compact(app: CoderApp, arg: str) -> None:
     if event is None:
         _say(app, "Nothing to compact yet: the conversation is only a few turns long.")
         return
-    _say(app, f"Compacted {event.replaced_messages} messages: about {event.tokens_before:,} → "
-              f"{event.tokens_after:,} tokens.", "success")
+    from agent.compaction import describe
+
+    _say(app, describe(event), "success")
+    if event.summary:
+        _say(app, f"The summary:\n{event.summary}", "dim")
 
 
 async def _undo(app: CoderApp, arg: str) -> None:

@@ -12,6 +12,7 @@ from typing import Any
 
 from agent import events as ev
 from agent.consumer import EventHandler
+from agent.lsp.report import shown_lines
 from agent.textsafe import line, shown_copy
 from tui.toolresult import decision_notes, shown_result
 from tui.widgets.scratchpad import show_scratchpad
@@ -122,7 +123,7 @@ class Presenter(EventHandler):
 
     def on_file_changed(self, event: ev.FileChanged) -> None:
         call_id = next((c for c in reversed(self.running_tool)), "")
-        self.transcript.diff(event.path, event.diff)
+        self.transcript.diff(event.path, event.diff, "\n".join(shown_lines(event.diagnostics)))
         self.on_files_changed(event, call_id in self.approved)
 
     def on_plan_updated(self, event: ev.PlanUpdated) -> None:
@@ -181,8 +182,9 @@ class Presenter(EventHandler):
     def on_compacted(self, event: ev.Compacted) -> None:
         if event.manual:  # /compact says what it did itself: one notice, not two
             return
-        self.transcript.notice(f"Compacted the conversation to fit the context window: about "
-                               f"{event.tokens_before:,} → {event.tokens_after:,} tokens.", "dim")
+        from agent.compaction import describe
+
+        self.transcript.notice(f"To fit the context window: {describe(event)}", "dim")
 
     def on_model_fallback(self, event: ev.ModelFallback) -> None:
         self.transcript.notice(f"{event.from_model} failed ({event.reason}); using {event.to_model}.", "warning")

@@ -6,7 +6,9 @@ import os
 from typing import Any, TextIO
 
 from agent import events as ev
+from agent.compaction import describe
 from agent.consumer import EventHandler
+from agent.lsp.report import shown_lines
 from agent.secrets import redact
 from agent.textsafe import json_line, shown_copy, visible
 
@@ -126,9 +128,12 @@ class TextPrinter(EventHandler):
     def on_file_changed(self, event: ev.FileChanged) -> None:
         if event.diff in self._shown:  # approved as shown: the diff is on screen already
             self._shown.discard(event.diff)
-            return
-        self._diff(event.diff)
-        self._reason(event.reason)
+        else:
+            self._diff(event.diff)
+            self._reason(event.reason)
+        errors = any(d.severity == "error" for d in event.diagnostics or [])
+        for text in shown_lines(event.diagnostics):  # the language server's word on the changed file
+            self._line(self._paint(f"  {text}", "red" if errors else "dim"))
 
     def _reason(self, reason: str) -> None:
         if reason.strip():
@@ -184,9 +189,7 @@ class TextPrinter(EventHandler):
         self._line(self._paint(f"saved {event.path} ({event.lines} lines) from a code block", "green"), self.err)
 
     def on_compacted(self, event: ev.Compacted) -> None:
-        self._line(self._paint(f"◇ compacted the conversation: about {event.tokens_before:,} → "
-                               f"{event.tokens_after:,} "
-                               "tokens (older turns summarised)", "dim"), self.err)
+        self._line(self._paint(f"◇ {describe(event)}", "dim"), self.err)
 
     def on_model_fallback(self, event: ev.ModelFallback) -> None:
         self._line(self._paint(f"… {event.from_model} failed ({event.reason}); using {event.to_model}", "yellow"),

@@ -49,6 +49,7 @@ class StepExecutor(Executor):
         self.permits = base.permits  # the profile's tool scope
         self.limit = lambda tool: base.limit(tool)  # a room peer's limits, as the base has them when the call runs
         self.touched = base.touched
+        self.diagnose = base.diagnose  # the language servers' word on each change
         self.label = label
 
     def new_turn(self, label: str) -> None:

@@ -22,7 +22,7 @@ from agent.session.setup import AgentSetup
 from agent.approval import ApprovalGate, Approver, Decision, QueueApprover
 from agent.checkpoints import CheckpointError, CheckpointInfo, Checkpoints
 from agent.config import Config
-from agent.events import (Complete, DecisionKind, ErrorEvent, Mode, ReasoningDelta, RunStarted, ScratchpadUpdated,
+from agent.events import (Complete, DecisionKind, ErrorEvent, FileChanged, Mode, ReasoningDelta, RunStarted, ScratchpadUpdated,
                           TextDelta, TodoItem, WarningEvent, parse_event)
 from agent.executor import Executor
 from agent.images import Image, content
@@ -33,6 +33,7 @@ from agent.modelchain import Budget
 from agent.planning.review import QueueReviewer
 from agent.profiles import load_profiles
 from agent.secrets import contains_secret, redact, register
+from agent.session.carry import TaskLog, carried
 from agent.session.notes import disk_full, restore_note, stopped_answer
 from agent.session.record import SessionData, SessionStore, SessionWriter
 from agent.tools import default_tools
@@ -85,6 +86,10 @@ class AgentSession:
         self.executor = Executor(self.registry, self.ctx, self.gate,
                                  self._checkpoint if self.checkpoints else None)
         self.executor.touched = self.checkpoints.note_touched if self.checkpoints else None
+        from agent.lsp import for_session
+
+        self.lsp = for_session(config, workspace, self.emit)  # language servers, started when first needed
+        self.executor.diagnose = self.lsp.diagnose if self.lsp is not None else None
         self.messages: list[dict[str, Any]] = [{"role": "system", "content": ""}]
         self.totals = Totals()
         self._llm: LLM | None = None
@@ -103,6 +108,7 @@ class AgentSession:
         self.inbox: list[str] = []  # messages sent while a plan runs (see `send`)
         self._budget: Budget | None = None  # the running turn's, shared by its runs (see `new_run`)
         self.restored = data  # what a front end replays on resume (None for a new session)
+        self.task_log = TaskLog()  # the user's messages and the files changed, which compaction keeps
         if config.api_key is not None:
             register(config.api_key.get_secret_value())
         if data is not None:
@@ -114,6 +120,7 @@ class AgentSession:
         # the agent factory (profile, tools, limits, MCP), given its inputs; the session uses what it built
         self.agent = AgentSetup(config, workspace, self.registry, self.gate, self.messages, self.totals, self.llm,
                                 self.emit, writer.compaction)
+        self.agent.carry = lambda: carried(self)
         self.executor.permits = self.agent.permits
         self.ctx.extras["extract"] = self.agent.extract
 
@@ -150,6 +157,7 @@ class AgentSession:
         for event in data.events:
             if event.get("type") == "usage":
                 self.totals.restore(event)
+            self.task_log.note(str(event.get("type")), event)
         self.state = dict(data.state)
 
     # -- properties -----------------------------------------------------------------------
@@ -211,6 +219,8 @@ class AgentSession:
             dumped = redact(dumped)
             event = parse_event(dumped)
         self.writer.event(event, dumped)
+        if isinstance(event, (RunStarted, FileChanged)):
+            self.task_log.note(event.type, event.model_dump())
         self.sink(event)
 
     def record_state(self, key: str, value: Any) -> None:
@@ -378,6 +388,7 @@ class AgentSession:
         if not self.plan_running or not text.strip():
             return False
         self.inbox.append(text)
+        self.task_log.sent(text)
         return True
 
     @property
@@ -464,6 +475,8 @@ class AgentSession:
         if isinstance(manager, ShellManager):
             await manager.close_all()
         await self.agent.mcp.close()
+        if self.lsp is not None:
+            await self.lsp.close()
         await self.ctx.extras["map_freshen"].close()
         self.writer.close()
         if not keep_workspace:

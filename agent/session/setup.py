@@ -16,7 +16,7 @@ from typing import Any
 from agent.agents import RUNS, IterativeRun
 from agent.approval import ApprovalGate
 from agent.config import Config
-from agent.compaction import Compactor, summary_request
+from agent.compaction import Carried, Compactor, summary_request
 from agent.events import Compacted, WarningEvent
 from agent.llm import LLM
 from agent.loop import Totals
@@ -55,6 +55,7 @@ class AgentSetup:
         self._unpriced_said = False  # the cost limit's warning for an unpriced model, said once
         self._schemas = toolset.SchemaCache()
         self.turn: Any = None  # a custom command's Expansion while its turn runs (agent/custom/turn.py)
+        self.carry: Callable[[], Carried] = Carried  # what compaction keeps word for word (the session's task state)
         if self.input.skills.skills and registry.get("load_skill") is None:
             from agent.custom.skilltool import LoadSkill
 
@@ -128,8 +129,8 @@ class AgentSetup:
         self.emit(self.totals.add(reply))
         return reply.text
 
-    async def summarize(self, messages: list[dict[str, Any]]) -> str:
-        return await self._complete_plain(summary_request(messages))
+    async def summarize(self, messages: list[dict[str, Any]], kept: list[str] | None = None) -> str:
+        return await self._complete_plain(summary_request(messages, kept))
 
     async def extract(self, prompt: str, page: str) -> str:
         """web_fetch's prompt: what the page says about it, written by the small model."""
@@ -173,7 +174,7 @@ class AgentSetup:
     def compactor(self, window: int | None) -> Compactor:
         """The session's compactor (it keeps what it learned about the provider's token counts)."""
         if self._compactor is None or self._compactor.window != window:
-            self._compactor = Compactor(window, self.summarize, self.emit, self.record_compaction)
+            self._compactor = Compactor(window, self.summarize, self.emit, self.record_compaction, self.carry)
         return self._compactor
 
     def budget(self) -> Budget | None:

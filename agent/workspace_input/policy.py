@@ -144,6 +144,7 @@ CONFIG = InputKind("workspace config", ".coder-tui.toml", "agent.config:Settings
     "trusted_folders": NeedsTrust("only your own config can trust folders"),
     "folder_trust": NeedsTrust("only your own config can trust folders"),
     "mcp_servers": NeedsTrust("MCP servers are programs the file would start on your machine"),
+    "lsp": NeedsTrust("language servers are programs the file would start on your machine"),
     "profile": NeedsTrust("it would choose the agent's tools and mode"),
     "keymap": NeedsTrust("it would rebind keys, approvals included"),
     "reasoning": NeedsTrust("it would change how much each request thinks, and costs"),

@@ -15,6 +15,7 @@ from rich.table import Table
 from rich.text import Text
 from rich.theme import Theme
 
+from agent.lsp.report import reports_errors
 from agent.textsafe import is_clean, line, visible
 
 StyleOf = Callable[[str], Style]
@@ -83,7 +84,11 @@ def render_block(block: Any, style_of: StyleOf, dark: bool) -> RenderableType:
     if kind == "reasoning":
         return _reasoning(block, style_of)
     if kind == "diff":
-        return Padding(_diff(block.who, block.text, style_of), (0, 0, 0, 3))
+        diff = _diff(block.who, block.text, style_of)
+        if block.note:  # the language server's word on the file
+            errors = reports_errors(block.note)
+            diff = Group(diff, Text(block.note, style=style_of("error" if errors else "muted")))
+        return Padding(diff, (0, 0, 0, 3))
     style = style_of({"error": "error", "warning": "warning", "success": "success"}.get(block.who, "muted"))
     notice = Padding(Text(block.text, style=style), (0, 0, 0, 1))
     return notice if block.who in NO_MARGIN_NOTICES else Group(Text(""), notice)

@@ -21,6 +21,8 @@ from textual.containers import Vertical, VerticalScroll
 from textual.widget import Widget
 from textual.widgets import Static
 
+from agent.lsp.report import reports_errors
+from agent.textsafe import visible
 from tui.widgets.history import Block, HistoryView
 from tui.widgets.release import remove_released
 from tui.widgets.spinner import SPINNER
@@ -164,18 +166,23 @@ class DiffBlock(Vertical):
         height: auto;
         margin: 0 0 0 3;
         & DiffView { height: auto; max-height: 16; }
+        & .diff-diagnostics { color: $text-muted; }
+        & .diff-diagnostics.-errors { color: $error; }
     }
     """
 
-    def __init__(self, path: str, diff: str) -> None:
+    def __init__(self, path: str, diff: str, note: str = "") -> None:
         super().__init__()
-        self.path, self.diff = path, diff
+        self.path, self.diff, self.note = path, diff, note  # note: the language server's word on the file
 
     def compose(self) -> ComposeResult:
         from tui.widgets.diffmodel import parse_unified
         from tui.widgets.diffview import DiffView
 
         yield DiffView(parse_unified(self.diff, self.path), readonly=True)
+        if self.note:
+            problems = reports_errors(self.note)
+            yield Static(Text(visible(self.note)), classes="diff-diagnostics" + (" -errors" if problems else ""))
 
 
 class Notice(Static):
@@ -351,8 +358,8 @@ class Transcript(VerticalScroll, can_focus=False):
         for row in self.rows.values():
             row.tick()
 
-    def diff(self, path: str, diff: str) -> None:
-        self.add(DiffBlock(path, diff))
+    def diff(self, path: str, diff: str, note: str = "") -> None:
+        self.add(DiffBlock(path, diff, note))
 
     def clear(self) -> None:
         self._fold_reasoning()
@@ -377,7 +384,7 @@ def to_block(widget: Widget) -> Block | None:
         return Block("tool", widget.body, widget.tool, key=widget.key, ok=widget.ok, note=widget.note,
                      duration=widget.duration if widget.ok is not None else None, preview=widget.preview)
     if isinstance(widget, DiffBlock):
-        return Block("diff", widget.diff, widget.path)
+        return Block("diff", widget.diff, widget.path, note=widget.note)
     if isinstance(widget, Notice):
         return Block("notice", widget.message, widget.notice_kind)
     return None
