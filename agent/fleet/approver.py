@@ -55,11 +55,10 @@ class FleetApprover:
         job = self.job
         answer = await asyncio.to_thread(job.store.wait_for_answer, job.batch, job.number, approval, self.wait)
         if answer is None:
-            answer = await asyncio.to_thread(job.store.park, job.batch, job.number, job.attempt)
+            text = f"waits for approval of {approval.tool}: {approval.summary}"
+            answer = await asyncio.to_thread(job.store.park, job.batch, job.number, job.attempt, text)
         if answer is None:
             self.parked = approval
-            job.store.event(job.batch, job.number, "parked", f"waits for approval of {approval.tool}: "
-                                                             f"{approval.summary}")
             return Decision("stop", feedback=PARKED)
         job.store.update(job.batch, job.number, state="running", approval=None)
         job.store.event(job.batch, job.number, "answered", f"{answer.decision} {approval.tool}"

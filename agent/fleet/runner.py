@@ -52,8 +52,6 @@ async def run_job(worker: Worker, batch: str, number: int) -> str:
         return "gone"
     attempt = uuid.uuid4().hex[:12]
     claimed = store.claim(spec, number, attempt, worker.name)
-    if claimed == "budget":
-        store.event(batch, number, "failed", "not started: the batch budget is spent")
     if claimed != "run":
         return claimed
     job = store.job(batch, number)
@@ -152,7 +150,6 @@ class JobRun:
         return self._published(outcome, answer)
 
     def _published(self, outcome: Outcome, answer: str = "") -> str:
-        self.ref.store.event(self.ref.batch, self.ref.number, "published", outcome.note())
         return self._end("done", note=outcome.note(), branch=outcome.branch, commit=outcome.commit,
                          compare_url=outcome.compare_url, pr_url=outcome.pr_url, files=outcome.files,
                          answer_text=answer)
@@ -164,7 +161,6 @@ class JobRun:
         ref = self.ref
         if not ref.store.finish(ref.batch, ref.number, ref.attempt, state, **fields):  # type: ignore[arg-type]
             return "lost"
-        ref.store.event(ref.batch, ref.number, state, fields["note"])
         return state
 
     # -- what the session reports ---------------------------------------------------------------

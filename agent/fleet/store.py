@@ -26,7 +26,7 @@ KEEP = 30 * 24 * 3600  # a batch's keys expire a month after its last job finish
 RECORD_LIMIT = 4 * 1024 * 1024  # a session record larger than this stays on its worker only
 DIFF_LIMIT = 256 * 1024
 
-# KEYS: job, lease, running, spent. ARGV: attempt id, worker, lease ms, now, concurrency (0: none),
+# KEYS: job, lease, running, spent, events. ARGV: attempt id, worker, lease ms, now, concurrency (0: none),
 # max cost (""), max tokens (""), job number.
 CLAIM = """
 local state = redis.call('HGET', KEYS[1], 'state')
@@ -37,13 +37,11 @@ local limit = tonumber(ARGV[5])
 if limit > 0 and redis.call('SISMEMBER', KEYS[3], ARGV[8]) == 0 and redis.call('SCARD', KEYS[3]) >= limit then
   return 'full'
 end
-local spent = 'the batch budget is spent'
-if ARGV[6] ~= '' and tonumber(redis.call('HGET', KEYS[4], 'cost') or '0') >= tonumber(ARGV[6]) then
-  redis.call('HSET', KEYS[1], 'state', 'failed', 'reason', 'budget', 'note', 'not started: ' .. spent, 'finished', ARGV[4])
-  return 'budget'
-end
-if ARGV[7] ~= '' and tonumber(redis.call('HGET', KEYS[4], 'tokens') or '0') >= tonumber(ARGV[7]) then
-  redis.call('HSET', KEYS[1], 'state', 'failed', 'reason', 'budget', 'note', 'not started: ' .. spent, 'finished', ARGV[4])
+if (ARGV[6] ~= '' and tonumber(redis.call('HGET', KEYS[4], 'cost') or '0') >= tonumber(ARGV[6])) or
+   (ARGV[7] ~= '' and tonumber(redis.call('HGET', KEYS[4], 'tokens') or '0') >= tonumber(ARGV[7])) then
+  local note = 'not started: the batch budget is spent'
+  redis.call('HSET', KEYS[1], 'state', 'failed', 'reason', 'budget', 'note', note, 'finished', ARGV[4])
+  redis.call('XADD', KEYS[5], 'MAXLEN', '~', 20000, '*', 'job', ARGV[8], 'kind', 'failed', 'text', note)
   return 'budget'
 end
 redis.call('SADD', KEYS[3], ARGV[8])
@@ -57,16 +55,18 @@ RENEW = """
 if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
 return 0
 """
-# KEYS: job, lease, running. ARGV: attempt id, job number, then field, value pairs. 1 when ours.
+# KEYS: job, lease, running, events. ARGV: attempt id, job number, state, the event's text, then
+# field, value pairs. 1 when the job was ours (its state and its event written together).
 FINISH = """
 if redis.call('HGET', KEYS[1], 'attempt_id') ~= ARGV[1] then return 0 end
-redis.call('HSET', KEYS[1], unpack(ARGV, 3))
+redis.call('HSET', KEYS[1], 'state', ARGV[3], unpack(ARGV, 5))
 redis.call('SREM', KEYS[3], ARGV[2])
 if redis.call('GET', KEYS[2]) == ARGV[1] then redis.call('DEL', KEYS[2]) end
+redis.call('XADD', KEYS[4], 'MAXLEN', '~', 20000, '*', 'job', ARGV[2], 'kind', ARGV[3], 'text', ARGV[4])
 return 1
 """
-# KEYS: job, answers, lease, running. ARGV: attempt id, job number. An answer that came meanwhile,
-# or false after parking the job.
+# KEYS: job, answers, lease, running, events. ARGV: attempt id, job number, the event's text. An
+# answer that came meanwhile, or false after parking the job.
 PARK = """
 local answer = redis.call('LPOP', KEYS[2])
 if answer then return answer end
@@ -74,6 +74,7 @@ if redis.call('HGET', KEYS[1], 'attempt_id') ~= ARGV[1] then return false end
 redis.call('HSET', KEYS[1], 'state', 'parked')
 redis.call('SREM', KEYS[4], ARGV[2])
 if redis.call('GET', KEYS[3]) == ARGV[1] then redis.call('DEL', KEYS[3]) end
+redis.call('XADD', KEYS[5], 'MAXLEN', '~', 20000, '*', 'job', ARGV[2], 'kind', 'parked', 'text', ARGV[3])
 return false
 """
 # KEYS: job, answers. ARGV: answer. The job's state before the answer.
@@ -168,8 +169,8 @@ class FleetStore:
         args = [attempt, worker, int(LEASE * 1000), time.time(), spec.concurrency or 0,
                 "" if spec.max_cost is None else spec.max_cost, "" if spec.max_tokens is None else spec.max_tokens,
                 number]
-        return str(self._claim(keys=[job, lease, self.key(spec.id, "running"), self.key(spec.id, "spent")],
-                               args=args))
+        keys = [job, lease, self.key(spec.id, "running"), self.key(spec.id, "spent"), self.key(spec.id, "events")]
+        return str(self._claim(keys=keys, args=args))
 
     def renew(self, batch: str, number: int, attempt: str) -> bool:
         """Renew the attempt's lease: False when it is not ours any more (another worker took over)."""
@@ -182,11 +183,13 @@ class FleetStore:
         self.r.hset(self.key(batch, "job", number), mapping={k: _value(v) for k, v in fields.items()})
 
     def finish(self, batch: str, number: int, attempt: str, state: State, **fields: Any) -> bool:
-        """End the attempt in `state` with these outcome fields (False: the job is not ours any more)."""
+        """End the attempt in `state` with these outcome fields and its `note` as the event's text
+        (False: the job is not ours any more)."""
         job, lease = self._job_keys(batch, number)
-        values = {"state": state, "finished": time.time(), **fields}
+        values = {"finished": time.time(), **fields}
         flat = [part for k, v in values.items() for part in (k, _value(v))]
-        ours = bool(self._finish(keys=[job, lease, self.key(batch, "running")], args=[attempt, number, *flat]))
+        keys = [job, lease, self.key(batch, "running"), self.key(batch, "events")]
+        ours = bool(self._finish(keys=keys, args=[attempt, number, state, str(fields.get("note", "")), *flat]))
         if ours:
             self._expire(batch, number)
         return ours
@@ -218,11 +221,12 @@ class FleetStore:
         got = self.r.blpop([self.key(batch, "job", number, "answers")], timeout=max(1, round(timeout)))
         return Answer.model_validate_json(got[1]) if got else None
 
-    def park(self, batch: str, number: int, attempt: str) -> Answer | None:
+    def park(self, batch: str, number: int, attempt: str, text: str) -> Answer | None:
         """Park the job (no worker waits for it now), or the answer that came just before."""
         job, lease = self._job_keys(batch, number)
-        got = self._park(keys=[job, self.key(batch, "job", number, "answers"), lease, self.key(batch, "running")],
-                         args=[attempt, number])
+        keys = [job, self.key(batch, "job", number, "answers"), lease, self.key(batch, "running"),
+                self.key(batch, "events")]
+        got = self._park(keys=keys, args=[attempt, number, text])
         return Answer.model_validate_json(got) if got else None
 
     def answer(self, batch: str, number: int, answer: Answer) -> str:

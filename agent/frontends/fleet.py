@@ -62,6 +62,9 @@ def worker(options: Any) -> int:
     register(app, Worker(store, settings, name, options.sandbox, say=_say))
     _say(f"fleet worker {name} takes jobs from {settings.shown}, one at a time (Ctrl+C stops after the "
          "current job)")
+    from celery.signals import worker_ready
+
+    worker_ready.connect(lambda **_: _say(f"fleet worker {name} ready"), weak=False)
     celery = app.Worker(hostname=name, pool="solo", concurrency=1, loglevel=options.log_level.upper(),
                         without_gossip=True, without_mingle=True, without_heartbeat=True, quiet=True,
                         optimization="fair")
@@ -119,7 +122,7 @@ def follow(store: FleetStore, spec: BatchSpec, as_json: bool, out: Any = None) -
     after = "0"
     try:
         while True:
-            jobs = store.jobs(spec.id, spec.jobs)
+            jobs = store.jobs(spec.id, spec.jobs)  # (read before the events: none is missed at the end)
             view.names(jobs)
             for entry, fields in store.events(spec.id, after):
                 after = entry

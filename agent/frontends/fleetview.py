@@ -69,8 +69,8 @@ class Progress:
                                               "repository": self._names.get(number, ""), "kind": kind,
                                               "text": text})) + "\n")
             return
-        name = self._names.get(number, "batch") if number else "batch"
-        self._above(visible(f"{name}: {kind}" + (f" {text}" if text and kind != text else "")))
+        name = self._names.get(number, "batch") if number else f"batch {self.spec.id}"
+        self._above(visible(f"{name}: {kind}" + ("" if not text else f" {text}" if kind == "running" else f": {text}")))
 
     def update(self, jobs: list[Job], cost: float, tokens: int) -> None:
         if not self.tty:
