@@ -56,9 +56,9 @@ def _run(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     parser.add_argument("--repos", required=True, metavar="FILE|OWNER/*",
                         help="a file with one repository (OWNER/REPO[@REF]) or folder a line, or OWNER/* for "
                              "every repository of a GitHub user or organisation")
-    parser.add_argument("--action", choices=("prompt", "run-due", "explore"), default="prompt",
-                        help="prompt (default): run PROMPT; run-due: each repository's due scheduled tasks; "
-                             "explore: one exploration step of each repository's codebase map")
+    parser.add_argument("--action", choices=("prompt", "explore", "map"), default="prompt",
+                        help="prompt (default): run PROMPT; explore: one exploration step of each repository's "
+                             "codebase map; map: refresh each map (on the worker that runs the job)")
     parser.add_argument("--mode", choices=MODES, help="approval mode (default: the workers' config); in ask mode "
                         "a job waits for `fleet approve`")
     parser.add_argument("--model", metavar="MODEL", help="litellm model string (default: the workers' config)")

@@ -55,7 +55,7 @@ class FleetApprover:
         job = self.job
         answer = await asyncio.to_thread(job.store.wait_for_answer, job.batch, job.number, approval, self.wait)
         if answer is None:
-            text = f"waits for approval of {approval.tool}: {approval.summary}"
+            text = f"waits for approval: {approval.what}"
             answer = await asyncio.to_thread(job.store.park, job.batch, job.number, job.attempt, text)
         if answer is None:
             self.parked = approval
@@ -68,7 +68,7 @@ class FleetApprover:
 
 def resume_prompt(answer: Answer) -> str:
     """What a parked job's resumed session is told, in place of a new task."""
-    what = f"{answer.tool}: {answer.summary}" if answer.summary else answer.tool
+    what = answer.summary or answer.tool
     if answer.decision == "deny":
         feedback = f" Their feedback: {answer.feedback}" if answer.feedback else ""
         return (f"[fleet] While this job waited, the user denied your request to run {what}.{feedback} "

@@ -10,11 +10,27 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from agent.fleet.model import Answer, BatchSpec, Job
-from agent.fleet.settings import FleetError
+from agent.fleet.settings import FleetConfig, FleetError
 from agent.fleet.store import FleetStore
 
 if TYPE_CHECKING:
     from celery import Celery
+
+
+def connect() -> tuple[FleetConfig, FleetStore]:
+    """This user's fleet settings and the batches' store, with the broker reached (FleetError when
+    there is none or it cannot be reached)."""
+    from redis.exceptions import RedisError
+
+    from agent.fleet.settings import HINT, fleet_config, redis_client
+
+    settings = fleet_config()
+    client = redis_client(settings)
+    try:
+        client.ping()
+    except RedisError as exc:
+        raise FleetError(f"cannot reach the fleet broker at {settings.shown}: {exc}; {HINT}") from None
+    return settings, FleetStore(client)
 
 
 def who() -> str:

@@ -16,7 +16,9 @@ State = Literal["queued", "running", "waiting", "parked", "done", "failed"]
 STATES: tuple[State, ...] = ("queued", "running", "waiting", "parked", "done", "failed")
 FINAL: tuple[State, ...] = ("done", "failed")
 Publish = Literal["branch", "pr", "none"]
-Action = Literal["prompt", "run-due", "explore"]
+# prompt: the batch's PROMPT as a session; the others are the named actions of scheduled tasks
+# (agent/session/tasks.py ACTIONS): the codebase map's own work, no session
+Action = Literal["prompt", "explore", "refresh_map", "summarize"]
 # the states as the progress view groups them
 SHOWN: dict[str, tuple[State, ...]] = {
     "queued": ("queued",), "running": ("running",), "waiting for approval": ("waiting", "parked"),
@@ -32,6 +34,7 @@ class BatchSpec(BaseModel):
     id: str
     prompt: str = ""
     action: Action = "prompt"
+    payload: dict[str, Any] = Field(default_factory=dict)  # a named action's (summarize: its path)
     mode: Literal["ask", "allow", "plan"] | None = None
     model: str | None = None
     profile: str | None = None
@@ -60,6 +63,11 @@ class Approval(BaseModel):
     command: str | None = None
     url: str | None = None
     diff: str = ""
+
+    @property
+    def what(self) -> str:
+        """The call as a line: its summary (which names the tool), else the tool."""
+        return self.summary or self.tool
 
 
 class Answer(BaseModel):

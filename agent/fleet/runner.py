@@ -102,6 +102,8 @@ class JobRun:
         from agent.session.open import open_session
         from agent.session.ports import SessionPorts
 
+        if self.spec.action != "prompt":
+            return await self._action(target, config)
         github = target.github.workspace if target.github is not None else None
         if github is not None and self.spec.publish != "none":
             done = await earlier(self.ref, self.spec, github)  # (a redelivered job: published already?)
@@ -123,6 +125,13 @@ class JobRun:
         if approver.parked is not None:
             return "parked"
         return await self._outcome(complete, github)
+
+    async def _action(self, target: Target, config: Config) -> str:
+        """A scheduled task's named action (exploration, the map): the map's own work, no session."""
+        from agent.session.tasks import ACTIONS
+
+        note = await ACTIONS[self.spec.action](target.workspace, config, dict(self.spec.payload))
+        return self._end("done", note=str(note))
 
     async def _run(self, session: AgentSession, prompt: str) -> Complete:
         session.route_intents = False  # a batch's prompt is its task, never a schedule

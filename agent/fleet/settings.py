@@ -11,10 +11,14 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from agent.config import ConfigError, FleetSettings, read_settings
 from agent import paths
 from agent.secrets import register
+
+if TYPE_CHECKING:
+    from redis import Redis
 
 BROKER_VAR = "CODER_TUI_FLEET_BROKER"
 MARGIN = 600.0  # the default visibility timeout is a job's limit plus this
@@ -74,7 +78,7 @@ def _limits(broker: str, table: FleetSettings) -> FleetConfig:
     return FleetConfig(broker, table.job_timeout, visibility, table.approval_wait, table.restore_interval)
 
 
-def redis_client(config: FleetConfig) -> object:
+def redis_client(config: FleetConfig) -> Redis:
     """A Redis client for the batches (redis-py: installed with celery[redis])."""
     import redis
 

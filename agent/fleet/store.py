@@ -215,7 +215,7 @@ class FleetStore:
     def wait_for_answer(self, batch: str, number: int, approval: Approval, timeout: float) -> Answer | None:
         """Say the job waits for `approval`, then wait up to `timeout` seconds for an answer."""
         self.update(batch, number, state="waiting", approval=approval)
-        self.event(batch, number, "waiting", f"asks to run {approval.tool}: {approval.summary}")
+        self.event(batch, number, "waiting", f"asks to run {approval.what}")
         if timeout <= 0:
             return None
         got = self.r.blpop([self.key(batch, "job", number, "answers")], timeout=max(1, round(timeout)))

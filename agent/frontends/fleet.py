@@ -36,19 +36,9 @@ def main(command: str, options: Any) -> int:
 
 
 def _connect() -> tuple[FleetConfig, FleetStore]:
-    """The settings and the batches' store, with the broker reached (FleetError when it cannot be)."""
-    from redis.exceptions import RedisError
+    from agent.fleet.batches import connect
 
-    from agent.fleet.settings import HINT, FleetError, fleet_config, redis_client
-    from agent.fleet.store import FleetStore
-
-    settings = fleet_config()
-    client = redis_client(settings)
-    try:
-        client.ping()  # type: ignore[attr-defined]
-    except RedisError as exc:
-        raise FleetError(f"cannot reach the fleet broker at {settings.shown}: {exc}; {HINT}") from None
-    return settings, FleetStore(client)  # type: ignore[arg-type]
+    return connect()
 
 
 # -- worker -------------------------------------------------------------------------------------
@@ -96,10 +86,11 @@ def run(options: Any) -> int:
 def _batch_fields(options: Any) -> dict[str, Any]:
     prompt = (options.prompt or "").strip()
     if options.action == "prompt" and not prompt:
-        raise UsageError("PROMPT is required (or --action run-due or explore)")
+        raise UsageError("PROMPT is required (or --action explore or map)")
     if options.action != "prompt" and prompt:
         raise UsageError(f"--action {options.action} takes no PROMPT")
-    return {"prompt": prompt, "action": options.action, "mode": options.mode, "model": options.model,
+    action = {"map": "refresh_map"}.get(options.action, options.action)
+    return {"prompt": prompt, "action": action, "mode": options.mode, "model": options.model,
             "profile": options.profile, "workflow": options.workflow, "max_steps": options.max_steps,
             "max_cost": options.max_cost, "max_tokens": options.max_tokens, "concurrency": options.concurrency,
             "publish": "pr" if options.pr else "none" if options.no_publish else "branch"}
@@ -225,7 +216,7 @@ def _show_approvals(spec: BatchSpec, asking: list[Job]) -> int:
     for job in asking:
         approval = job.approval
         assert approval is not None
-        print(visible(f"{job.number:>3} {job.target}: asks to run {approval.tool}: {approval.summary}"))
+        print(visible(f"{job.number:>3} {job.target}: asks to run {approval.what}"))
         for line in (approval.command, approval.url):
             if line:
                 print(visible(f"      {line}"))

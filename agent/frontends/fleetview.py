@@ -40,7 +40,7 @@ def job_line(job: Job) -> str:
     """One job as a line: number, repository, state, outcome, spend."""
     outcome = job.note
     if job.state in ("waiting", "parked") and job.approval is not None:
-        outcome = f"asks to run {job.approval.tool}: {job.approval.summary}"
+        outcome = f"asks to run {job.approval.what}"
     parts = [f"{job.number:>3} {job.target}", job.shown_state]
     if outcome:
         parts.append(outcome)

@@ -8,7 +8,7 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-from tests.conftest import TEST_KEY, cli
+from tests.conftest import TEST_KEY, cli, write_files
 from tests.fakellm import Reply, call
 from tests.fleet.conftest import Fleet, edit_then_done, last_user, repo_of, repos_file, turns, wait_until
 from tests.github.conftest import TOKEN
@@ -137,7 +137,7 @@ def test_a_parked_approval_answered_later_resumes_its_job(three: Fleet, isolated
     first = fleet_cli(three, isolated_home, "run", "bump the version", "--repos",
                       str(repos_file(isolated_home, [yes, no])), "--mode", "ask")
     assert first.returncode == 3, first.stdout + first.stderr  # both wait: their workers are free again
-    assert f"{yes}: parked: waits for approval of write_file" in first.stdout
+    assert f"{yes}: parked: waits for approval: write_file: README.md" in first.stdout
     batch = next(line.split()[1].rstrip(":") for line in first.stdout.splitlines() if line.startswith("batch "))
     shown = fleet_cli(three, isolated_home, "approve", batch)
     assert "asks to run write_file" in shown.stdout and "+# ask1, bumped" in shown.stdout
@@ -171,3 +171,34 @@ def test_owner_star_queues_every_repository_of_the_owner(three: Fleet, isolated_
     assert followed.returncode == 0, followed.stdout + followed.stderr
     targets = [j["target"] for j in status(three, isolated_home, batch)["jobs"]]
     assert set(names) <= set(targets) and "elsewhere/other" not in targets
+
+
+def test_scheduled_tasks_run_on_the_fleet_and_are_recorded_here(three: Fleet, isolated_home: Path,
+                                                                 tmp_path: Path) -> None:
+    from agent.session.tasks import task_store
+    from agent.workspaces.local import LocalWorkspace
+
+    folder = write_files(tmp_path / "proj", {"README.md": "# project\n"})
+    tasks = task_store(LocalWorkspace(folder))
+    task = tasks.schedule("bump the version", delay_seconds=0)
+    tasks.close()
+    done = subprocess.run(cli("tasks", "run-due", "--fleet", "--workspace", str(folder), "--mode", "allow"),
+                          env=three.client_env(isolated_home), capture_output=True, text=True, timeout=240)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert f"task {task.id} sent to the fleet as batch" in done.stderr + done.stdout
+    assert (folder / "README.md").read_text() == "# proj, bumped\n"  # a worker edited the folder
+    tasks = task_store(LocalWorkspace(folder))
+    finished = tasks.get(task.id)
+    tasks.close()
+    assert finished.status == "completed" and finished.session_id
+    assert finished.notes[-1].startswith("changed 1 file(s) (fleet batch ")
+
+
+def test_exploration_runs_on_the_fleet(three: Fleet, isolated_home: Path, tmp_path: Path) -> None:
+    folder = write_files(tmp_path / "mapped", {"greet.py": "def greet(name):\n    return 'Hi ' + name\n"})
+    three.llm.responder = lambda body: Reply(text="Greets people by name.")
+    done = fleet_cli(three, isolated_home, "run", "--action", "explore", "--repos",
+                     str(repos_file(tmp_path, [str(folder)])), "--json")
+    assert done.returncode == 0, done.stdout + done.stderr
+    [job] = json.loads(done.stdout.splitlines()[-1])["jobs"]
+    assert job["state"] == "done" and job["note"] == "explored: explore folder /: 1 file(s) (1 python)", job
