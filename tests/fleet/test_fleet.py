@@ -201,4 +201,4 @@ def test_exploration_runs_on_the_fleet(three: Fleet, isolated_home: Path, tmp_pa
                      str(repos_file(tmp_path, [str(folder)])), "--json")
     assert done.returncode == 0, done.stdout + done.stderr
     [job] = json.loads(done.stdout.splitlines()[-1])["jobs"]
-    assert job["state"] == "done" and job["note"] == "explored: explore folder /: 1 file(s) (1 python)", job
+    assert job["state"] == "done" and job["note"] == "explored: explore folder /", job
