@@ -202,3 +202,27 @@ def test_exploration_runs_on_the_fleet(three: Fleet, isolated_home: Path, tmp_pa
     assert done.returncode == 0, done.stdout + done.stderr
     [job] = json.loads(done.stdout.splitlines()[-1])["jobs"]
     assert job["state"] == "done" and job["note"] == "explored: explore folder /", job
+
+
+def test_queued_jobs_survive_a_broker_restart(fleet: Fleet, isolated_home: Path, tmp_path: Path) -> None:
+    """Redis with its append-only file, restarted while jobs wait in the queue: none is lost."""
+    from tests.fleet.conftest import RedisServer
+
+    names = make_repos(fleet, "restart", 2)
+    fleet.llm.responder = edit_then_done
+    broker = RedisServer(tmp_path).start()
+    bed = Fleet(broker, fleet.llm, fleet.github, tmp_path)
+    try:
+        queued = fleet_cli(bed, isolated_home, "run", "bump the version", "--repos",
+                           str(repos_file(isolated_home, names)), "--mode", "allow", "--detach", "--json")
+        assert queued.returncode == 0, queued.stderr
+        assert broker.client().llen("coder-tui-fleet") == 2  # nobody has taken them yet
+        broker.stop()
+        broker.start()  # the same folder and port: it reads its append-only file back
+        bed.keep(1)
+        followed = fleet_cli(bed, isolated_home, "status", queued.stdout.strip(), "--follow")
+        assert followed.returncode == 0, followed.stdout + followed.stderr
+        assert all(f"{name}: done: published branch" in followed.stdout for name in names)
+    finally:
+        bed.stop()
+        broker.stop()
