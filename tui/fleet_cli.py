@@ -33,7 +33,7 @@ def _price(text: str) -> float:
     return value
 
 
-def _worker(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def _worker(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = sub.add_parser("worker", help="take jobs from the broker and run them", description=(
         "Take jobs from the broker and run each as a recorded session, one at a time, until Ctrl+C (which "
         "lets the current job finish). Start one per job you want running at once, on any machines that "
@@ -45,7 +45,7 @@ def _worker(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                         help="Celery's own log level (default: warning)")
 
 
-def _run(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def _run(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = sub.add_parser("run", help="start a batch: one job per repository", description=(
         "Start a batch: one job per repository, run by the fleet's workers, and follow it (a bar per state "
         "on a terminal, a line per event otherwise) until every job is done, failed or waits for approval. "
@@ -77,7 +77,7 @@ def _run(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     parser.add_argument("--json", action="store_true", help="JSON lines: each event, then the batch")
 
 
-def _status(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def _status(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = sub.add_parser("status", help="the batches, or one batch's jobs", description=(
         "Without BATCH: the recent batches. With BATCH (an id or its first characters): its settings, "
         "spend and every job's state and outcome (branch, pull request, session, spend)."))
@@ -88,7 +88,7 @@ def _status(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     parser.add_argument("--json", action="store_true", help="one JSON object")
 
 
-def _approve(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def _approve(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = sub.add_parser("approve", help="answer the approvals jobs wait for", description=(
         "Answer what jobs of a batch in ask mode wait for. Without JOB or --all, show each pending approval "
         "(with its diff). A job whose worker still waits goes on at once; a parked one is queued again and "

@@ -49,11 +49,12 @@ class FleetApprover:
 
     async def decide(self, request: ApprovalRequest) -> Decision:
         if self.stored is not None and matches(self.stored, request):
-            answer, self.stored = self.stored, None
-            return Decision(answer.decision, answer.feedback, by=answer.by or None)
+            stored, self.stored = self.stored, None
+            return Decision(stored.decision, stored.feedback, by=stored.by or None)
         approval = approval_of(request)
         job = self.job
-        answer = await asyncio.to_thread(job.store.wait_for_answer, job.batch, job.number, approval, self.wait)
+        answer: Answer | None = await asyncio.to_thread(job.store.wait_for_answer, job.batch, job.number, approval,
+                                                        self.wait)
         if answer is None:
             text = f"waits for approval: {approval.what}"
             answer = await asyncio.to_thread(job.store.park, job.batch, job.number, job.attempt, text)

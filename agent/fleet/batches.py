@@ -9,7 +9,7 @@ import uuid
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from agent.fleet.model import Answer, BatchSpec, Job
+from agent.fleet.model import Answer, BatchSpec, Decided, Job
 from agent.fleet.settings import FleetConfig, FleetError
 from agent.fleet.store import FleetStore
 
@@ -87,7 +87,7 @@ class Answered:
     before: str  # the job's state before the answer
 
 
-def answer_jobs(store: FleetStore, app: Celery, spec: BatchSpec, jobs: list[Job], decision: str,
+def answer_jobs(store: FleetStore, app: Celery, spec: BatchSpec, jobs: list[Job], decision: Decided,
                 feedback: str | None) -> list[Answered]:
     """Answer the approval each job waits for; a parked job is queued again to resume with it."""
     from agent.fleet.queue import send
@@ -98,7 +98,7 @@ def answer_jobs(store: FleetStore, app: Celery, spec: BatchSpec, jobs: list[Job]
         if job.state not in ("waiting", "parked") or approval is None:
             done.append(Answered(job, job.state))
             continue
-        answer = Answer(decision=decision, feedback=feedback, tool=approval.tool,  # type: ignore[arg-type]
+        answer = Answer(decision=decision, feedback=feedback, tool=approval.tool,
                         args=approval.args, summary=approval.summary, by=who())
         before = store.answer(spec.id, job.number, answer)
         if before == "parked":  # (a waiting job's worker says it took the answer)

@@ -70,10 +70,13 @@ class Approval(BaseModel):
         return self.summary or self.tool
 
 
+Decided = Literal["allow_once", "allow_all", "deny"]
+
+
 class Answer(BaseModel):
     """`fleet approve`'s answer: for the approval it saw (tool and arguments), when resuming."""
 
-    decision: Literal["allow_once", "allow_all", "deny"]
+    decision: Decided
     feedback: str | None = None
     tool: str = ""
     args: dict[str, Any] = Field(default_factory=dict)

@@ -18,7 +18,9 @@ from agent.fleet.approver import JobRef
 from agent.fleet.model import BatchSpec
 
 if TYPE_CHECKING:
-    from agent.workspaces.github import GitHubWorkspace
+    from agent.workspaces.github import ClonedGitHubWorkspace, GitHubWorkspace
+
+    GitHub = GitHubWorkspace | ClonedGitHubWorkspace
 
 
 @dataclass
@@ -37,13 +39,13 @@ class Outcome:
         return f"published by an earlier attempt: {where}" if self.adopted else f"published {where}"
 
 
-def _compare(workspace: GitHubWorkspace, branch: str) -> str:
+def _compare(workspace: GitHub, branch: str) -> str:
     remote = workspace.remote
     web = str(remote.api.raw_data.get("html_url") or f"https://github.com/{remote.full_name}").rstrip("/")
     return f"{web}/compare/{remote.pr_base}...{branch}"
 
 
-async def earlier(job: JobRef, spec: BatchSpec, workspace: GitHubWorkspace) -> Outcome | None:
+async def earlier(job: JobRef, spec: BatchSpec, workspace: GitHub) -> Outcome | None:
     """What an earlier attempt of this job published (None: nothing, this attempt publishes)."""
     marker = job.store.marker(job.batch, workspace.remote.full_name)
     if marker is None or marker == job.attempt:
@@ -55,7 +57,7 @@ async def earlier(job: JobRef, spec: BatchSpec, workspace: GitHubWorkspace) -> O
     return Outcome(spec.branch, head, _compare(workspace, spec.branch), adopted=True)
 
 
-async def adopt(outcome: Outcome, spec: BatchSpec, workspace: GitHubWorkspace, title: str, body: str) -> Outcome:
+async def adopt(outcome: Outcome, spec: BatchSpec, workspace: GitHub, title: str, body: str) -> Outcome:
     """Take an earlier attempt's published branch as this job's (and open its pull request)."""
     remote = workspace.remote
     remote.work_branch, remote.published_head, remote.overlay = spec.branch, outcome.commit, {}
@@ -66,7 +68,7 @@ async def adopt(outcome: Outcome, spec: BatchSpec, workspace: GitHubWorkspace, t
     return outcome
 
 
-async def publish_once(job: JobRef, spec: BatchSpec, workspace: GitHubWorkspace, title: str,
+async def publish_once(job: JobRef, spec: BatchSpec, workspace: GitHub, title: str,
                        body: str) -> Outcome | None:
     """Publish the job's edits (None: nothing to publish), unless an earlier attempt did."""
     from agent.session.github import open_pr, publish_changes, unpublished

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from agent.events import Complete, ErrorEvent, FileChanged, Usage
 from agent.fleet.approver import FleetApprover, JobRef, resume_prompt
-from agent.fleet.model import BatchSpec, Job
+from agent.fleet.model import BatchSpec, Job, State
 from agent.fleet.publish import Outcome, adopt, earlier, publish_once
 from agent.fleet.settings import LEASE, FleetConfig
 from agent.fleet.store import DIFF_LIMIT, FleetStore
@@ -163,12 +163,12 @@ class JobRun:
                          compare_url=outcome.compare_url, pr_url=outcome.pr_url, files=outcome.files,
                          answer_text=answer)
 
-    def _end(self, state: str, **fields: Any) -> str:
+    def _end(self, state: State, **fields: Any) -> str:
         fields["note"] = redact(str(fields.get("note", "")))
         if self.diffs:
             fields["diff"] = "".join(self.diffs)[:DIFF_LIMIT]
         ref = self.ref
-        if not ref.store.finish(ref.batch, ref.number, ref.attempt, state, **fields):  # type: ignore[arg-type]
+        if not ref.store.finish(ref.batch, ref.number, ref.attempt, state, **fields):
             return "lost"
         return state
 

@@ -36,7 +36,8 @@ async def run_due_on_fleet(workspace: Workspace, config: Config, say: Say, sink:
     settings, store = await asyncio.to_thread(connect)
     sent: list[tuple[Task, BatchSpec]] = []
     try:
-        for task in tasks.due(now):
+        due: list[Task] = list(tasks.due(now))
+        for task in due:
             if not tasks.claim(task):  # another process took it
                 continue
             spec = _batch(task, config)

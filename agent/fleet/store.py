@@ -125,7 +125,7 @@ class FleetStore:
         pipe.execute()
 
     def batch(self, batch: str) -> BatchSpec | None:
-        text = self.r.get(self.key(batch))
+        text = _string(self.r.get(self.key(batch)))
         return BatchSpec.model_validate_json(text) if text else None
 
     def find(self, prefix: str) -> list[str]:
@@ -133,17 +133,17 @@ class FleetStore:
         return [b for b in self.batches() if b.startswith(prefix)]
 
     def batches(self, limit: int = 1000) -> list[str]:
-        return list(self.r.zrevrange(PREFIX + "batches", 0, limit - 1))
+        return [str(b) for b in self.r.zrevrange(PREFIX + "batches", 0, limit - 1)]
 
     def job(self, batch: str, number: int) -> Job | None:
         data = self.r.hgetall(self.key(batch, "job", number))
-        return Job.from_hash(data) if data else None
+        return Job.from_hash(_strings(data)) if data else None
 
     def jobs(self, batch: str, count: int) -> list[Job]:
         pipe = self.r.pipeline()
         for number in range(1, count + 1):
             pipe.hgetall(self.key(batch, "job", number))
-        return [Job.from_hash(data) for data in pipe.execute() if data]
+        return [Job.from_hash(_strings(data)) for data in pipe.execute() if data]
 
     def spent(self, batch: str) -> tuple[float, int]:
         data = self.r.hgetall(self.key(batch, "spent"))
@@ -156,9 +156,9 @@ class FleetStore:
 
     def events(self, batch: str, after: str = "0", block: float | None = None) -> list[tuple[str, dict[str, str]]]:
         """Events after the id `after` (waiting up to `block` seconds for one)."""
-        answer = self.r.xread({self.key(batch, "events"): after}, count=500,
-                              block=int(block * 1000) if block else None)
-        return [(entry_id, fields) for _, entries in answer or [] for entry_id, fields in entries]
+        answer: Any = self.r.xread({self.key(batch, "events"): after}, count=500,
+                                   block=int(block * 1000) if block else None)
+        return [(str(entry_id), _strings(fields)) for _, entries in answer or [] for entry_id, fields in entries]
 
     # -- a worker's attempt --------------------------------------------------------------------
     def claim(self, spec: BatchSpec, number: int, attempt: str, worker: str) -> str:
@@ -166,7 +166,7 @@ class FleetStore:
         full (the batch's concurrency is reached), budget (the batch budget is spent: failed),
         or gone (no such job)."""
         job, lease = self._job_keys(spec.id, number)
-        args = [attempt, worker, int(LEASE * 1000), time.time(), spec.concurrency or 0,
+        args: list[str | int | float] = [attempt, worker, int(LEASE * 1000), time.time(), spec.concurrency or 0,
                 "" if spec.max_cost is None else spec.max_cost, "" if spec.max_tokens is None else spec.max_tokens,
                 number]
         keys = [job, lease, self.key(spec.id, "running"), self.key(spec.id, "spent"), self.key(spec.id, "events")]
@@ -243,11 +243,11 @@ class FleetStore:
         return True
 
     def record(self, batch: str, number: int) -> str | None:
-        return self.r.get(self.key(batch, "job", number, "record"))
+        return _string(self.r.get(self.key(batch, "job", number, "record")))
 
     # -- publishing ---------------------------------------------------------------------------
     def marker(self, batch: str, repository: str) -> str | None:
-        return self.r.get(self.key(batch, "published", repository.lower()))
+        return _string(self.r.get(self.key(batch, "published", repository.lower())))
 
     def take_marker(self, batch: str, repository: str, attempt: str, dead: str = "") -> bool:
         """Hold the publish marker of (batch, repository): True when this attempt holds it now (it
@@ -257,6 +257,14 @@ class FleetStore:
 
     def mark_published(self, batch: str, repository: str, commit: str) -> None:
         self.r.set(self.key(batch, "published", repository.lower()), f"published:{commit}", ex=KEEP)
+
+
+def _string(value: Any) -> str | None:
+    return None if value is None else str(value)
+
+
+def _strings(data: Any) -> dict[str, str]:
+    return {str(k): str(v) for k, v in dict(data).items()}
 
 
 def _value(value: Any) -> str | int | float:

@@ -16,7 +16,7 @@ from agent.frontends.fleetview import Progress, batch_header, batch_json, batch_
 from agent.textsafe import json_line, visible
 
 if TYPE_CHECKING:
-    from agent.fleet.model import BatchSpec, Job
+    from agent.fleet.model import BatchSpec, Decided, Job
     from agent.fleet.settings import FleetConfig
     from agent.fleet.store import FleetStore
 
@@ -201,7 +201,7 @@ def approve(options: Any) -> int:
     if not chosen:
         print(f"no job of batch {spec.id} waits for approval")
         return 0
-    decision = "deny" if options.deny else "allow_all" if options.always else "allow_once"
+    decision: Decided = "deny" if options.deny else "allow_all" if options.always else "allow_once"
     for done in answer_jobs(store, make_app(settings), spec, chosen, decision, options.feedback):
         what = {"waiting": "answered; its worker goes on", "parked": "answered; queued to resume"}
         print(visible(f"{done.job.number:>3} {done.job.target}: " +
