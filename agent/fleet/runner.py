@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from agent.events import Complete, ErrorEvent, FileChanged, Usage
+from agent.events import Complete, ErrorEvent, FileChanged, Usage, WarningEvent
 from agent.fleet.approver import FleetApprover, JobRef, resume_prompt
 from agent.fleet.model import BatchSpec, Job, State
 from agent.fleet.publish import Outcome, adopt, earlier, publish_once
@@ -67,6 +67,16 @@ async def run_job(worker: Worker, batch: str, number: int) -> str:
         renewing.cancel()
     worker.say(f"job {batch}/{number} {job.target}: {state}")
     return state
+
+
+def warm() -> None:
+    """Load what every job uses before the first one comes: the session's modules, and litellm
+    (seconds to import; its model table prices every request)."""
+    import agent.session.open  # noqa: F401
+    import agent.session.target  # noqa: F401
+    from agent.llm import start_loading
+
+    start_loading().result()
 
 
 @dataclass
@@ -180,6 +190,8 @@ class JobRun:
             self.diffs.append(event.diff if event.diff.endswith("\n") else event.diff + "\n")
         elif isinstance(event, ErrorEvent):
             self.errors.append(event.message)
+        elif isinstance(event, WarningEvent) and event.message.startswith("--max-cost"):
+            self.ref.store.event(self.ref.batch, self.ref.number, "warning", event.message)  # (the batch's budget)
 
     def _spend(self, usage: Usage) -> None:
         spec, ref = self.spec, self.ref

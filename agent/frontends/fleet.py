@@ -44,7 +44,7 @@ def _connect() -> tuple[FleetConfig, FleetStore]:
 # -- worker -------------------------------------------------------------------------------------
 def worker(options: Any) -> int:
     from agent.fleet.queue import make_app, register
-    from agent.fleet.runner import Worker
+    from agent.fleet.runner import Worker, warm
 
     settings, store = _connect()
     name = options.name or f"coder-tui-{socket.gethostname()}-{os.getpid()}"
@@ -52,6 +52,7 @@ def worker(options: Any) -> int:
     register(app, Worker(store, settings, name, options.sandbox, say=_say))
     _say(f"fleet worker {name} takes jobs from {settings.shown}, one at a time (Ctrl+C stops after the "
          "current job)")
+    warm()
     from celery.signals import worker_ready
 
     worker_ready.connect(lambda **_: _say(f"fleet worker {name} ready"), weak=False)
