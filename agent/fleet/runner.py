@@ -63,6 +63,8 @@ async def run_job(worker: Worker, batch: str, number: int) -> str:
     renewing = asyncio.create_task(run.renew_lease())
     try:
         state = await run.execute()
+    except Exception as exc:  # noqa: BLE001 - whatever broke, the job ends failed (its message is acknowledged)
+        state = run.fail(exc)
     finally:
         renewing.cancel()
     worker.say(f"job {batch}/{number} {job.target}: {state}")
@@ -104,9 +106,12 @@ class JobRun:
         try:
             return await self._on(target, config, resuming)
         except Exception as exc:  # noqa: BLE001 - any failure is this job's outcome, said in its note
-            return self._end("failed", reason="error", note=f"{type(exc).__name__}: {exc}")
+            return self.fail(exc)
         finally:
             await target.close()
+
+    def fail(self, exc: Exception) -> str:
+        return self._end("failed", reason="error", note=f"{type(exc).__name__}: {exc}")
 
     async def _on(self, target: Target, config: Config, resuming: bool) -> str:
         from agent.session.open import open_session

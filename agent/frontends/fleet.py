@@ -73,8 +73,8 @@ def run(options: Any) -> int:
     from agent.fleet.queue import make_app
 
     fields = _batch_fields(options)
-    settings, store = _connect()
     targets = asyncio.run(_targets(options.repos))
+    settings, store = _connect()
     spec = new_batch(fields, len(targets))
     submit(store, make_app(settings), spec, targets)
     if options.detach:
