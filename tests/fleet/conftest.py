@@ -161,7 +161,7 @@ class Fleet:
     def ready(self, workers: list[WorkerProc]) -> None:
         for worker in workers:
             wait_until(lambda: f"fleet worker {worker.name} ready" in worker.output() or worker.proc.poll() is not None,
-                       90, f"worker {worker.name} starting")
+                       180, f"worker {worker.name} starting")
             assert worker.proc.poll() is None, worker.output()
 
     def keep(self, count: int) -> None:

@@ -8,11 +8,16 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.conftest import TEST_KEY, cli, write_files
 from tests.fakellm import Reply, call
 from tests.fleet.conftest import Fleet, edit_then_done, last_user, repo_of, repos_file, turns, wait_until
 from tests.github.conftest import TOKEN
 
+# Three worker processes start (and import the model layer) on a busy machine, and a killed worker's
+# job waits out the visibility timeout: more than the suite's 120 s default in the worst case.
+pytestmark = pytest.mark.timeout(360)
 FILES = {"README.md": "# project\n", "setup.cfg": "[metadata]\nversion = 1\n"}
 
 
@@ -143,8 +148,8 @@ def test_a_parked_approval_answered_later_resumes_its_job(three: Fleet, isolated
     assert "asks to run write_file" in shown.stdout and "+# ask1, bumped" in shown.stdout
     answered = fleet_cli(three, isolated_home, "approve", batch, yes)
     assert f"{yes}: answered; queued to resume" in answered.stdout, answered.stdout + answered.stderr
-    denied = fleet_cli(three, isolated_home, "approve", batch, no, "--deny", "--feedback", "not in this one")
-    assert f"{no}: answered; queued to resume" in denied.stdout
+    denied = fleet_cli(three, isolated_home, "approve", batch, "--all", "--deny", "--feedback", "not in this one")
+    assert f"{no}: answered; queued to resume" in denied.stdout and yes not in denied.stdout  # the one still asking
     followed = fleet_cli(three, isolated_home, "status", batch, "--follow")
     assert followed.returncode == 0, followed.stdout + followed.stderr
     jobs = {j["target"]: j for j in status(three, isolated_home, batch)["jobs"]}
