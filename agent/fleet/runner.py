@@ -282,7 +282,7 @@ class JobRun:
 
     def _save_record(self, session: AgentSession) -> None:
         path = session.writer.path
-        if path.exists():
+        if path.exists() and self.stopped_for != "lost":  # (a lost attempt's record is not the job's)
             self.ref.store.save_record(self.ref.batch, self.ref.number, path.read_text(encoding="utf-8",
                                                                                          errors="replace"))
 
