@@ -111,6 +111,23 @@ class RoomSettings(BaseModel):
     approvers: list[str] = Field(default_factory=list)
 
 
+class FleetSettings(BaseModel):
+    """`[fleet]` (agent/fleet): the broker every fleet command and worker uses (Redis; the
+    CODER_TUI_FLEET_BROKER variable wins) and the worker's time limits. A job is stopped at
+    `job_timeout`; the broker hands an unacknowledged job to another worker after
+    `visibility_timeout` (default: job_timeout + 10 minutes, always longer than a job), so only a
+    job whose worker died is run again. An approval waits `approval_wait` seconds, then its job
+    parks (`coder-tui fleet approve` resumes it) and the worker takes the next job."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    broker: str | None = None  # redis://HOST:PORT/DB
+    job_timeout: float = Field(default=3600.0, gt=0)
+    visibility_timeout: float | None = Field(default=None, gt=0)
+    approval_wait: float = Field(default=300.0, ge=0)
+    restore_interval: float = Field(default=10.0, gt=0)  # how often workers look for jobs to hand on
+
+
 class ToolSettings(BaseModel):
     """`[tools.NAME]` (seed 003's per-tool configuration): `enabled = false` never offers the tool;
     `timeout` is the seconds a tool with a timeout parameter gets when the model gives none."""
@@ -164,6 +181,7 @@ class Settings(BaseModel):
     lsp: dict[str, LspServerSettings] = Field(default_factory=dict)  # language servers (agent/lsp)
     tools: dict[str, ToolSettings] = Field(default_factory=dict)  # per tool: enabled, timeout
     room: RoomSettings = Field(default_factory=RoomSettings)  # what room participants may use
+    fleet: FleetSettings = Field(default_factory=FleetSettings)  # the fleet's broker and time limits
     map_tokens: int = Field(default=1024, ge=0, le=64_000)  # the prompt's map section; 0 leaves it out
     workflow: Workflow = "direct"  # auto (plan when needed), direct (one loop), structured (always plan)
     reasoning: Level = "off"  # the model's reasoning effort (agent/reasoning.py)
@@ -309,7 +327,7 @@ def load_config(
             if key in ("permissions", "hooks"):  # rules and hooks of every file add up
                 _merge_rules(config, source, key, value)
                 continue
-            if key in ("room", "tools"):  # a file's tables come as plain values: typed again
+            if key in ("room", "tools", "fleet"):  # a file's tables come as plain values: typed again
                 value = getattr(Settings.model_validate({key: value}), key)
             setattr(config, key, value)
             config.sources[key] = source

@@ -31,6 +31,7 @@ SLOW_MODULES = {
     "tests/tui/test_gcpolicy.py", "tests/tui/test_replay.py", "tests/tui/test_snapshots.py",
     "tests/tui/test_stuck_screens.py",
     "tests/lsp/test_lsp_servers.py",  # real language servers (basedpyright on Node, typescript-language-server)
+    "tests/fleet/test_fleet.py",  # three worker processes, a redis-server, batches of jobs
 }
 # Single in-process tests measured over about 1 s (file::name, parameters left out).
 SLOW_TESTS = {

@@ -16,7 +16,7 @@ import sys
 from collections.abc import Callable
 
 from agent import __version__
-from tui import knowledge_cli
+from tui import fleet_cli, knowledge_cli
 from tui.cliargs import (MODES, WORKFLOWS, connection_options, max_steps_option, positive, serve_parser,
                          workspace_option)
 
@@ -115,7 +115,7 @@ def _room_options(parser: argparse.ArgumentParser, positional: bool) -> None:
 def launch_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="coder-tui", description="A terminal coding agent that shows every edit as a diff and asks first.",
-        epilog=COMMANDS_HELP.format(knowledge=knowledge_cli.HELP), formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog=COMMANDS_HELP.format(knowledge=knowledge_cli.HELP + fleet_cli.HELP), formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("workspace", nargs="?", default=".", metavar="DIR", help="folder to work in")
     _model_options(parser)
@@ -459,6 +459,7 @@ COMMANDS: dict[str, Callable[[list[str]], int]] = {
     "host": _cmd_host, "profiles": _cmd_profiles, "skills": _cmd_skills, "mcp": _cmd_mcp, "serve": _cmd_serve,
     "acp": _cmd_acp, "trust": _cmd_trust,
     "map": knowledge_cli.cmd_map, "explore": knowledge_cli.cmd_explore, "tasks": knowledge_cli.cmd_tasks,
+    "fleet": fleet_cli.cmd_fleet,
 }
 
 

@@ -81,6 +81,8 @@ def tasks_parser() -> argparse.ArgumentParser:
                         help="with install: how often run-due runs (default: 10)")
     parser.add_argument("--cron", action="store_true", help="with install: a crontab line instead of a systemd timer")
     parser.add_argument("--yes", action="store_true", help="with install: write without asking")
+    parser.add_argument("--fleet", action="store_true", help="with run-due or worker: run the due tasks on the "
+                        "fleet's workers (`coder-tui fleet --help`) instead of here")
     return parser
 
 
@@ -105,6 +107,12 @@ def cmd_tasks(argv: list[str]) -> int:
         parser.error("cancel needs the task ID")
     from agent.frontends.knowledge import main, run_tasks
 
+    if options.fleet and options.action not in ("run-due", "worker"):
+        parser.error("--fleet goes with run-due or worker")
+    if options.fleet:
+        from agent.frontends import fleettasks
+
+        return main(fleettasks.run_due if options.action == "run-due" else fleettasks.worker, options)
     if options.action == "install":
         from agent.frontends.common import UsageError
         from agent.frontends.taskworker import install

@@ -22,22 +22,26 @@ from typing import Any
 from agent.frontends.common import UsageError
 
 
-async def run_worker(options: Any) -> int:
+async def run_worker(options: Any, due: Any = None) -> int:
+    """The worker loop; `due` runs the due tasks (default: here, `run_due`; the fleet's with --fleet)."""
     from agent.frontends.knowledge import Reporter, _stop_on_signals, open_workspace
-    from agent.session.tasks import run_due, task_store
+    from agent.session.tasks import task_store
 
     if options.interval <= 0:
         raise UsageError("--interval must be more than 0 seconds")
     reporter = Reporter(options.json)
     workspace, config = await open_workspace(options, reporter)
-    config.require_model()
+    if due is None:
+        from agent.session.tasks import run_due as due
+
+        config.require_model()
     stop = asyncio.Event()
     _stop_on_signals(stop, reporter)
     reporter.notice(f"running due tasks of {workspace.label} (Ctrl+C stops)")
     failed = 0
     try:
         while not stop.is_set():
-            finished = await run_due(workspace, config, reporter.notice, github=getattr(workspace, "launch", None))
+            finished = await due(workspace, config, reporter.notice, github=getattr(workspace, "launch", None))
             failed += sum(t.status == "failed" for t in finished)
             for task in finished if options.json else ():
                 reporter.event({"type": "task_finished", **task.to_json()})

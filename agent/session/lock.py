@@ -24,7 +24,7 @@ from pathlib import Path
 
 from agent import paths
 
-FRONT_ENDS = ("run", "serve", "acp", "room", "undo", "task", "tasks", "host")
+FRONT_ENDS = ("run", "serve", "acp", "room", "undo", "task", "tasks", "host", "fleet")
 
 
 class SessionLocked(Exception):

@@ -141,6 +141,7 @@ CONFIG = InputKind("workspace config", ".coder-tui.toml", "agent.config:Settings
     "sandbox_network": NeedsTrust("it would give shell commands network access"),
     "shell_env": NeedsTrust("it would pass your environment variables to shell commands"),
     "room": NeedsTrust("only your own config decides what room participants may make the agent do"),
+    "fleet": NeedsTrust("only your own config chooses the fleet's broker and its workers' limits"),
     "trusted_folders": NeedsTrust("only your own config can trust folders"),
     "folder_trust": NeedsTrust("only your own config can trust folders"),
     "mcp_servers": NeedsTrust("MCP servers are programs the file would start on your machine"),

@@ -9,7 +9,7 @@ from typing import Any
 from aiohttp import web
 
 from tests.github.fake_git import Entry, NotFast, StaleRef, now_stamp
-from tests.github.fake_server import ApiError, FakeGitHub, FakeRepo, paginate, read_json
+from tests.github.fake_server import ApiError, FakeGitHub, FakeRepo, TokenInfo, paginate, read_json
 
 REPO = "/repos/{owner}/{repo}"
 MODES = {"100644": "blob", "100755": "blob", "120000": "blob", "040000": "tree", "160000": "commit"}
@@ -20,6 +20,8 @@ def register(app: web.Application, server: FakeGitHub) -> None:
     add = app.router.add_route
     add("GET", "/rate_limit", routes.rate_limit)
     add("GET", "/user", routes.user)
+    add("GET", "/users/{owner}", routes.owner)
+    add("GET", "/users/{owner}/repos", routes.owner_repos)
     add("GET", REPO, routes.repository)
     add("GET", REPO + "/branches", routes.branches)
     add("GET", REPO + "/branches/{branch:.+}", routes.branch)
@@ -66,18 +68,32 @@ class Routes:
 
     # -- repository and refs ------------------------------------------------------------------
     async def repository(self, request: web.Request) -> web.Response:
-        repo = self.s.find_repo(request)
-        token = self.s.caller(request)
+        return web.json_response(self.repo_json(self.s.find_repo(request), self.s.caller(request)))
+
+    def repo_json(self, repo: FakeRepo, token: TokenInfo | None) -> dict[str, Any]:
         push = bool(token and token.push)
-        return web.json_response({
+        return {
             "id": abs(hash(repo.full_name)) % 10**8, "name": repo.name, "full_name": repo.full_name,
-            "owner": self.s.user_json(repo.owner), "private": repo.private, "fork": False,
+            "owner": self.s.user_json(repo.owner), "private": repo.private, "fork": False, "archived": repo.archived,
             "visibility": "private" if repo.private else "public", "description": "",
             "default_branch": repo.default_branch, "url": self.s.api(repo),
             "html_url": self.s.html(repo), "clone_url": repo.store.path.as_uri(),  # a file:// remote: --clone talks real git to it
             "permissions": {"admin": False, "maintain": False, "push": push,
                             "triage": token is not None, "pull": True},
-        })
+        }
+
+    async def owner(self, request: web.Request) -> web.Response:
+        login = request.match_info["owner"]
+        if not any(r.owner.lower() == login.lower() for r in self.s.repos.values()):
+            raise ApiError(404, "Not Found")
+        return web.json_response(self.s.user_json(login))
+
+    async def owner_repos(self, request: web.Request) -> web.Response:
+        """GET /users/{owner}/repos: the owner's repositories the caller may see, by name."""
+        login, token = request.match_info["owner"].lower(), self.s.caller(request)
+        repos = sorted((r for r in self.s.repos.values() if r.owner.lower() == login and (token or not r.private)),
+                       key=lambda r: r.name.lower())
+        return paginate(request, [self.repo_json(r, token) for r in repos])
 
     async def branches(self, request: web.Request) -> web.Response:
         repo = self.s.find_repo(request)

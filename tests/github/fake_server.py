@@ -10,6 +10,7 @@ pull requests and comments it recorded.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 import threading
@@ -42,6 +43,7 @@ class FakeRepo:
     store: BareStore
     private: bool = False
     default_branch: str = "main"
+    archived: bool = False
     issues: dict[int, dict[str, Any]] = field(default_factory=dict)
     comments: dict[int, list[dict[str, Any]]] = field(default_factory=dict)
     pulls: dict[int, dict[str, Any]] = field(default_factory=dict)
@@ -66,6 +68,18 @@ class Injected:
     body: dict[str, Any]
     headers: dict[str, str]
     times: int
+
+
+@dataclass
+class Held:
+    """Requests matching method and path wait until `release` is set, then fail with 502 (a server
+    that hung while its client went away); `arrived` is set when the first one comes."""
+
+    method: str
+    pattern: re.Pattern[str]
+    times: int
+    release: threading.Event = field(default_factory=threading.Event)
+    arrived: threading.Event = field(default_factory=threading.Event)
 
 
 @dataclass(frozen=True)
@@ -97,6 +111,7 @@ class FakeGitHub:
         self.repos: dict[str, FakeRepo] = {}
         self.tokens: dict[str, TokenInfo] = {}
         self.injected: list[Injected] = []
+        self.held: list[Held] = []
         self.requests: list[Recorded] = []
         self.contents_max = 1_000_000  # GitHub's contents API stops inlining above 1 MB
         self.tree_limit = 100_000  # entries before a recursive tree answer is truncated
@@ -172,6 +187,24 @@ class FakeGitHub:
                          {"message": message}, dict(headers or {}), times)
             )
 
+    def hold(self, method: str, path_regex: str, times: int = 1) -> Held:
+        """The next `times` requests matching method and path hang until released (see Held)."""
+        held = Held(method.upper(), re.compile(path_regex), times)
+        with self._lock:
+            self.held.append(held)
+        return held
+
+    async def _wait_if_held(self, request: web.Request) -> None:
+        with self._lock:
+            held = next((h for h in self.held if h.times > 0 and h.method == request.method
+                         and h.pattern.search(request.path)), None)
+            if held is not None:
+                held.times -= 1
+        if held is not None:
+            held.arrived.set()
+            await asyncio.to_thread(held.release.wait, 120)
+            raise ApiError(502, "Server Error")
+
     def exhaust_rate_limit(self, reset_in: float) -> None:
         """Counted requests fail with the primary rate-limit error for reset_in seconds.
 
@@ -203,6 +236,7 @@ class FakeGitHub:
             if bad:
                 raise ApiError(401, "Bad credentials")
             self._check_injected(request)
+            await self._wait_if_held(request)
             if request.path != "/rate_limit":
                 self._spend(identity, token)
             response = await handler(request)
