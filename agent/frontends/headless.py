@@ -84,10 +84,10 @@ async def run_headless(options: SessionOptions) -> int:
         if session.writer.lost:
             print(f"coder-tui: error: {session.writer.lost} line(s) of session {session.session_id} could not be "
                   f"written ({session.writer.failure}); the record ends before them", file=sys.stderr)
+    # an unknown model or provider, no key: the configuration, not the run, failed
+    code = 2 if misconfigured else exit_code(complete, approver, published, printer)  # its error before the summary
     printer.summary(complete, session.totals, session.session_id)
-    if misconfigured:  # an unknown model or provider, no key: the configuration, not the run, failed
-        return 2
-    return exit_code(complete, approver, published, printer)
+    return code
 
 
 def _forked(options: SessionOptions, printer: Any) -> SessionOptions:

@@ -166,8 +166,8 @@ class OneShot:
             self.conn.send(encode({"type": "out", "fd": 2, "text": f"coder-tui: error: {done.get('error')}\n"}))
             code = 1
         else:
-            self.printer.summary(self.complete, live.session.totals, live.session.session_id)
             code = 2 if self.misconfigured else exit_code(self.complete, self.approver, True, self.printer)
+            self.printer.summary(self.complete, live.session.totals, live.session.session_id)
         self.conn.send(encode({"type": "exit", "code": code}))
         asyncio.get_running_loop().call_soon(self.leave)
 
