@@ -54,6 +54,7 @@ async function create(cmd) {
     state.admit = cmd.admit === 'never' ? 'never' : cmd.admit !== false;
     state.readonly = !!cmd.readonly;
     state.files = cmd.files ?? {};
+    state.statAny = !!cmd.stat_any;  // a host whose stat answers for files it then cannot read
     const server = cmd.server;
     const provider = new ConnectionProvider({
         url: server,
@@ -114,7 +115,7 @@ function registerHandlers(connection) {
     });
     connection.fs.onStat((_, path) => {
         const isDir = Object.keys(state.files).some(p => p.startsWith(path + '/')) || !path.includes('/');
-        if (!(path in state.files) && !isDir) throw new Error(`no such file ${path}`);
+        if (!(path in state.files) && !isDir && !state.statAny) throw new Error(`no such file ${path}`);
         return { type: isDir && !(path in state.files) ? 2 : 1, mtime: 0, ctime: 0, size: (state.files[path] ?? '').length };
     });
     connection.fs.onReaddir((_, path) => {

@@ -71,9 +71,10 @@ async def rig(oct_server, node_host, make_client, fake_llm):
     async def make(text: str = "a = 1\n", mode: str = "allow", via: str | None = None,
                    readonly: bool = False, decisions: list[Any] | None = None,
                    files: dict[str, str] | None = None, room_settings: dict[str, bool] | None = None,
-                   mcp_servers: dict[str, Any] | None = None,
+                   mcp_servers: dict[str, Any] | None = None, stat_any: bool = False,
                    **client_options: Any) -> Rig:
-        room = await node_host.create(oct_server.url, files={DOC: text, **(files or {})}, readonly=readonly)
+        room = await node_host.create(oct_server.url, files={DOC: text, **(files or {})}, readonly=readonly,
+                                      stat_any=stat_any)
         node_host.send(cmd="open", path=DOC)
         client = make_client(via or oct_server.url, room, **client_options)
         await client.join()
@@ -257,6 +258,16 @@ async def test_agents_md_of_the_shared_folder_is_in_the_system_prompt(rig):
     await r.host.expect("chat")
     system = r.llm.requests[0]["messages"][0]["content"]
     assert "## Project instructions (AGENTS.md)" in system and "Always answer in French." in system
+
+
+async def test_a_room_without_agents_md_is_not_warned_about_one(rig):
+    """The host's folder listing says whether there is one: a host whose stat answers for any path
+    (as one seen in use) made every room run warn "ignored AGENTS.md: cannot read ... not found"."""
+    r = await rig(stat_any=True)
+    r.llm.script(Reply(text="hello"))
+    r.host.send(cmd="chat", text="@agent hello")
+    await r.host.expect("chat")
+    assert r.of("warning") == [] and "Project instructions" not in r.llm.requests[0]["messages"][0]["content"]
 
 
 async def test_a_chat_answer_over_several_model_turns_keeps_them_apart(rig):
