@@ -17,7 +17,7 @@ from collections.abc import Callable
 
 from agent import __version__
 from tui import knowledge_cli
-from tui.cliargs import (MODES, WORKFLOWS, connection_options, max_steps_option, positive, serve_parser,
+from tui.cliargs import (MODES, WORKFLOWS, connection_options, max_steps_option, positive, room_id, serve_parser,
                          workspace_option)
 
 SANDBOXES = ("auto", "bwrap", "off")
@@ -97,9 +97,9 @@ def _github_options(parser: argparse.ArgumentParser) -> argparse._ArgumentGroup:
 def _room_options(parser: argparse.ArgumentParser, positional: bool) -> None:
     group = parser.add_argument_group("Open Collaboration Tools room")
     if positional:
-        group.add_argument("room_id", metavar="ROOM_ID", help="the room id the host shared")
+        group.add_argument("room_id", metavar="ROOM_ID", type=room_id, help="the room id the host shared")
     else:
-        group.add_argument("--room", metavar="ROOM_ID",
+        group.add_argument("--room", metavar="ROOM_ID", type=room_id,
                            help="join a live OCT room as a guest and answer @NAME prompts in it")
     group.add_argument("--server", default="https://api.open-collab.tools/", metavar="URL",
                        help="OCT server (default: https://api.open-collab.tools/)")

@@ -19,6 +19,16 @@ def _whole(text: str, least: int, need: str) -> int:
     return value
 
 
+def room_id(text: str) -> str:
+    """A room id as the host shared it: not empty, no spaces or control characters."""
+    value = text.strip()
+    if not value:
+        raise argparse.ArgumentTypeError("the room id is empty: give the id the host shared from their editor")
+    if any(ch.isspace() or not ch.isprintable() for ch in value):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a room id (it has spaces or control characters)")
+    return value
+
+
 def positive(text: str) -> int:
     return _whole(text, 1, "at least 1")
 
