@@ -71,7 +71,10 @@ Routes (all but /api/health and the /view page need the header `Authorization: B
 "apply": "client" writes nothing on the server: edits go to an in-memory copy seeded from the
 request's file contents, and the diff events carry them for the editor to apply. A conversation
 continues when a request carries the session_id of the first response (X-Session-Id header, or
-the first event). A client that disconnects stops its run. See the README's `serve` section.
+the first event). A streaming client that disconnects has --reconnect-grace seconds (30 by
+default) to come back with Last-Event-ID and its session; its run goes on meanwhile (approvals wait)
+and is stopped when nobody came back. A "stream": false request or a WebSocket that closes stops its
+run at once. See the README's `serve` section.
 """
 
 
