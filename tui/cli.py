@@ -469,9 +469,24 @@ def main(argv: list[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     command = COMMANDS.get(args[0]) if args else None
     try:
-        return command(args[1:]) if command else _cmd_launch(args)
+        try:
+            return command(args[1:]) if command else _cmd_launch(args)
+        finally:  # here, not at exit (after --help too): a reader that left is caught below
+            sys.stdout.flush()
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:
+        return _reader_gone()
+
+
+def _reader_gone() -> int:
+    """stdout's reader left (`coder-tui sessions | head`): end quietly, as a program killed by
+    SIGPIPE does (exit 141), for every command. What is still buffered goes nowhere, so that the
+    flush at exit does not fail again."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
+    return 141
 
 
 if __name__ == "__main__":
