@@ -309,7 +309,9 @@ class Transcript(VerticalScroll, can_focus=False):
         await self.live.flush()
 
     def end_answer(self) -> None:
-        """The answer being streamed is complete: flush it and stop the timer."""
+        """The answer being streamed is complete: flush it and stop the timer. A reasoning still
+        open (the turn ended or was stopped before an answer) is done too: it thought."""
+        self._fold_reasoning()
         live, self.live = self.live, None
         if live is not None:
             live.streaming = False
