@@ -75,6 +75,28 @@ async def test_an_edit_docks_under_the_reason_and_the_prompt_comes_back(make_app
         assert "def main() -> None:" in (workspace / "app.py").read_text()
 
 
+async def test_at_80x24_a_long_new_files_approval_keeps_its_buttons_in_view(make_app: Any, workspace: Path,
+                                                                            fake_llm: Any) -> None:
+    """The diff gives way (it scrolls), never the choices: they stood below the panel's edge."""
+    from textual.widgets import Button
+
+    body = "".join(f"line {i} = {i}\n" for i in range(60))
+    fake_llm.script(Reply(tool_calls=[call("write_file", file_path="src/module_with_a_long_name/handlers.py",
+                                           content=body)]), Reply(text="Done."))
+    app = make_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await ready(pilot)
+        await submit(pilot, "write the handlers")
+        panel = await approval(pilot)
+        await pilot.pause()
+        inside = panel.content_region
+        for button in panel.query(Button):
+            assert button.region.height == 1 and inside.contains_region(button.region), (button.id, button.region)
+        assert panel.region.bottom <= app.size.height - 2  # the status bar and the footer below it
+        await pilot.press("y")
+        await answered(pilot)
+
+
 async def test_a_shell_approval_names_the_command_once_and_its_result_shows_exit_code_and_last_lines(
         make_app: Any, workspace: Path, fake_llm: Any) -> None:
     from tui.widgets.transcript import ToolRow
