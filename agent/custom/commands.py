@@ -130,7 +130,8 @@ def _described(command: Command) -> str:
 def _first_line(body: str) -> str:
     for line in body.splitlines():
         if line.strip():
-            return line.strip().lstrip("#").strip()[:80]
+            text = line.strip().lstrip("#").strip()
+            return text if len(text) <= 80 else text[:79].rstrip() + "…"  # cut, and seen to be
     return ""
 
 

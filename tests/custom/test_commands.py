@@ -148,3 +148,14 @@ async def test_a_subfolder_takes_the_roots_commands_when_the_root_is_trusted(tru
     trusted_root = trusted_harness(root=repo / "src", trusted=False)
     assert set(trusted_root.session.agent.input.commands.commands) == {"review-pr"}
     assert "pdf-processing" in trusted_root.session.agent.input.skills.skills
+
+
+def test_a_description_taken_from_a_long_first_line_is_cut_with_an_ellipsis(tmp_path: Path) -> None:
+    """/help, the `/` list and ACP show it: a cut line says it was cut."""
+    from agent.custom.commands import load_commands
+
+    long = "Review the changes on this branch for security problems, missing tests, and unclear names please"
+    folder = write_files(tmp_path / "commands", {"review.md": f"# {long}\nMore.\n", "short.md": "Tidy up.\n"})
+    listed = dict(load_commands(None, False, [folder]).listing())
+    assert listed["review"] == long[:79].rstrip() + "… (user)" and len(listed["review"]) == 80 + len(" (user)")
+    assert listed["short"] == "Tidy up. (user)"
