@@ -168,6 +168,21 @@ async def test_allow_for_the_session_says_so_shows_in_the_status_bar_and_revokin
         await idle(pilot)
 
 
+async def test_revoking_all_when_nothing_is_allowed_says_so(make_app: Any) -> None:
+    from tui.widgets.transcript import Notice
+
+    app = make_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await ready(pilot)
+        for command in ("/allowances revoke all", "/allowances revoke", "/allowances revoke bash_exec"):
+            await submit(pilot, command)
+        said = await wait_for(pilot, lambda: (found := [str(n.render()) for n in app.query(Notice)
+                                                       if "nothing to revoke" in str(n.render())])[2:] and found,
+                              what="the three answers")
+        assert said == ["No tool is allowed for this session; nothing to revoke"] * 2 + [
+            "bash_exec was not allowed for this session (allowed: none); nothing to revoke"]
+
+
 async def test_full_screen_is_one_key_away_and_esc_still_stops(make_app: Any, workspace: Path,
                                                                fake_llm: Any) -> None:
     fake_llm.script(Reply(tool_calls=[patch("def main():", "def main() -> None:")]), Reply(text="unused"))
