@@ -249,3 +249,14 @@ async def test_the_edits_reason_shows_with_the_diff_as_one_safe_line(make_app: A
         await pilot.press("y")
         await answered(pilot)
         await idle(pilot)
+
+
+async def test_ctrl_d_before_any_diff_says_what_it_shows_and_still_deletes_in_a_typed_prompt(make_app: Any) -> None:
+    app = make_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await ready(pilot)
+        await pilot.press("ctrl+d")  # an empty prompt has the focus: the app's Ctrl+D, not TextArea's
+        said = await wait_for(pilot, lambda: [n.message for n in app._notifications], what="the notice")
+        assert "Ctrl+D shows the edits applied without asking" in said[-1] and "none yet" in said[-1]
+        await pilot.press("a", "b", "left", "ctrl+d")
+        assert app.query_one("#prompt").text == "a"  # with text, it deletes to the right as it did
