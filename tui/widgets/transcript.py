@@ -247,8 +247,10 @@ class Transcript(VerticalScroll, can_focus=False):
         self.archive()
         self.add(UserMessage(text, who))
 
-    def notice(self, text: str, kind: str = "info") -> None:
-        self.add(Notice(text, kind))
+    def notice(self, text: str, kind: str = "info") -> Notice:
+        notice = Notice(text, kind)
+        self.add(notice)
+        return notice
 
     def reasoning(self, delta: str) -> None:
         """The model's reasoning, in a dimmed block above the answer it leads to."""
