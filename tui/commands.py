@@ -265,8 +265,8 @@ async def _allowances(app: CoderApp, arg: str) -> None:
         elif tool in ("", "all"):
             _say(app, "No tool is allowed for this session; nothing to revoke", "warning")
         else:
-            allowed = ", ".join(sorted(gate.allowed_tools)) or "none"
-            _say(app, f"{tool} was not allowed for this session (allowed: {allowed}); nothing to revoke", "warning")
+            others = ", ".join(sorted(gate.allowed_tools)) or "none"
+            _say(app, f"{tool} was not allowed for this session (allowed: {others}); nothing to revoke", "warning")
         return
     if arg:
         _say(app, "use /allowances, /allowances revoke TOOL or /allowances revoke all", "warning")
