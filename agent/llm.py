@@ -242,6 +242,13 @@ MAX_WAIT = 30.0  # seconds of a provider's retry-after worth waiting for; longer
 NO_KEY = "no-key"  # sent to a keyless OpenAI-compatible server, which ignores it
 
 
+def keyless_server(model: str, api_base: str | None) -> bool:
+    """An OpenAI-compatible server at an address of the user's (`openai/NAME` with an API base): a
+    local server needs no key, so none is required (the request sends NO_KEY; a server that wants
+    one answers 401, which says so). One rule for the requests and the app's setup check."""
+    return bool(api_base) and model.startswith("openai/")
+
+
 @dataclass
 class LLM:
     model: str
@@ -345,7 +352,7 @@ class LLM:
     def _keyless_server(self) -> bool:
         """An OpenAI-compatible server at --api-base with no key anywhere: a local server needs none
         (the OpenAI client refuses to send without one; a server that wants one answers 401)."""
-        return bool(self.api_base) and self.model.startswith("openai/") and not os.environ.get("OPENAI_API_KEY")
+        return keyless_server(self.model, self.api_base) and not os.environ.get("OPENAI_API_KEY")
 
     def _classify(self, exc: Exception, litellm: Any, streaming: bool = False) -> Failure:
         return classify(exc, litellm, self.model, self.api_base, self.key_variable, streaming)

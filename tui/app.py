@@ -109,7 +109,7 @@ class CoderApp(App[int]):
         status = self.query_one(StatusBar)
         status.set_workspace(self._target_label())
         status.set_model(self.options.model or "")
-        self.query_one(Transcript).notice(WELCOME.format(mode=self.mode.upper()), "dim")
+        self.query_one(Transcript).notice(WELCOME.format(mode=self.mode.upper()), "dim").add_class("-welcome")
         if self.animate_spinners:
             self.set_interval(TICK, self._tick, name="spinners")
         self.call_after_refresh(self._first_frame_shown)

@@ -256,7 +256,8 @@ def check_resumable(ref: str, workspace: str, current: str | None = None) -> Non
     """SessionError unless `ref` names a recorded session of this workspace that no other
     process has open (`current`: the app's own session, which it closes first)."""
     from agent.session.lock import holder_of, in_use
-    from agent.session.record import SessionError, SessionInUse, SessionStore, summary_of
+    from agent.session.listing import summary_of
+    from agent.session.record import SessionError, SessionInUse, SessionStore
 
     path = SessionStore().resolve(ref, workspace=workspace)
     summary = summary_of(path)

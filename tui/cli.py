@@ -17,7 +17,7 @@ from collections.abc import Callable
 
 from agent import __version__
 from tui import fleet_cli, knowledge_cli
-from tui.cliargs import (MODES, WORKFLOWS, connection_options, max_steps_option, positive, serve_parser,
+from tui.cliargs import (MODES, WORKFLOWS, connection_options, max_steps_option, positive, room_id, serve_parser,
                          workspace_option)
 
 SANDBOXES = ("auto", "bwrap", "off")
@@ -97,9 +97,9 @@ def _github_options(parser: argparse.ArgumentParser) -> argparse._ArgumentGroup:
 def _room_options(parser: argparse.ArgumentParser, positional: bool) -> None:
     group = parser.add_argument_group("Open Collaboration Tools room")
     if positional:
-        group.add_argument("room_id", metavar="ROOM_ID", help="the room id the host shared")
+        group.add_argument("room_id", metavar="ROOM_ID", type=room_id, help="the room id the host shared")
     else:
-        group.add_argument("--room", metavar="ROOM_ID",
+        group.add_argument("--room", metavar="ROOM_ID", type=room_id,
                            help="join a live OCT room as a guest and answer @NAME prompts in it")
     group.add_argument("--server", default="https://api.open-collab.tools/", metavar="URL",
                        help="OCT server (default: https://api.open-collab.tools/)")
@@ -470,9 +470,24 @@ def main(argv: list[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     command = COMMANDS.get(args[0]) if args else None
     try:
-        return command(args[1:]) if command else _cmd_launch(args)
+        try:
+            return command(args[1:]) if command else _cmd_launch(args)
+        finally:  # here, not at exit (after --help too): a reader that left is caught below
+            sys.stdout.flush()
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:
+        return _reader_gone()
+
+
+def _reader_gone() -> int:
+    """stdout's reader left (`coder-tui sessions | head`): end quietly, as a program killed by
+    SIGPIPE does (exit 141), for every command. What is still buffered goes nowhere, so that the
+    flush at exit does not fail again."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
+    return 141
 
 
 if __name__ == "__main__":

@@ -19,6 +19,16 @@ def _whole(text: str, least: int, need: str) -> int:
     return value
 
 
+def room_id(text: str) -> str:
+    """A room id as the host shared it: not empty, no spaces or control characters."""
+    value = text.strip()
+    if not value:
+        raise argparse.ArgumentTypeError("the room id is empty: give the id the host shared from their editor")
+    if any(ch.isspace() or not ch.isprintable() for ch in value):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a room id (it has spaces or control characters)")
+    return value
+
+
 def positive(text: str) -> int:
     return _whole(text, 1, "at least 1")
 
@@ -61,7 +71,10 @@ Routes (all but /api/health and the /view page need the header `Authorization: B
 "apply": "client" writes nothing on the server: edits go to an in-memory copy seeded from the
 request's file contents, and the diff events carry them for the editor to apply. A conversation
 continues when a request carries the session_id of the first response (X-Session-Id header, or
-the first event). A client that disconnects stops its run. See the README's `serve` section.
+the first event). A streaming client that disconnects has --reconnect-grace seconds (30 by
+default) to come back with Last-Event-ID and its session; its run goes on meanwhile (approvals wait)
+and is stopped when nobody came back. A "stream": false request or a WebSocket that closes stops its
+run at once. See the README's `serve` section.
 """
 
 

@@ -265,8 +265,11 @@ async def _allowances(app: CoderApp, arg: str) -> None:
         if revoked:
             _say(app, f"Revoked: {', '.join(revoked)} ask{'s' if len(revoked) == 1 else ''} again before "
                       "running.", "success")
+        elif tool in ("", "all"):
+            _say(app, "No tool is allowed for this session; nothing to revoke", "warning")
         else:
-            _say(app, f"{tool} was not allowed for this session; nothing to revoke", "warning")
+            others = ", ".join(sorted(gate.allowed_tools)) or "none"
+            _say(app, f"{tool} was not allowed for this session (allowed: {others}); nothing to revoke", "warning")
         return
     if arg:
         _say(app, "use /allowances, /allowances revoke TOOL or /allowances revoke all", "warning")

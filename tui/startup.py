@@ -84,6 +84,8 @@ def session_opened(app: CoderApp, session: AgentSession) -> None:
     if session.agent.profile.mode:  # the profile's own mode (architect: plan), unless --mode said otherwise
         app.set_mode(session.mode)
     if session.restored is not None:
+        for welcome in app.query(".-welcome"):  # a first-launch hint, not a line after the conversation
+            welcome.remove()
         mode = replay(session.restored, app.presenter, app.query_one("#transcript", Transcript), app.options.mode)
         if mode:
             app.set_mode(mode)

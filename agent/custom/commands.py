@@ -100,6 +100,23 @@ class CommandSet:
             return None
         return Expansion(command, command.expand(arguments.strip()), command.file.model, command.file.allowed_tools)
 
+    def unknown(self, text: str) -> str | None:
+        """Why `text`, shaped `/name args`, cannot run: no command has that name (None: it is a
+        custom command, or text that is not shaped as one, such as `/etc/hosts is wrong`)."""
+        match = TYPED.match(text)
+        if match is None or match.group(1) in self.commands or not NAME.match(match.group(1)):
+            return None
+        name = match.group(1)
+        if name.lower() in BUILTIN:
+            return f"/{name} is a command of the app; a prompt here takes custom commands only ({self._known()})"
+        return f"unknown command /{name} ({self._known()})"
+
+    def _known(self) -> str:
+        if not self.commands:
+            return ("no custom commands found: Markdown files in ~/.config/coder-tui/commands/, or a trusted "
+                    "folder's .coder-tui/commands/")
+        return "custom commands: " + ", ".join(f"/{name}" for name in sorted(self.commands))
+
     def listing(self) -> list[tuple[str, str]]:
         """(name with its argument hint, description) for completion, /help and ACP."""
         return [(c.name, _described(c)) for c in sorted(self.commands.values(), key=lambda c: c.name)]
@@ -113,7 +130,8 @@ def _described(command: Command) -> str:
 def _first_line(body: str) -> str:
     for line in body.splitlines():
         if line.strip():
-            return line.strip().lstrip("#").strip()[:80]
+            text = line.strip().lstrip("#").strip()
+            return text if len(text) <= 80 else text[:79].rstrip() + "…"  # cut, and seen to be
     return ""
 
 
@@ -147,25 +165,29 @@ def command_names(folder: Path) -> list[tuple[str, Path]]:
 
 
 def load_commands(root: Path | None, trusted: bool, user_folders: list[Path]) -> CommandSet:
-    """The commands of the workspace at root (trusted only) and of the user's folders."""
+    """The commands of the workspace at root and the folders above it in its repository (trusted
+    only, agent/custom/places.py) and of the user's folders."""
+    from agent.custom.places import places
     from agent.workspace_input import files
 
     found = CommandSet()
-    if root is not None:
-        present = [folder for folder in WORKSPACE_FOLDERS if command_names(root / folder)]
-        if present and not trusted:
+    for place in places(root, trusted) if root is not None else []:
+        base, shown = place.folder, place.shown
+        present = [folder for folder in WORKSPACE_FOLDERS if command_names(base / folder)]
+        if present and not place.trusted:
             from agent.workspace_input.policy import NOT_TRUSTED
 
-            found.notes.append(f"ignored the commands in {', '.join(present)}: {NOT_TRUSTED}")
-        for folder in present if trusted else []:
+            found.notes.append(f"ignored the commands in {', '.join(shown + f for f in present)}: {NOT_TRUSTED}")
+        for folder in present if place.trusted else []:
             try:
-                files.inside(root, folder)
+                files.inside(base, folder)
             except files.OutsideWorkspace as exc:
-                found.notes.append(f"ignored the commands in {folder}: {exc}")
+                found.notes.append(f"ignored the commands in {shown}{folder}: {exc}")
                 continue
-            for name, path in command_names(root / folder):
-                rel = path.relative_to(root).as_posix()
-                _add(found, name, rel, "workspace", lambda rel=rel: files.read_inside(root, rel, cap=FILE_CAP))
+            for name, path in command_names(base / folder):
+                rel = path.relative_to(base).as_posix()
+                _add(found, name, shown + rel, "workspace",
+                     lambda base=base, rel=rel: files.read_inside(base, rel, cap=FILE_CAP))
     for user_folder in user_folders:
         for name, path in command_names(user_folder):
             _add(found, name, str(path), "user", lambda path=path: _read_user(path))

@@ -121,21 +121,24 @@ def read_skill(text: str, folder_name: str) -> tuple[SkillFile | None, list[str]
 
 
 def load_skills(root: Path | None, trusted: bool, user_folders: list[Path]) -> SkillSet:
-    """The skills of the workspace at root (trusted only) and of the user's folders."""
+    """The skills of the workspace at root and the folders above it in its repository (trusted
+    only, agent/custom/places.py) and of the user's folders."""
+    from agent.custom.places import places
     from agent.workspace_input import files
 
     found = SkillSet()
-    if root is not None:
-        present = [folder for folder in WORKSPACE_FOLDERS if _folders(root / folder)]
-        if present and not trusted:
+    for place in places(root, trusted) if root is not None else []:
+        present = [folder for folder in WORKSPACE_FOLDERS if _folders(place.folder / folder)]
+        if present and not place.trusted:
             from agent.workspace_input.policy import NOT_TRUSTED
 
-            found.notes.append(f"ignored the skills in {', '.join(present)}: {NOT_TRUSTED}")
-        for folder in present if trusted else []:
-            for name in _folders(root / folder):
+            shown = ", ".join(place.shown + folder for folder in present)
+            found.notes.append(f"ignored the skills in {shown}: {NOT_TRUSTED}")
+        for folder in present if place.trusted else []:
+            for name in _folders(place.folder / folder):
                 rel = f"{folder}/{name}"
-                _add(found, name, root / rel, "workspace", rel,
-                     lambda rel=rel: files.read_inside(root, f"{rel}/{SKILL_FILE}", cap=FILE_CAP))
+                _add(found, name, place.folder / rel, "workspace", place.shown + rel,
+                     lambda base=place.folder, rel=rel: files.read_inside(base, f"{rel}/{SKILL_FILE}", cap=FILE_CAP))
     for base in user_folders:
         for name in _folders(base):
             _add(found, name, base / name, "user", str(base / name),

@@ -70,26 +70,7 @@ def _ask_untouched(paths: list[str]) -> bool:
 
 
 def list_sessions(options: Any) -> int:
-    """`coder-tui sessions`; a reader that closes early (`| head -1`) ends it quietly."""
-    try:
-        code = _list_sessions(options)
-        sys.stdout.flush()
-    except BrokenPipeError:
-        _quiet_stdout()
-        return 0
-    return code
-
-
-def _quiet_stdout() -> None:
-    """The reader is gone: what is still buffered goes nowhere (not to a traceback at exit)."""
-    import os
-
-    devnull = os.open(os.devnull, os.O_WRONLY)
-    os.dup2(devnull, sys.stdout.fileno())
-    os.close(devnull)
-
-
-def _list_sessions(options: Any) -> int:
+    """`coder-tui sessions` (a reader that leaves early, `| head -1`, is tui/cli.py's to handle)."""
     import asyncio
 
     from agent.host.client import live_sessions
@@ -150,6 +131,8 @@ def trust(options: Any) -> int:
     except ConfigError as exc:
         print(f"coder-tui trust: error: {exc}", file=sys.stderr)
         return 2
+    except BrokenPipeError:  # stdout's reader left: tui/cli.py ends quietly
+        raise
     except OSError as exc:  # the folder cannot be opened to read its identity
         print(f"coder-tui trust: error: cannot open {options.folder}: {exc.strerror}", file=sys.stderr)
         return 2

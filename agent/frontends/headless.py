@@ -51,6 +51,7 @@ async def run_headless(options: SessionOptions) -> int:
         await target.close()
         raise UsageError("PROMPT is required (or --issue N with --github, or --resume to continue a plan)")
     config = build_config(options, target.workspace.root)
+    await _refuse_unknown_command(target, config.workspace_trusted)
     await _check_model(config)
     approver = StdinApprover(emit=lambda event: session.emit(event), shorthand=True)
     misconfigured: list[ErrorEvent] = []
@@ -83,10 +84,10 @@ async def run_headless(options: SessionOptions) -> int:
         if session.writer.lost:
             print(f"coder-tui: error: {session.writer.lost} line(s) of session {session.session_id} could not be "
                   f"written ({session.writer.failure}); the record ends before them", file=sys.stderr)
+    # an unknown model or provider, no key: the configuration, not the run, failed
+    code = 2 if misconfigured else exit_code(complete, approver, published, printer)  # its error before the summary
     printer.summary(complete, session.totals, session.session_id)
-    if misconfigured:  # an unknown model or provider, no key: the configuration, not the run, failed
-        return 2
-    return exit_code(complete, approver, published, printer)
+    return code
 
 
 def _forked(options: SessionOptions, printer: Any) -> SessionOptions:
@@ -137,6 +138,16 @@ async def _prompt_for(session: AgentSession, prompt: str) -> str:
         await session.close()
         raise UsageError("PROMPT is required: the resumed session has no unfinished plan to continue")
     return prompt
+
+
+async def _refuse_unknown_command(target: Target, trusted: bool) -> None:
+    """`/name args` that names no command is refused, as the app refuses it, before the model loads."""
+    from agent.custom.commands import load_commands, user_folders
+
+    commands = await asyncio.to_thread(load_commands, target.workspace.root, trusted, user_folders())
+    if (problem := commands.unknown(target.prompt)) is not None:
+        await target.close()
+        raise UsageError(problem)
 
 
 async def _check_model(config: Any) -> None:

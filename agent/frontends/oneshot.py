@@ -87,7 +87,12 @@ async def _start(host: Host, conn: Client, request: RunRequest) -> bytes:
     conn.oneshot = shot  # type: ignore[attr-defined]
     conn.send(reply(request.id, session_id=live.session_id))
     live.join(shot)  # type: ignore[arg-type]
-    shot.ticket, _ = live.prompt(str(request.options.get("prompt") or ""), shot.name)
+    prompt = str(request.options.get("prompt") or "")
+    assert live.session is not None
+    if (problem := live.session.agent.input.commands.unknown(prompt)) is not None:  # as headless refuses it
+        shot.refuse(problem)
+        return b""
+    shot.ticket, _ = live.prompt(prompt, shot.name)
     return b""
 
 
@@ -161,9 +166,17 @@ class OneShot:
             self.conn.send(encode({"type": "out", "fd": 2, "text": f"coder-tui: error: {done.get('error')}\n"}))
             code = 1
         else:
-            self.printer.summary(self.complete, live.session.totals, live.session.session_id)
             code = 2 if self.misconfigured else exit_code(self.complete, self.approver, True, self.printer)
+            self.printer.summary(self.complete, live.session.totals, live.session.session_id)
         self.conn.send(encode({"type": "exit", "code": code}))
+        asyncio.get_running_loop().call_soon(self.leave)
+
+    def refuse(self, problem: str) -> None:
+        """A usage error before the turn: one line and exit 2, as `run` in-process says it."""
+        from agent.textsafe import visible
+
+        self.conn.send(encode({"type": "out", "fd": 2, "text": f"coder-tui: error: {visible(problem)}\n"}))
+        self.conn.send(encode({"type": "exit", "code": 2}))
         asyncio.get_running_loop().call_soon(self.leave)
 
     def leave(self) -> None:

@@ -112,7 +112,8 @@ class TextPrinter(EventHandler):
         self._reason(str(event.args.get("reason") or "") if event.files else "")
         if event.command:
             network = ", asks for network access" if event.args.get("network") is True else ""
-            self._line(f"$ {event.command}  (in {event.cwd}, timeout {event.timeout} s{network})", self.err)
+            timeout = f", timeout {event.timeout} s" if event.timeout is not None else ""  # shell_open has none
+            self._line(f"$ {event.command}  (in {event.cwd}{timeout}{network})", self.err)
         if event.url:
             self._line(f"fetch {event.url}", self.err)
         always = f"[a] always for {event.tool}" + (" (never the network: commands that need it ask)"

@@ -94,17 +94,39 @@ class SeedMapper(EventHandler):
 
 
 class SeedPrinter(SeedMapper):
-    """`run --json-format seed`: one seed object per line on stdout, nothing else."""
+    """`run --json-format seed`: one seed object per line on stdout, nothing else.
+
+    The `complete` object is the last line and tells the run's outcome: it waits for the summary,
+    and an error `run` reports after the loop (approvals denied because stdin closed: exit code 3)
+    makes it `success: false` with that `error`, instead of a `complete {success: true}` that an
+    `error` line contradicts."""
 
     def __init__(self, out: Any) -> None:
         def write(data: Data) -> None:
             out.write(json_line(redact(json.dumps(data, ensure_ascii=False))) + "\n")
             out.flush()
 
-        super().__init__(write)
+        super().__init__(self._send_or_hold)
+        self._write = write
+        self._ending: Data | None = None
+
+    def _send_or_hold(self, data: Data) -> None:
+        if data["type"] == "complete":
+            self._ending = data
+        else:
+            self._write(data)
+
+    def on_error(self, event: ev.ErrorEvent) -> None:
+        if self._ending is not None and not event.recoverable:
+            self._ending.update(success=False, error=event.message)
+            return
+        super().on_error(event)
 
     def notice(self, text: str) -> None:
         """Human notices go nowhere: stdout carries events only."""
 
     def summary(self, complete: ev.Complete, totals: Any, session_id: str) -> None:
-        """The `complete` object already carries the summary."""
+        """The `complete` object carries the summary: it ends the output."""
+        ending, self._ending = self._ending, None
+        if ending is not None:
+            self._write(ending)

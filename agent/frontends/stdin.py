@@ -105,10 +105,13 @@ class StdinApprover(QueueApprover):
         self.waiting: list[str] = []  # approval ids in the order they were asked
         self.early: list[Decision] = []  # answers that came before their approval
         self.unanswered = 0  # approvals denied because stdin closed before an answer came
+        self.by_rules = 0  # of those, asked in allow mode: an `ask` permission rule asked for them
         self.lines: PlanLines | None = None
+        self.session: AgentSession | None = None
 
     def attach(self, session: AgentSession) -> None:
         """Plan decisions and messages for a running plan come on the same stdin."""
+        self.session = session
         self.lines = PlanLines(session, self.shorthand, self.emit)
 
     def close(self, reason: str) -> None:
@@ -130,6 +133,9 @@ class StdinApprover(QueueApprover):
         if decision.decision == "deny" and self.closed_reason is not None and decision.feedback == self.closed_reason:
             self.unanswered += 1
             self._answered(request.approval_id)
+            if self.session is not None and self.session.mode == "allow":  # only an `ask` rule asks then
+                self.by_rules += 1
+                return Decision("deny", feedback=f"{BY_RULE}; stdin is closed, so nobody can answer it")
         return decision
 
     def _answered(self, approval_id: str) -> None:
@@ -186,6 +192,9 @@ class StdinApprover(QueueApprover):
                                             parsed.rejected_hunks, parsed.edited)
 
 
+BY_RULE = "an `ask` permission rule asked for this call (such a rule asks in allow mode too)"
+
+
 def exit_code(complete: Any, approver: StdinApprover, published: bool, printer: Any) -> int:
     """`run`'s exit code (in-process and through the host): 3 when stdin closed on an approval or a plan."""
     if approver.lines is not None and approver.lines.unanswered:
@@ -195,8 +204,13 @@ def exit_code(complete: Any, approver: StdinApprover, published: bool, printer: 
         return UNANSWERED
     if approver.unanswered:
         count = f"{approver.unanswered} approval{'s' if approver.unanswered != 1 else ''}"
+        fix = "Answer on stdin (e.g. `echo y |`) or use --mode allow."
+        if approver.by_rules:  # --mode allow would not help: the rule asks in every mode
+            fix = ("The run is in allow mode: your `ask` permission rules asked for them, and they ask in every "
+                   "mode. Answer on stdin (e.g. `echo y |`), or remove or narrow the rule (/permissions in the app "
+                   "lists the rules with their files).")
         printer.handle(ErrorEvent(recoverable=False, message=(
             f"{count} denied because stdin closed before an answer came: what they asked for was not "
-            f"done (exit code {UNANSWERED}). Answer on stdin (e.g. `echo y |`) or use --mode allow.")))
+            f"done (exit code {UNANSWERED}). {fix}")))
         return UNANSWERED
     return 0 if complete.success and published else 1

@@ -33,6 +33,7 @@ ADDED = ("action", "payload")  # columns a store made before them lacks (added o
 SCHEMA = f"CREATE TABLE IF NOT EXISTS tasks ({', '.join(COLUMNS)}, PRIMARY KEY (id))"
 Action = Literal["prompt", "explore", "summarize", "refresh_map"]
 ACTIONS: tuple[str, ...] = ("prompt", "explore", "summarize", "refresh_map")
+PROMPT_TASKS = 20  # pending tasks the system prompt lists (list_tasks shows them all)
 
 
 class TaskError(Exception):
@@ -246,3 +247,29 @@ def task_store(workspace: Workspace) -> TaskStore:
     from agent.knowledge.source import source_for
 
     return TaskStore(source_for(workspace).key, workspace.label)
+
+
+def prompt_section(workspace: Workspace) -> str:
+    """The workspace's pending tasks for the system prompt, as the scratchpad is there: the agent
+    knows what it has scheduled without calling list_tasks. Empty when there are none (a workspace
+    that never had a task gets no store for it)."""
+    from agent.knowledge.source import source_for
+
+    key = source_for(workspace).key
+    if not (knowledge_dir(key) / "tasks.sqlite3").exists():
+        return ""
+    try:
+        store = TaskStore(key, workspace.label)
+        try:
+            pending = store.list("pending")
+        finally:
+            store.close()
+    except sqlite3.Error:
+        return ""  # the prompt works without it; `coder-tui tasks` says what is wrong with the store
+    if not pending:
+        return ""
+    lines = [f"- {task.line()}" for task in pending[:PROMPT_TASKS]]
+    if len(pending) > PROMPT_TASKS:
+        lines.append(f"- ... and {len(pending) - PROMPT_TASKS} more (list_tasks shows them)")
+    return ("\n## Your scheduled tasks (pending; they run later as their own sessions; cancel_task cancels one)\n"
+            + "\n".join(lines) + "\n")

@@ -9,7 +9,7 @@ broadcasts, peer registry). `client.RoomClient` puts them together: joining, sta
 Documents: `documents` (the shared Yjs document and awareness over `sync/*`), `positions` (sticky
 positions), `anchors` (edits computed from what the model saw), `textpos` (units).
 
-The agent: `triggers` and `watcher` (`@name` prompts), `spinner`, `windowing`, `roomagent`
+The agent: `triggers` and `watcher` (`@name` prompts), `presence` (our cursor where we work), `windowing`, `roomagent`
 (answers triggers with an AgentSession), `headless` (`coder-tui room`). The workspace the tools
 see is `agent.workspaces.room.RoomWorkspace`. Nothing here imports the UI.
 """

@@ -7,23 +7,16 @@ whole-file change is diffed against the snapshot into line-range replacements; e
 a target range differs from what the model saw (someone edited those lines, or typed at the start
 of the first one), the edit is refused with a request to re-read; otherwise all replacements go
 into one Yjs transaction.
-
-A "mask" hides spans the agent owns (spinner characters) from the model's view and from the
-comparison; the edit transaction deletes them, and each spinner puts its character back on its
-next frame.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from agent.diffing import compute_hunks
 from agent.oct.positions import AFTER, BEFORE, Anchor, PositionLog, StaleAnchor
 from agent.workspaces.base import ConflictError
 
-Spans = list[tuple[int, int]]  # (UTF-8 offset, byte length) of spans to hide
-Mask = Callable[[], Spans]
 _LINE = re.compile(r"[^\n]*\n|[^\n]+")
 
 
@@ -32,37 +25,12 @@ def split_keepends(text: str) -> list[str]:
     return _LINE.findall(text)
 
 
-def cut_spans(raw: bytes, spans: Spans) -> bytes:
-    """raw with the masked spans cut out."""
-    out, pos = [], 0
-    for start, length in sorted(spans):
-        out.append(raw[pos:start])
-        pos = start + length
-    out.append(raw[pos:])
-    return b"".join(out)
-
-
-def _remask(pos: int, spans: Spans) -> int:
-    """The offset in the full text of offset pos in the text without the (sorted) spans."""
-    shift = 0
-    for start, length in spans:
-        if start - shift >= pos:
-            break
-        shift += length
-    return pos + shift
-
-
-def _unmask(pos: int, spans: Spans) -> int:
-    """pos in the text without the masked spans (pos itself is never inside one)."""
-    return pos - sum(length for start, length in spans if start < pos)
-
-
 @dataclass
 class Snapshot:
     """What the model saw of a shared text, anchored in the CRDT."""
 
     path: str
-    raw_lines: list[str]  # lines as they are in the text (mask removed, "\r\n" kept)
+    raw_lines: list[str]  # lines as they are in the text ("\r\n" kept)
     crlf: bool
     log: PositionLog = field(repr=False)
     _after: list[Anchor] = field(repr=False)  # per boundary: bound to the next character
@@ -75,20 +43,14 @@ class Snapshot:
         return view.replace("\r\n", "\n") if self.crlf else view
 
 
-def take_snapshot(path: str, log: PositionLog, mask: Mask | None = None) -> Snapshot:
+def take_snapshot(path: str, log: PositionLog) -> Snapshot:
     """Snapshot log's text now (call without awaiting in between reading and snapshotting)."""
-    raw = str(log.text).encode("utf-8")
-    spans = sorted(mask()) if mask else []
-    lines = split_keepends(cut_spans(raw, spans).decode("utf-8"))
+    lines = split_keepends(str(log.text))
     boundaries = [0]
     for line in lines:
         boundaries.append(boundaries[-1] + len(line.encode("utf-8")))
-    after: list[Anchor] = []
-    before: list[Anchor] = []
-    for boundary in boundaries:
-        pos = _remask(boundary, spans)
-        after.append(log.anchor(pos, AFTER))
-        before.append(log.anchor(pos, BEFORE))
+    after = [log.anchor(boundary, AFTER) for boundary in boundaries]
+    before = [log.anchor(boundary, BEFORE) for boundary in boundaries]
     return Snapshot(path, lines, "\r\n" in "".join(lines), log, after, before)
 
 
@@ -125,16 +87,6 @@ class _Span:
     end: int
 
 
-class _Resolver:
-    """Current UTF-8 offsets of anchors, in the text without the masked spans."""
-
-    def __init__(self, spans: Spans) -> None:
-        self.spans = spans
-
-    def __call__(self, anchor: Anchor) -> int:
-        return _unmask(anchor.resolve(), self.spans)
-
-
 @dataclass
 class PreparedEdit:
     """An edit whose target ranges were found and checked; `commit` applies it (no awaits between)."""
@@ -143,14 +95,11 @@ class PreparedEdit:
     new_lines: list[str]
     todo: list[Replacement]
     spans: list[_Span]
-    masked: Spans
 
     def commit(self) -> Snapshot:
         """Apply in one transaction; returns the snapshot of the text the model now believes."""
         snap, text = self.snapshot, self.snapshot.log.text
         with text.doc.transaction():
-            for start, length in sorted(self.masked, reverse=True):
-                del text[start : start + length]
             for replacement, span in sorted(zip(self.todo, self.spans), key=lambda pair: -pair[1].start):
                 if span.end > span.start:
                     del text[span.start : span.end]
@@ -159,7 +108,7 @@ class PreparedEdit:
         return _derive(snap, self.new_lines, self.todo, self.spans)
 
 
-def prepare_edit(snapshot: Snapshot, new_text: str, mask: Mask | None = None) -> PreparedEdit | None:
+def prepare_edit(snapshot: Snapshot, new_text: str) -> PreparedEdit | None:
     """Find and check the ranges an edit replaces (None: nothing to change).
 
     Raises ConflictError when someone changed a target range since the snapshot.
@@ -168,21 +117,18 @@ def prepare_edit(snapshot: Snapshot, new_text: str, mask: Mask | None = None) ->
     if not todo:
         return None
     raw = str(snapshot.log.text).encode("utf-8")
-    masked = sorted(mask()) if mask else []
-    clean = cut_spans(raw, masked)
-    resolve = _Resolver(masked)
     try:
-        spans = [_locate(snapshot, r, resolve, len(clean)) for r in todo]
+        spans = [_locate(snapshot, r, len(raw)) for r in todo]
     except StaleAnchor:
         raise ConflictError(f"{snapshot.path} changed a lot since you read it; re-read it") from None
     for replacement, span in zip(todo, spans):
-        _check(snapshot, replacement, clean, span)
-    return PreparedEdit(snapshot, new_lines, todo, spans, masked)
+        _check(snapshot, replacement, raw, span)
+    return PreparedEdit(snapshot, new_lines, todo, spans)
 
 
-def apply_edit(snapshot: Snapshot, new_text: str, mask: Mask | None = None) -> Snapshot:
+def apply_edit(snapshot: Snapshot, new_text: str) -> Snapshot:
     """Check and apply in one go; returns the snapshot to use for the next edit."""
-    prepared = prepare_edit(snapshot, new_text, mask)
+    prepared = prepare_edit(snapshot, new_text)
     return snapshot if prepared is None else prepared.commit()
 
 
@@ -211,19 +157,19 @@ def _derive(old: Snapshot, new_lines: list[str], todo: list[Replacement], spans:
     return Snapshot(old.path, new_lines, old.crlf, log, after, before)
 
 
-def _locate(snapshot: Snapshot, r: Replacement, resolve: _Resolver, total: int) -> _Span:
-    """Where a replacement's range is now (UTF-8 offsets in the text without the mask)."""
+def _locate(snapshot: Snapshot, r: Replacement, total: int) -> _Span:
+    """Where a replacement's range is now (UTF-8 offsets in the text)."""
     last = len(snapshot.raw_lines)
     ends_with_newline = last > 0 and snapshot.raw_lines[-1].endswith("\n")
-    gap = resolve(snapshot._before[r.first])
+    gap = snapshot._before[r.first].resolve()
     if r.first == last and last > 0:  # appending after the last line
         start = gap if ends_with_newline else total
     else:
-        start = resolve(snapshot._after[r.first])
+        start = snapshot._after[r.first].resolve()
     if r.first == r.last:
         end = start
     elif r.last < last or ends_with_newline:
-        end = resolve(snapshot._before[r.last])
+        end = snapshot._before[r.last].resolve()
     else:
         end = total  # the last line has no newline: whatever was appended to it belongs to it
     return _Span(min(gap, start), start, max(start, end))

@@ -326,7 +326,7 @@ class RoomClient:
         await self.api.close()
 
     async def _deliver_before_leaving(self, docs: RoomDocuments) -> None:
-        """Our last changes (a spinner's removal, say) go out before we leave, if they can soon."""
+        """Our last changes (an edit's, say) go out before we leave, if they can soon."""
         try:
             await asyncio.wait_for(docs.until_delivered(docs.version), LEAVE_DELIVERY_WAIT)
         except asyncio.TimeoutError:

@@ -450,6 +450,9 @@ class AgentSession:
         text += self.agent.prompt_section({"mode": self.mode, "facts": facts, "tools": tools})
         text += self.scratchpad.prompt_section()
         from agent.knowledge.prompt import map_section
+        from agent.knowledge.tasks import prompt_section as tasks_section
+
+        text += await asyncio.to_thread(tasks_section, self.workspace)  # seed 001: what it has scheduled
         from agent.knowledge.store import take_notices
 
         section = await map_section(self.workspace, self.messages, self.config.map_tokens)

@@ -53,6 +53,7 @@ def _renamed(line: bytes, new_id: str) -> bytes:
     meta = record["data"]
     if "session_id" in meta:
         meta["forked_from"], meta["session_id"] = meta["session_id"], new_id
+        meta["created"] = time.time()  # listed by when it was forked, as "fork of ID: ..." (record.py)
     return json.dumps(record, ensure_ascii=False).encode()
 
 

@@ -24,11 +24,9 @@ from pathlib import Path
 from typing import Any
 
 from agent import paths
-from agent.images import text_of
 from agent.secrets import redact
 from agent.session import media
 from agent.session.lock import SessionLock, SessionLocked
-from agent.session.notes import is_note
 from agent.session.shapes import take
 
 
@@ -283,7 +281,7 @@ def load(path: Path) -> SessionData:
     data = SessionData()
     with open(path, encoding="utf-8", errors="replace", newline="\n") as handle:  # a stray CR is no line end
         for line in handle:
-            kind, payload = _parse(line)
+            kind, payload = parse_record(line)
             if kind is None or not take(data, kind, payload):
                 data.damaged_lines += 1
     data.messages = repair_messages(media.inflate(data.messages, media.folder(path)))
@@ -360,7 +358,9 @@ class SessionStore:
         if not self.directory.exists():
             return []
         files = sorted(self.directory.glob("*.jsonl"), key=_mtime, reverse=True)
-        return [summary for path in files if (summary := _summarize(path)) is not None and summary.conversation]
+        from agent.session.listing import summary_of
+
+        return [summary for path in files if (summary := summary_of(path)) is not None and summary.conversation]
 
 
 def _mtime(path: Path) -> float:
@@ -370,30 +370,7 @@ def _mtime(path: Path) -> float:
         return 0.0
 
 
-def _summarize(path: Path) -> SessionSummary | None:
-    meta: dict[str, Any] = {}
-    prompt: str | None = None
-    try:
-        with open(path, encoding="utf-8", errors="replace") as handle:
-            for line in handle:
-                kind, payload = _parse(line)
-                if kind == "meta" and isinstance(payload, dict):
-                    meta.update(payload)
-                elif kind == "message" and isinstance(payload, dict) and payload.get("role") == "user" \
-                        and not is_note(payload):
-                    prompt = text_of(payload.get("content", ""))
-                    break
-        created = float(meta.get("created", path.stat().st_mtime))
-    except (OSError, TypeError, ValueError):
-        return None
-    return SessionSummary(
-        id=str(meta.get("session_id", path.stem)), created=created, workspace=str(meta.get("workspace", "?")),
-        first_prompt=prompt or "", path=path, root=meta.get("root") if isinstance(meta.get("root"), str) else None,
-        conversation=prompt is not None,
-    )
-
-
-def _parse(line: str) -> tuple[str | None, Any]:
+def parse_record(line: str) -> tuple[str | None, Any]:
     """A line's kind and data; (None, None) for a line that is not a record."""
     try:
         record = json.loads(line)
@@ -402,7 +379,3 @@ def _parse(line: str) -> tuple[str | None, Any]:
     if not isinstance(record, dict) or not isinstance(record.get("kind"), str) or "data" not in record:
         return None, None
     return record["kind"], record["data"]
-
-
-def summary_of(path: Path) -> SessionSummary | None:
-    return _summarize(path)

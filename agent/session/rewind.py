@@ -105,5 +105,9 @@ async def rewind(session: Any, point: Point, what: What, include_untouched: bool
     removed = rewind_conversation(session, point, what == "both") if what != "files" else 0
     restored = None
     if what != "conversation" and point.checkpoint is not None:
+        # Reads that were current follow the files back when the conversation goes back too; an
+        # undo alone keeps them (the conversation still describes the files as they were).
+        current = await session.workspace.current_reads() if what == "both" else []
         restored, _ = await session.undo(point.checkpoint, include_untouched)
+        await session.workspace.reread(current)
     return removed, restored

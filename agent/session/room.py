@@ -1,9 +1,10 @@
 """The agent in a room: answers every trigger, one at a time, in the order they came.
 
-Each document trigger gets a spinner at the end of its prompt line as soon as it is seen (queued
-ones too), removed when its run ends however it ends. The model gets the prompt and the document
-with line numbers (windowed when long); the view is snapshotted so that its edits land where it
-meant them. Chat triggers are answered with a chat message.
+While it answers a document trigger, the agent's cursor (its awareness selection, as every peer
+shows itself: agent/oct/presence.py) sits at the start of the prompt line; nothing is written into
+the document for it. The model gets the prompt and the document with line numbers (windowed when
+long); the view is snapshotted so that its edits land where it meant them. Chat triggers are
+answered with a chat message.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from agent.events import ErrorEvent, TriggerEvent
 from agent.oct.approvals import RoomApprovals
 from agent.oct.client import RoomClient
 from agent.oct.planchat import PlanChat
-from agent.oct.spinner import Spinner
+from agent.oct.presence import selection
 from agent.oct.textpos import line_starts
 from agent.oct.triggers import Trigger
 from agent.oct.watcher import TriggerWatcher
@@ -72,7 +73,6 @@ def peer_refusal(tool: Any, settings: Any) -> str | None:
 @dataclass
 class _Job:
     trigger: Trigger
-    spinner: Spinner | None = None
     direct: bool = False  # a direct chat message: answer only its sender
 
 
@@ -85,10 +85,8 @@ class RoomAgent:
         self.bind(session, emit)
         self.queue: asyncio.Queue[_Job] = asyncio.Queue()
         self.watcher = TriggerWatcher(client.docs, name, self._on_trigger)
-        self.spinners: dict[str, list[Spinner]] = {}
         self.answered = 0
         self.ready = asyncio.Event()  # set once the model library is loaded
-        self.spinner_started: Callable[[Trigger], None] | None = None  # for benchmarks and tests
         client.chat_listeners.append(self._on_chat)
 
     def bind(self, session: AgentSession, emit: Callable[[Any], None]) -> None:
@@ -107,10 +105,7 @@ class RoomAgent:
 
     # -- intake -------------------------------------------------------------------------
     def _on_trigger(self, trigger: Trigger) -> None:
-        job = _Job(trigger)
-        if trigger.path is not None:
-            job.spinner = self._spin(trigger)
-        self._enqueue(job)
+        self._enqueue(_Job(trigger))
 
     def _on_chat(self, origin: str, text: str, direct: bool) -> None:
         if origin == self.client.status.peer_id:
@@ -130,17 +125,6 @@ class RoomAgent:
         self.queue.put_nowait(job)
         self.client.publish("queue", len(self.client.status.queue))
 
-    def _spin(self, trigger: Trigger) -> Spinner:
-        assert self.client.docs is not None and trigger.path is not None
-        path = trigger.path
-        spinner = Spinner(self.client.docs.positions(path), trigger.anchor, self.watcher.pattern)
-        self.spinners.setdefault(path, []).append(spinner)
-        self.workspace.masks[path] = lambda p=path: [s for sp in self.spinners.get(p, []) for s in sp.spans()]
-        spinner.start()
-        if self.spinner_started:
-            self.spinner_started(trigger)
-        return spinner
-
     def _who(self, origin: str) -> str:
         status = self.client.status
         for peer in status.everyone():
@@ -154,8 +138,8 @@ class RoomAgent:
     # -- answering ------------------------------------------------------------------------
     async def run(self) -> None:
         """Answer triggers until cancelled."""
-        # Import the model library off the event loop now, so that the first trigger's spinner
-        # is not held up by a second-long import inside the first run.
+        # Import the model library off the event loop now, so that the first trigger is not held
+        # up by a second-long import inside the first run.
         from agent.llm import ensure_loaded
 
         await ensure_loaded()
@@ -176,11 +160,9 @@ class RoomAgent:
                 await self._finish(job)
 
     async def _finish(self, job: _Job) -> None:
-        if job.spinner is not None:
-            await job.spinner.stop()
-            path = job.trigger.path or ""
-            remaining = [s for s in self.spinners.get(path, []) if s is not job.spinner]
-            self.spinners[path] = remaining
+        path = job.trigger.path or self.client.status.followed
+        if path and self.client.docs is not None:  # still in the document, no longer at its prompt
+            self.client.docs.set_selection(selection(path))
         self.client.status.working_on = None
         self.answered += 1
         self.client.publish("queue", len(self.client.status.queue))
@@ -240,8 +222,13 @@ class RoomAgent:
         return view_document(path, text, focus), line + 1
 
     def _show_presence(self, trigger: Trigger) -> None:
-        """Tell the others which document we work in (awareness selection)."""
+        """Tell the others where we work: the document, and our cursor at its prompt line."""
+        docs = self.client.docs
         path = trigger.path or self.client.status.followed
-        if path and self.client.docs is not None:
-            self.client.docs.set_selection({"path": path, "textSelections": []})
+        if not path or docs is None:
+            return
+        if trigger.path is not None and trigger.anchor is not None:
+            docs.set_selection(selection(path, docs.text(path), trigger.anchor.resolve()))
+        else:
+            docs.set_selection(selection(path))
 

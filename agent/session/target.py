@@ -187,7 +187,8 @@ def _open_local(spec: TargetSpec, store: Any) -> Target:
 
 def _resumed_root(spec: TargetSpec, store: Any) -> str | None:
     """`--resume ID` without a folder continues in the session's own folder."""
-    from agent.session.record import SessionError, SessionStore, summary_of
+    from agent.session.listing import summary_of
+    from agent.session.record import SessionError, SessionStore
 
     if not spec.resume or spec.workspace or spec.resume == "last":
         return None

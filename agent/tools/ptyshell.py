@@ -1,7 +1,8 @@
-"""Terminal shells (seed 003): `shell_open` with `pty: true` runs the shell on a pseudo-terminal of
-its own (stdlib `os.openpty`, Linux and other POSIX systems), `rows` x `cols`, so interactive
+"""Terminal shells (seed 003): `shell_open` runs the shell on a pseudo-terminal of its own (stdlib
+`os.openpty`, Linux and other POSIX systems; `pty: false` for none), `rows` x `cols`, so interactive
 programs, colours and prompts behave as in a terminal; `shell_send` types keys into it (named keys
-such as `<enter>`, `<ctrl-c>`, `<up>`) and returns what the terminal printed since the last read.
+such as `<enter>`, `<ctrl-c>`, `<up>`) and returns what the terminal printed since the last read, and
+`shell_exec` runs a command in it to its end and returns its output and exit code.
 
 A password prompt (`Password:`, `[sudo] password for ...:`, a passphrase) is shown in that output and
 never answered by the model: while the terminal waits at one, `shell_send` refuses every key but
@@ -17,6 +18,7 @@ import os
 import re
 import signal
 import termios
+import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -150,8 +152,40 @@ class PtyShell:
         return "\n".join(parts)
 
     async def run(self, command: str, timeout: int) -> tuple[str, int | None]:
-        raise ToolError(f"shell {self.id} is a terminal: type into it with shell_send "
-                        f"(e.g. keys=\"{command[:40]}<enter>\")")
+        """shell_exec here: the command runs in this shell (its folder and variables stay), with its
+        input from /dev/null as in a shell without a terminal; (output, exit code). The markers are
+        typed split in two, so the terminal's echo of the line never matches them. TimeoutError
+        after `timeout` seconds; a password prompt is cancelled and refused (the model never answers)."""
+        if self.ended:
+            raise ToolError(f"shell {self.id} has exited; open a new one with shell_open")
+        if (prompt := self.prompt()) is not None:
+            raise ToolError(REFUSAL.format(id=self.id, prompt=prompt))
+        tag = uuid.uuid4().hex
+        self.pending.clear()  # what it printed before is not this command's (shell_send reads it)
+        os.write(self.fd, (f"printf '%s%s\\n' __coder_tui_ {tag}_start__; {{ {command}\n}} < /dev/null; "
+                           f"printf '\\n%s%s %s\\n' __coder_tui_ {tag}_end__ \"$?\"\r").encode())
+        async with asyncio.timeout(timeout):
+            text, code = await self._until_marker(tag)
+        start = f"__coder_tui_{tag}_start__\n"
+        output = text[text.find(start) + len(start):] if start in text else text
+        return (output[:-1] if output.endswith("\n") else output), code
+
+    async def _until_marker(self, tag: str) -> tuple[str, int]:
+        """What the terminal printed up to the end marker of `run`, and the exit code it carries."""
+        end = re.compile(rf"__coder_tui_{tag}_end__ (\d+)\n")
+        while True:
+            self._changed.clear()
+            text = clean(self.pending.decode("utf-8", errors="replace"))
+            if found := end.search(text):
+                del self.pending[:]  # the prompt after it is printed again by the next command
+                return text[:found.start()], int(found.group(1))
+            if self.ended:
+                raise ToolError(f"shell {self.id} exited; open a new one with shell_open")
+            if (prompt := self.prompt()) is not None:
+                os.write(self.fd, b"\x03")
+                raise ToolError(f"the command stopped at a password prompt ({prompt!r}), cancelled with Ctrl+C: "
+                                "the model never answers passwords; the user runs it in their own terminal")
+            await self._changed.wait()
 
     async def close(self) -> None:
         from agent.tools.shell import kill_group
@@ -183,7 +217,8 @@ async def open_pty(shell_id: str, program: str, argv: list[str], cwd: str, env: 
 
     master, slave = os.openpty()
     fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", rows, cols, 0, 0))
-    env = {**env, "TERM": "xterm-256color", "LINES": str(rows), "COLUMNS": str(cols)}
+    # HISTFILE empty: an interactive bash would save the agent's commands in the user's history
+    env = {**env, "TERM": "xterm-256color", "LINES": str(rows), "COLUMNS": str(cols), "HISTFILE": ""}
 
     try:
         proc = await asyncio.create_subprocess_exec(*argv, cwd=cwd, env=env, stdin=slave, stdout=slave, stderr=slave,

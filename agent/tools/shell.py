@@ -238,11 +238,11 @@ def shells(ctx: ToolContext) -> ShellManager:
 
 
 class ShellOpenArgs(ToolArgs):
-    command: str | None = Field(default=None, description="Shell program to start (default: bash).")
+    command: str | None = Field(default=None, description="Shell program to start (default: bash, else /bin/sh).")
     network: bool = Field(default=False, description="True only when commands in this shell need the network; "
                                                      "the user is asked to allow it.")
-    pty: bool = Field(default=False, description="Run the shell on a terminal of its own (interactive programs, "
-                                                 "colours, prompts); type into it with shell_send.")
+    pty: bool = Field(default=True, description="The shell has a terminal of its own (interactive programs, "
+                                                "colours, prompts; type into it with shell_send). false: none.")
     rows: int = Field(default=24, ge=5, le=200, description="With pty: the terminal's height.")
     cols: int = Field(default=80, ge=20, le=500, description="With pty: the terminal's width.")
 
@@ -250,9 +250,9 @@ class ShellOpenArgs(ToolArgs):
 class ShellOpen(Tool):
     name = "shell_open"
     description = (
-        "Open a persistent shell in the workspace folder; later shell_exec calls keep its current "
-        "folder and variables. Returns the session_id. With pty=true the shell gets a terminal of its own "
-        "(rows x cols) for interactive programs; use shell_send to type into it and read its output."
+        "Open a persistent shell on a terminal of its own (rows x cols) in the workspace folder; later "
+        "shell_exec calls run commands in it to their end and keep its current folder and variables; "
+        "shell_send types keys into it for interactive programs and reads its output. Returns the session_id."
     )
     Args = ShellOpenArgs
     kind = "exec"
@@ -273,8 +273,9 @@ class ShellOpen(Tool):
         if args.pty:
             from agent.tools.ptyshell import available
 
-            if why := available():
+            if (why := available()) and "pty" in args.model_fields_set:
                 raise ToolError(why)
+            args.pty = why is None  # by default a terminal where the system has them
         await sandbox.ready(ctx)
         network = sandbox.wants_network(ctx, self.name, args.command or "", args.network)
         sandboxed = sandbox.wrap(ctx, ["true"], network)[1]  # says once when there is no sandbox
@@ -346,7 +347,7 @@ class ShellClose(Tool):
 
 
 class ShellSendArgs(ToolArgs):
-    session_id: str = Field(description="A session_id returned by shell_open with pty=true.")
+    session_id: str = Field(description="A session_id returned by shell_open.")
     keys: str = Field(default="", description="Text to type; named keys in angle brackets: <enter>, <tab>, <esc>, "
                                               "<backspace>, <up>, <down>, <left>, <right>, <ctrl-c>, <ctrl-d>, "
                                               "<lt> for '<'. Empty: only read what the terminal printed.")
@@ -355,7 +356,7 @@ class ShellSendArgs(ToolArgs):
 
 class ShellSend(Tool):
     name = "shell_send"
-    description = ("Type keys into a terminal shell (shell_open with pty=true) and return what it printed since the "
+    description = ("Type keys into a terminal shell (shell_open) and return what it printed since the "
                    "last read (colours removed). Never answers a password prompt: the user does that.")
     Args = ShellSendArgs
     examples = ({"session_id": "sh1", "keys": "python3<enter>"}, {"session_id": "sh1", "keys": "<ctrl-c>"})

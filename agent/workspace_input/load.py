@@ -93,12 +93,23 @@ async def _remote_instructions(workspace: Any) -> tuple[str, list[str]]:
     return text[:INSTRUCTIONS_CAP] + f"\n[{cut}]", [cut]
 
 
+async def _listed(workspace: Any, folder: str, name: str) -> bool:
+    """Whether the room's shared `folder` lists a file `name`: the host's own listing, one request a
+    folder (a host may answer a stat for a file it then cannot read: a room without AGENTS.md was
+    warned about one it never had)."""
+    from agent.workspaces.base import WorkspaceError
+
+    try:
+        return any(entry.name == name and not entry.is_dir for entry in await workspace.list_dir(folder))
+    except WorkspaceError:
+        return False  # a folder it cannot list: the tools say why when they use it
+
+
 async def _read_remote(workspace: Any, name: str) -> str | None:
     """AGENTS.md through the workspace; in a room, one per shared folder (its root holds only folders)."""
     if workspace.kind != "room":
         return await workspace.read_text(name) if await workspace.exists(name) else None
-    found = [f"{folder}/{name}" for folder in workspace.client.status.folders]
-    found = [path for path in found if await workspace.exists(path)]
+    found = [f"{folder}/{name}" for folder in workspace.client.status.folders if await _listed(workspace, folder, name)]
     texts = [await workspace.read_text(path) for path in found]
     if len(found) == 1:
         return texts[0]

@@ -147,6 +147,30 @@ class Workspace(ABC):
     def forget_read(self, path: str) -> None:
         self._seen.pop(path, None)
 
+    async def current_reads(self) -> list[str]:
+        """The files whose last read still matches them: the model's view of them is current."""
+        current = []
+        for path, seen in list(self._seen.items()):
+            try:
+                if await self.exists(path) and text_digest(await self.read_text(path)) == seen:
+                    current.append(path)
+            except WorkspaceError:
+                continue
+        return current
+
+    async def reread(self, paths: list[str]) -> None:
+        """Take these files as the model now sees them (a rewind put back the files and the
+        conversation together, so the conversation's view is of the files as they are again)."""
+        for path in paths:
+            try:
+                text = await self.read_text(path) if await self.exists(path) else None
+            except WorkspaceError:
+                text = None
+            if text is None:
+                self.forget_read(path)
+            else:
+                self.note_read(path, text)
+
     async def load_for_edit(self, path: str) -> str | None:
         """The text an edit is computed from (None: the file does not exist).
 

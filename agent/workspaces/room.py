@@ -14,7 +14,7 @@ import re
 from typing import Any
 
 from agent.diffing import FileChange
-from agent.oct.anchors import Mask, PreparedEdit, Snapshot, cut_spans, prepare_edit, take_snapshot
+from agent.oct.anchors import PreparedEdit, Snapshot, prepare_edit, take_snapshot
 from agent.oct.client import RoomClient
 from agent.oct.errors import OctError
 from agent.oct.messages import FILE_TYPE_DIRECTORY
@@ -45,7 +45,6 @@ class RoomWorkspace(Workspace):
         self.client = client
         self._snapshots: dict[str, Snapshot] = {}  # what the model saw of each shared text
         self._crlf: dict[str, bool] = {}  # host files read with CRLF line ends
-        self.masks: dict[str, Mask] = {}  # path -> spans the model must not see (spinners)
 
     @property
     def label(self) -> str:
@@ -84,15 +83,10 @@ class RoomWorkspace(Workspace):
         docs = self.client.docs
         return docs is not None and docs.has_text(path) and len(docs.text(path)) > 0
 
-    def _mask(self, path: str) -> Mask | None:
-        return self.masks.get(path)
-
     def _view(self, path: str) -> str:
-        """The shared text as the model is shown it: no spinner, "\n" line ends."""
+        """The shared text as the model is shown it: "\n" line ends."""
         assert self.client.docs is not None
-        raw = str(self.client.docs.text(path)).encode("utf-8")
-        mask = self._mask(path)
-        return cut_spans(raw, mask() if mask else []).decode("utf-8").replace("\r\n", "\n")
+        return str(self.client.docs.text(path)).replace("\r\n", "\n")
 
     def show(self, path: str) -> str:
         """The shared text, remembered as what the model saw (for documents put in a prompt)."""
@@ -193,7 +187,7 @@ class RoomWorkspace(Workspace):
         if not self._shared(path):
             return
         assert self.client.docs is not None
-        snapshot = take_snapshot(path, self.client.docs.positions(path), self._mask(path))
+        snapshot = take_snapshot(path, self.client.docs.positions(path))
         if snapshot.text == text:
             self._snapshots[path] = snapshot
         else:  # the text moved on in between: the next edit computes from a fresh view
@@ -257,7 +251,7 @@ class RoomWorkspace(Workspace):
             raise ConflictError(f"{change.path} changed since the edit was prepared; read it again")
         if change.new is None:
             raise WorkspaceError(f"{change.path} is open in the host's editor; it cannot be deleted here")
-        return prepare_edit(snapshot, change.new, self._mask(change.path))
+        return prepare_edit(snapshot, change.new)
 
     async def _write_remote(self, change: FileChange) -> None:
         current = await self.read_text(change.path) if await self.exists(change.path) else None

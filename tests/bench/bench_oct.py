@@ -2,7 +2,7 @@
 (tests/interop/host.mjs) and the Python agent.
 
 Run: python tests/bench/bench_oct.py   (needs `npm ci --prefix tests/interop`)
-Goals: trigger-to-spinner < 100 ms, 1 MB document sync < 1.5 s, >= 1,000 remote updates/s.
+Goals: trigger-to-cursor < 100 ms, 1 MB document sync < 1.5 s, >= 1,000 remote updates/s.
 """
 
 from __future__ import annotations
@@ -193,9 +193,9 @@ async def main() -> None:
             print(f"RSA-4096 key generation:              {ms(keygen)}")
             print(f"join (meta, login, admission, socket, init; key generated meanwhile): {ms(joins)}")
             latency = await bench.trigger_latency()
-            print(f"trigger-to-spinner, host to host:     {ms(latency)}   goal < 100 ms")
-            print("  (the host types Enter, then sees our spinner; prompts queue up while the scripted model"
-                  " answers each in 50 ms; the first model call's one-time imports stall the loop once)")
+            print(f"trigger-to-cursor, host to host:      {ms(latency)}   goal < 100 ms")
+            print("  (the host types Enter, then sees our cursor at that line; prompts queue up while the scripted"
+                  " model answers each in 50 ms; the first model call's one-time imports stall the loop once)")
             on_join, paste = await bench.sync_1mb()
             print(f"1 MB document sync on joining:        {on_join:.0f} ms   goal < 1500 ms")
             print(f"1 MB paste by the host reaching us:   {paste:.0f} ms   goal < 1500 ms")

@@ -82,6 +82,20 @@ def test_closed_stdin_denies_with_a_reason(fake_llm: FakeLLM, ws: Path, isolated
     assert last["type"] == "error" and "1 approval denied because stdin closed" in last["message"]
 
 
+def test_seed_format_ends_once_and_honestly_when_stdin_closed_on_an_approval(
+        fake_llm: FakeLLM, ws: Path, isolated_home: Path) -> None:
+    fake_llm.script(EDIT, Reply(text="Could not edit."))
+    done = subprocess.run(run_args(fake_llm, ws, "--json-format", "seed"), env=cli_env(isolated_home),
+                          stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 3, done.stderr
+    events = [json.loads(line) for line in done.stdout.splitlines()]
+    assert [e["type"] for e in events].count("complete") == 1 and "error" not in {e["type"] for e in events}
+    ending = events[-1]  # one ending: the run did not do what it was asked, and says why
+    assert ending["type"] == "complete" and ending["success"] is False
+    assert "1 approval denied because stdin closed" in ending["error"]
+    assert ending["final_response"] == "Could not edit."
+
+
 def test_readable_mode_streams_text_tools_diffs_and_a_summary(fake_llm: FakeLLM, ws: Path, isolated_home: Path) -> None:
     fake_llm.script(Reply(text="Editing now.", tool_calls=EDIT.tool_calls), Reply(text="All done."))
     done = subprocess.run(run_args(fake_llm, ws, "--mode", "allow"), env=cli_env(isolated_home),

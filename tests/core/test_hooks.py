@@ -239,3 +239,25 @@ async def test_user_config_hooks_apply_everywhere(fake_llm: FakeLLM, tmp_path: P
     events = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
     result = next(e for e in events if e["type"] == "tool_result")
     assert not result["ok"] and "not today" in result["error"] and not (ws / "x").exists()
+
+
+async def test_a_sessions_title_is_the_users_words_and_a_fork_has_its_own(harness: Any, fake_llm: FakeLLM) -> None:
+    """Listed sessions (`coder-tui sessions`, /sessions, ACP) are titled by what the user typed:
+    not the hook's context nor an attached file's body; a fork says so and has its own time."""
+    from agent.attachments import attach_mentions
+    from agent.session.fork import fork
+    from agent.session.record import SessionStore
+
+    h = harness(_config(fake_llm, user_prompt_submit=[{"command": "echo 'branch: main'"}]),
+                files={"a.py": "SECRET_BODY = 1\n"})
+    h.script(Reply(text="ok"))
+    prompt, _ = await attach_mentions(h.session.workspace, "tidy @a.py", ["a.py"])  # as the app attaches it
+    await h.run(prompt)
+    assert "SECRET_BODY" in json.dumps(fake_llm.requests[0]) and "branch: main" in json.dumps(fake_llm.requests[0])
+    store = SessionStore()
+    (original,) = store.list()
+    assert original.first_prompt == "tidy @a.py"
+    forked = fork(store, original.id)
+    listed = {s.id: s for s in store.list()}
+    assert listed[forked].first_prompt == f"fork of {original.id}: tidy @a.py"
+    assert listed[forked].created > original.created and listed[original.id].first_prompt == "tidy @a.py"

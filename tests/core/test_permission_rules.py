@@ -255,6 +255,21 @@ def test_headless_run_reads_the_rules(isolated_home: Path, fake_llm: FakeLLM, tm
     assert results[0]["ok"] and "denied by your permission rule bash_exec(rm:*)" in results[1]["error"]
 
 
+def test_an_ask_rule_meeting_a_closed_stdin_in_allow_mode_names_the_rule(isolated_home: Path, fake_llm: FakeLLM,
+                                                                          tmp_path: Path) -> None:
+    """--mode allow is what the run has: the rule is why it asked, and what to change."""
+    _user_config(fake_llm, permissions={"ask": ["write_file(./migrations/**)"]})
+    ws = write_files(tmp_path / "ws", {"a.txt": "a"})
+    fake_llm.script(Reply(tool_calls=[call("write_file", file_path="migrations/001.sql", content="x")]),
+                    Reply(text="could not"))
+    done = run_cli(isolated_home, "run", "go", "--workspace", str(ws), "--mode", "allow")
+    assert done.returncode == 3 and not (ws / "migrations").exists()
+    assert "use --mode allow" not in done.stderr
+    assert "The run is in allow mode: your `ask` permission rules asked for them" in " ".join(done.stderr.split())
+    told = json.dumps(fake_llm.requests[-1]["messages"])
+    assert "an `ask` permission rule asked for this call" in told and "use --mode allow" not in told
+
+
 async def test_plan_steps_and_the_planner_obey_the_rules(harness: Any, fake_llm: FakeLLM) -> None:
     from tests.planning.common import plan_reply, write
 

@@ -44,8 +44,32 @@ async def test_a_terminal_shell_has_its_size_runs_interactive_programs_and_takes
     await send_until(h, "sh -c 'echo sleeping-$((3*3)); exec sleep 30'<enter>", "sleeping-9")
     out = await send_until(h, "<ctrl-c>echo status-$?<enter>", "status-130")  # Ctrl+C interrupted sleep
     assert "unknown key <f13>" in await use(h, "shell_send", session_id="sh1", keys="<f13>")
-    assert "is a terminal: type into it with shell_send" in await use(h, "shell_exec", session_id="sh1", command="ls")
+    ran = await use(h, "shell_exec", session_id="sh1", command="cd /; [ -t 1 ] && echo tty-out; printf 'a\\tb\\n'; "
+                                                            "ls --color=always -d /; (exit 4)")
+    assert ran.splitlines() == ["exit code: 4", "tty-out", "a\tb", "/"]  # the terminal's echo and markers left out
     assert await use(h, "shell_close", session_id="sh1") == "shell sh1 closed"
+
+
+async def test_shell_open_is_a_terminal_by_default_and_shell_exec_runs_commands_in_it(make_harness: Any) -> None:
+    """Seed 003's shell sessions are terminals: an interactive program works without pty=true."""
+    h = make_harness(files={"sub/f.txt": "x\n"})
+    opened = await use(h, "shell_open")
+    assert "24x80 terminal" in opened
+    await use(h, "shell_exec", session_id="sh1", command="cd sub && export GREETING=hello")
+    out = await use(h, "shell_exec", session_id="sh1", command="[ -t 1 ] && echo on-a-tty; echo $GREETING; ls\nfalse")
+    assert out.splitlines() == ["exit code: 1", "on-a-tty", "hello", "f.txt"]
+    await send_until(h, "python3 -q<enter>", ">>>")  # an interactive program, in the same shell
+    await send_until(h, "import os; print(os.getcwd()[-4:])<enter>", "/sub")
+    await send_until(h, "<ctrl-d>", "")
+    asks = await use(h, "shell_exec", session_id="sh1", command="read -s -p 'Password: ' pw < /dev/tty",
+                     timeout=20)  # as sudo asks: on the terminal, whatever stdin is
+    assert "password prompt ('Password:')" in asks and "never answers passwords" in asks
+    still = await use(h, "shell_exec", session_id="sh1", command="echo still-$((2*3))")
+    assert still.splitlines() == ["exit code: 0", "still-6"]
+    piped = await use(h, "shell_open", pty=False)  # the shell without a terminal, when asked for
+    assert piped.startswith("session_id: sh2") and "x80 terminal" not in piped
+    no_tty = await use(h, "shell_exec", session_id="sh2", command="[ -t 1 ] || echo no-tty")
+    assert no_tty.splitlines() == ["exit code: 0", "no-tty"]
 
 
 @pytest.mark.parametrize("how", ["ignored", "blocked"])

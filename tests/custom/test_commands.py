@@ -106,3 +106,56 @@ async def test_a_trusted_folders_command_that_links_out_is_refused(trusted_harne
     await h.run("/leak")
     assert "sk-user-secret" not in str(h.llm.requests) and _user_messages(h.llm)[-1] == "/leak"
     assert any("leak.md" in e.message and "leads out of the workspace" in e.message for e in h.of("warning"))
+
+
+def _repository(tmp_path: Path) -> Path:
+    """A repository whose commands and skills are at its root, opened in its subfolder src/."""
+    from tests.custom.test_skills import PDF
+
+    repo = write_files(tmp_path / "repo", {".coder-tui/commands/review-pr.md": REVIEW,
+                                           ".agents/skills/pdf-processing/SKILL.md": PDF,
+                                           "src/a.py": "x = 1\n", "src/.claude/commands/tidy.md": "Tidy $ARGUMENTS"})
+    (repo / ".git").mkdir()
+    return repo
+
+
+async def test_from_a_subfolder_the_repository_roots_commands_and_skills_are_found(trusted_harness: Any,
+                                                                                   tmp_path: Path) -> None:
+    h = trusted_harness(root=_repository(tmp_path) / "src")
+    h.script(Reply(text="reviewed"))
+    await h.run("/review-pr 456 high alice")
+    assert _user_messages(h.llm)[-1].startswith("Review PR #456 with priority high and assign to alice.")
+    commands = h.session.agent.input.commands.commands
+    assert commands["review-pr"].path == "../.coder-tui/commands/review-pr.md"
+    assert commands["tidy"].path == ".claude/commands/tidy.md"  # the opened folder's own, too
+    assert "pdf-processing" in h.session.agent.input.skills.skills
+    assert "pdf-processing" in h.llm.requests[0]["messages"][0]["content"]  # offered in the system prompt
+
+
+async def test_a_subfolder_takes_the_roots_commands_when_the_root_is_trusted(trusted_harness: Any,
+                                                                             tmp_path: Path) -> None:
+    from agent.workspace_input.trust import trust_folder
+
+    repo = _repository(tmp_path)
+    untrusted = trusted_harness(root=repo / "src", trusted=False)
+    untrusted.script(Reply(text="ok"))
+    await untrusted.run("hello")
+    assert untrusted.session.agent.input.commands.commands == {}
+    warnings = [e.message for e in untrusted.of("warning")]
+    assert any("ignored the commands in ../.coder-tui/commands" in w for w in warnings), warnings
+    assert any("ignored the skills in ../.agents/skills" in w for w in warnings), warnings
+    trust_folder(repo)  # the root's own files, wherever in it a session starts; the subfolder's stay out
+    trusted_root = trusted_harness(root=repo / "src", trusted=False)
+    assert set(trusted_root.session.agent.input.commands.commands) == {"review-pr"}
+    assert "pdf-processing" in trusted_root.session.agent.input.skills.skills
+
+
+def test_a_description_taken_from_a_long_first_line_is_cut_with_an_ellipsis(tmp_path: Path) -> None:
+    """/help, the `/` list and ACP show it: a cut line says it was cut."""
+    from agent.custom.commands import load_commands
+
+    long = "Review the changes on this branch for security problems, missing tests, and unclear names please"
+    folder = write_files(tmp_path / "commands", {"review.md": f"# {long}\nMore.\n", "short.md": "Tidy up.\n"})
+    listed = dict(load_commands(None, False, [folder]).listing())
+    assert listed["review"] == long[:79].rstrip() + "… (user)" and len(listed["review"]) == 80 + len(" (user)")
+    assert listed["short"] == "Tidy up. (user)"

@@ -55,3 +55,20 @@ async def test_acp_advertises_the_commands_and_runs_one(acp_client: Any, fake_ll
     await client.request("session/prompt", {"sessionId": sid, "prompt": [{"type": "text", "text": "/tidy a.py"}]})
     assert fake_llm.requests[0]["messages"][-1]["content"] == "Tidy a.py"
     json.dumps(commands)
+
+
+def test_run_refuses_a_command_it_does_not_know_as_the_app_does(isolated_home: Path, fake_llm: FakeLLM,
+                                                                  tmp_path: Path) -> None:
+    _user_commands({"review-pr.md": REVIEW})
+    ws = write_files(tmp_path / "ws", {"a.py": "x = 1\n"})
+    model = ["--workspace", str(ws), "--model", fake_llm.model, "--api-base", fake_llm.url, "--api-key", TEST_KEY]
+    unknown = run_cli(isolated_home, "run", "/nosuchcmd foo", *model)
+    assert unknown.returncode == 2, unknown.stderr
+    assert unknown.stderr == "coder-tui: error: unknown command /nosuchcmd (custom commands: /review-pr)\n"
+    builtin = run_cli(isolated_home, "run", "/help", *model)
+    assert builtin.returncode == 2 and "/help is a command of the app" in builtin.stderr
+    assert fake_llm.requests == [] and unknown.stdout == builtin.stdout == ""
+    fake_llm.script(Reply(text="It has a typo."))
+    path = run_cli(isolated_home, "run", "/etc/hosts is wrong", *model, "--mode", "allow")  # text, not a command
+    assert path.returncode == 0, path.stderr
+    assert fake_llm.requests[0]["messages"][-1]["content"] == "/etc/hosts is wrong"

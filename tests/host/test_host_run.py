@@ -156,3 +156,13 @@ def test_ctrl_c_stops_a_run_done_in_the_host_as_it_stops_one_in_process(
     assert proc.returncode == 1, err
     assert "stopping… (press Ctrl+C again to quit at once)" in err and "✗ stopped" in err
     assert through_host(isolated_home, session_of(err))
+
+
+def test_a_command_nobody_defined_is_refused_through_the_host_as_in_process(
+        fake_llm: FakeLLM, ws: Path, isolated_home: Path, runtime_dir: Path, start_host) -> None:
+    start_host()
+    warm = run_cli(isolated_home, *run_args(fake_llm, ws, "/nosuchcmd foo"), **auto(runtime_dir))
+    cold = run_cli(isolated_home, *run_args(fake_llm, ws, "/nosuchcmd foo", "--no-host"), **auto(runtime_dir))
+    assert warm.returncode == cold.returncode == 2
+    assert warm.stderr == cold.stderr and "unknown command /nosuchcmd (no custom commands found" in warm.stderr
+    assert warm.stdout == cold.stdout == "" and fake_llm.requests == []

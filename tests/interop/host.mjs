@@ -10,7 +10,8 @@
 //   {"cmd":"wait","path":P,"includes":S?,"excludes":S?,"equals":S?,"matches":REGEX?,"timeout":ms}
 //   {"cmd":"text","path":P}   {"cmd":"file","path":P}   {"cmd":"chat","text":S}   {"cmd":"permissions","readonly":B}
 //   {"cmd":"close"}
-//   {"cmd":"latency","path":P,"prompt":S,"runs":N}  ms from our "\n" to the agent's spinner, per run
+//   {"cmd":"latency","path":P,"prompt":S,"runs":N}  ms from our "\n" to the agent's cursor on that line, per run
+//   {"cmd":"presence"}   the other peers' cursors as this editor would draw them: [{path, line}] (1-based)
 //   {"cmd":"burst","path":P,"count":N}               N one-character transactions, as fast as we can
 import { webcrypto } from 'node:crypto';
 import * as readline from 'node:readline';
@@ -54,6 +55,7 @@ async function create(cmd) {
     state.admit = cmd.admit === 'never' ? 'never' : cmd.admit !== false;
     state.readonly = !!cmd.readonly;
     state.files = cmd.files ?? {};
+    state.statAny = !!cmd.stat_any;  // a host whose stat answers for files it then cannot read
     const server = cmd.server;
     const provider = new ConnectionProvider({
         url: server,
@@ -114,7 +116,7 @@ function registerHandlers(connection) {
     });
     connection.fs.onStat((_, path) => {
         const isDir = Object.keys(state.files).some(p => p.startsWith(path + '/')) || !path.includes('/');
-        if (!(path in state.files) && !isDir) throw new Error(`no such file ${path}`);
+        if (!(path in state.files) && !isDir && !state.statAny) throw new Error(`no such file ${path}`);
         return { type: isDir && !(path in state.files) ? 2 : 1, mtime: 0, ctime: 0, size: (state.files[path] ?? '').length };
     });
     connection.fs.onReaddir((_, path) => {
@@ -176,6 +178,7 @@ async function run(cmd) {
         }
         case 'wait': return wait(cmd);
         case 'latency': return latency(cmd);
+        case 'presence': return emit({ event: 'presence', cursors: presence() });
         case 'burst': {
             const text = share(cmd.path);
             const started = performance.now();
@@ -215,6 +218,22 @@ async function wait(cmd) {
     return emit({ event: 'waited', path: cmd.path, text: current });
 }
 
+// Where the other peers' cursors are (awareness selections, resolved as an editor resolves them).
+function presence() {
+    const found = [];
+    for (const [client, peer] of state.awareness.getStates()) {
+        const selection = peer?.selection;
+        if (client === state.doc.clientID || !selection?.path) continue;
+        for (const range of selection.textSelections ?? []) {
+            const at = Y.createAbsolutePositionFromRelativePosition(Y.createRelativePositionFromJSON(range.start), state.doc);
+            if (!at) continue;
+            const before = at.type.toString().slice(0, at.index);
+            found.push({ path: selection.path, line: before.split('\n').length });
+        }
+    }
+    return found;
+}
+
 async function latency(cmd) {
     const text = share(cmd.path);
     const results = [];
@@ -222,15 +241,15 @@ async function latency(cmd) {
         const prompt = `${cmd.prompt} ${run}:`;
         text.insert(text.length, prompt);
         await sleep(100);
+        const line = text.toString().split('\n').length;  // the prompt's line
         const seen = new Promise(resolve => {
             const check = () => {
-                const line = text.toString().split('\n').find(l => l.startsWith(prompt));
-                if (line && line.length > prompt.length) {
-                    state.doc.off('update', check);
+                if (presence().some(p => p.path === cmd.path && p.line === line)) {
+                    state.awareness.off('change', check);
                     resolve(performance.now());
                 }
             };
-            state.doc.on('update', check);
+            state.awareness.on('change', check);
         });
         const started = performance.now();
         text.insert(text.length, '\n');

@@ -60,6 +60,27 @@ async def test_a_scheduled_task_runs_once_when_due_and_is_recorded(
     assert "count the files" in text and done["id"] in text  # the run is a recorded session of the task
 
 
+async def test_the_agent_sees_its_pending_tasks_in_its_system_prompt(make_harness: Any) -> None:
+    """As it sees its scratchpad: what it scheduled, without calling list_tasks (seed 001)."""
+    h = make_harness(files={"a.txt": "x\n"})
+    h.script(Reply(tool_calls=[call("schedule_task", description="run the nightly tests", cron="0 2 * * *"),
+                               call("schedule_task", description="dropped later", delay_seconds=3600)]),
+             Reply(text="scheduled"), Reply(text="noted"))
+    await h.run("schedule them")
+    assert "## Your scheduled tasks" not in h.llm.requests[0]["messages"][0]["content"]  # none yet
+    await h.run("what is scheduled?")  # the next turn's system prompt
+    system = h.llm.requests[2]["messages"][0]["content"]
+    assert "## Your scheduled tasks" in system
+    assert "[pending] run the nightly tests (cron '0 2 * * *'" in system and "dropped later" in system
+    store = store_for(h.root)
+    store.cancel(next(t.id for t in store.list() if t.description == "dropped later"))
+    store.close()
+    h.script(Reply(text="one"))
+    await h.run("and now?")
+    system = h.llm.requests[3]["messages"][0]["content"]
+    assert "run the nightly tests" in system and "dropped later" not in system  # pending ones only
+
+
 def test_a_task_whose_runner_was_killed_is_marked_failed(
         tmp_path: Path, fake_llm: Any, isolated_home: Path) -> None:
     root = tmp_path / "ws"

@@ -61,6 +61,20 @@ async def test_rewind_both_restores_files_and_conversation_and_tells_the_model(m
     assert "make it two" not in [m.get("content") for m in resumed.session.restored.history]
 
 
+async def test_after_rewinding_both_the_models_first_edit_of_a_restored_file_is_taken(make_harness: Any) -> None:
+    """Its last read was of the file the rewind undid: read-tracking follows the rewind."""
+    from agent.session.rewind import points, rewind
+
+    h = await _two_turns(make_harness)
+    await rewind(h.session, points(h.session)[0], "both")
+    h.script(Reply(tool_calls=[call("patch_file", file_path="a.txt", patches=[{"old_text": "one", "new_text": "three"}])]),
+             Reply(text="done"))
+    await h.run("make it three")
+    result = h.of("tool_result")[-1]
+    assert result.ok, result.error
+    assert h.read("a.txt") == "three\n"
+
+
 async def test_rewind_conversation_only_leaves_the_files(make_harness: Any, fake_llm: FakeLLM) -> None:
     from agent.session.rewind import points, rewind
 

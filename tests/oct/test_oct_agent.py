@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+import threading
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -12,7 +13,6 @@ import pytest
 from pydantic import SecretStr
 
 from agent.session.room import RoomAgent
-from agent.oct.spinner import FRAMES
 from agent.workspaces.room import RoomWorkspace
 from tests.conftest import TEST_KEY
 from tests.fakellm import Reply, call
@@ -48,16 +48,20 @@ class Rig:
         await self.host.expect("typed")
 
     async def settled(self, answered: int, timeout: float = 60.0) -> str:
-        """The host's text once the agent answered that many triggers and its spinners are gone."""
+        """The host's text once the agent answered that many triggers and its edits reached the host."""
         await wait_for(lambda: self.agent.answered >= answered, timeout)
         loop = asyncio.get_running_loop()
         end = loop.time() + timeout
-        while True:  # the spinner's removal may still be on its way to the host
+        while True:  # our last edit may still be on its way to the host
             text = await self.host.text(DOC)
-            lines = [line for line in text.split("\n") if "@agent" in line]
-            if not any(line and line[-1] in FRAMES for line in lines) or loop.time() > end:
+            if text == self.client.docs.read(DOC) or loop.time() > end:
                 return text
             await asyncio.sleep(0.05)
+
+    async def cursors(self) -> list[dict[str, Any]]:
+        """The other peers' cursors as the host's editor draws them: [{path, line}]."""
+        self.host.send(cmd="presence")
+        return (await self.host.expect("presence"))["cursors"]
 
 
 @pytest.fixture
@@ -71,9 +75,10 @@ async def rig(oct_server, node_host, make_client, fake_llm):
     async def make(text: str = "a = 1\n", mode: str = "allow", via: str | None = None,
                    readonly: bool = False, decisions: list[Any] | None = None,
                    files: dict[str, str] | None = None, room_settings: dict[str, bool] | None = None,
-                   mcp_servers: dict[str, Any] | None = None,
+                   mcp_servers: dict[str, Any] | None = None, stat_any: bool = False,
                    **client_options: Any) -> Rig:
-        room = await node_host.create(oct_server.url, files={DOC: text, **(files or {})}, readonly=readonly)
+        room = await node_host.create(oct_server.url, files={DOC: text, **(files or {})}, readonly=readonly,
+                                      stat_any=stat_any)
         node_host.send(cmd="open", path=DOC)
         client = make_client(via or oct_server.url, room, **client_options)
         await client.join()
@@ -110,7 +115,7 @@ async def test_plain_edit(rig):
     trigger = r.of("trigger")[0]
     assert (trigger.prompt, trigger.path, trigger.line, trigger.by) == ("add a greet function", DOC, 2, "host")
     sent = r.llm.requests[0]["messages"][-1]["content"]
-    assert "1\ta = 1\n2\t# @agent add a greet function\n3\t" in sent  # numbered, no spinner
+    assert "1\ta = 1\n2\t# @agent add a greet function\n3\t" in sent  # numbered, as the document is
     assert r.client.status.last_trigger and r.client.status.working_on is None
 
 
@@ -170,16 +175,26 @@ async def test_edit_after_a_forced_disconnect_and_reconnect(rig, oct_server):
         await proxy.stop()
 
 
-async def test_spinner_is_shown_and_removed_even_when_the_model_fails(rig):
+async def test_our_cursor_marks_the_prompt_while_we_work_and_nothing_is_written_into_the_document(rig):
+    """The host's editor shows the agent at the prompt line (its awareness cursor) while the model
+    works, even when it then fails; no busy character is written into the host's file."""
+    answer = threading.Event()
     r = await rig()
-    seen: list[str] = []
-    r.llm.script(Reply(delay=0.8, status=500, error_message="boom"), Reply(status=500, error_message="boom"))
+    r.llm.script(Reply(hold=answer, status=500, error_message="boom"), Reply(status=500, error_message="boom"))
     await r.type("# @agent do something\n")
-    await wait_for(lambda: r.agent.spinners.get(DOC))
-    seen.append(await r.host.wait_text(DOC, matches=r"^# @agent do something[|/\\\\-]$"))
-    final = await r.settled(1)
-    assert final == "a = 1\n# @agent do something\n"
-    assert seen
+    await wait_for(lambda: len(r.llm.requests) == 1)
+    deadline = asyncio.get_running_loop().time() + 30
+    while {"path": DOC, "line": 2} not in await r.cursors():
+        assert asyncio.get_running_loop().time() < deadline, "the agent's cursor never showed at the prompt"
+        await asyncio.sleep(0.05)
+    assert await r.host.text(DOC) == "a = 1\n# @agent do something\n"  # mid-run: the host's text as typed
+    answer.set()
+    assert await r.settled(1) == "a = 1\n# @agent do something\n"
+    await wait_for(lambda: r.client.docs.awareness.get_local_state().get("selection", {}).get("textSelections") == [])
+    deadline = asyncio.get_running_loop().time() + 30
+    while await r.cursors():
+        assert asyncio.get_running_loop().time() < deadline, "the agent's cursor stayed after the run"
+        await asyncio.sleep(0.05)
 
 
 async def test_chat_trigger_is_answered_in_the_chat(rig):
@@ -257,6 +272,16 @@ async def test_agents_md_of_the_shared_folder_is_in_the_system_prompt(rig):
     await r.host.expect("chat")
     system = r.llm.requests[0]["messages"][0]["content"]
     assert "## Project instructions (AGENTS.md)" in system and "Always answer in French." in system
+
+
+async def test_a_room_without_agents_md_is_not_warned_about_one(rig):
+    """The host's folder listing says whether there is one: a host whose stat answers for any path
+    (as one seen in use) made every room run warn "ignored AGENTS.md: cannot read ... not found"."""
+    r = await rig(stat_any=True)
+    r.llm.script(Reply(text="hello"))
+    r.host.send(cmd="chat", text="@agent hello")
+    await r.host.expect("chat")
+    assert r.of("warning") == [] and "Project instructions" not in r.llm.requests[0]["messages"][0]["content"]
 
 
 async def test_a_chat_answer_over_several_model_turns_keeps_them_apart(rig):

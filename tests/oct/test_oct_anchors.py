@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 from pycrdt import Doc, Text
 
 from agent.oct.anchors import apply_edit, take_snapshot
-from agent.oct.positions import AFTER, PositionLog
+from agent.oct.positions import PositionLog
 from agent.oct.textpos import byte_offset
 from agent.workspaces.base import ConflictError
 
@@ -101,20 +101,6 @@ def test_edits_to_the_target_lines_are_refused_and_nothing_is_applied(human):
     with pytest.raises(ConflictError, match="re-read"):
         apply_edit(snap, BASE.replace("    return 2", "    return 20"))
     assert str(room.text) == before
-
-
-def test_mask_hides_the_spinner_and_the_edit_removes_it():
-    room = Room("# @agent do it\nx = 1\n")
-    text = room.text
-    spin_at = len("# @agent do it")
-    text.insert(spin_at, "|")
-    left = room.log.anchor(spin_at, AFTER)
-    mask = lambda: [(left.resolve(), 1)]  # noqa: E731
-    snap = take_snapshot("ws/a.py", room.log, mask)
-    assert snap.text == "# @agent do it\nx = 1\n"
-    room.human_insert(0, "top\n")
-    apply_edit(snap, "# @agent do it\nx = 2\n", mask)
-    assert str(text) == "top\n# @agent do it\nx = 2\n"
 
 
 def test_crlf_text_keeps_its_line_ends():

@@ -124,7 +124,7 @@ async def test_no_with_feedback_reaches_the_model(rig):
     await wait_for(lambda: r.agent.answered == 1)
     tool_result = r.llm.requests[1]["messages"][-1]
     assert tool_result["role"] == "tool" and "Their feedback: use tabs" in tool_result["content"]
-    assert await r.host.wait_text(DOC, equals="a = 1\n# @agent five\n")  # once the spinner is gone
+    assert await r.host.wait_text(DOC, equals="a = 1\n# @agent five\n")  # as typed: nothing of ours in it
 
 
 async def test_a_peer_not_allowed_is_refused_and_nothing_lands(rig, make_client, oct_server):
@@ -142,7 +142,7 @@ async def test_a_peer_not_allowed_is_refused_and_nothing_lands(rig, make_client,
         r.local.resolve(r.local.pending[0], Decision("deny", feedback="private note"))  # not for the room
         assert await r.chat("Proposal 1") == "Proposal 1 declined by the person running coder-tui."
         await wait_for(lambda: r.agent.answered == 1)
-        assert await r.host.wait_text(DOC, equals="a = 1\n# @agent five\n")  # once the spinner is gone
+        assert await r.host.wait_text(DOC, equals="a = 1\n# @agent five\n")  # as typed: nothing of ours in it
         assert sum("bob:" in text for text in r.chats()) == 1  # one reply
     finally:
         await bob.leave()

@@ -138,3 +138,12 @@ async def test_missing_model_is_a_usage_error(isolated_home):
     _, err = await asyncio.wait_for(proc.communicate(), 60)
     assert proc.returncode == 2
     assert "model" in err.decode().lower()
+
+
+@pytest.mark.parametrize("args", [["room", ""], ["room", "  "], ["--room", ""]])
+def test_an_empty_room_id_is_a_usage_error_without_a_traceback(args: list[str], isolated_home) -> None:
+    from tests.conftest import run_cli
+
+    done = run_cli(isolated_home, *args, "--model", "openai/x", "--api-base", "http://127.0.0.1:9")
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert "the room id is empty: give the id the host shared" in done.stderr

@@ -35,6 +35,8 @@ async def _trust_prompt(workspace: Path, key: str) -> Any:
                                 and app.screen, what="the trust prompt")
         shown = "\n".join(str(w.render()) for w in screen.query(".trust-item"))
         assert "mode = 'allow'" in shown and "api_base" in shown
+        intro = str(screen.query(".trust-text").first().render())  # the files that exist, no other place
+        assert "came with a file (.coder-tui.toml) that asks" in intro and "profiles" not in intro
         await pilot.press(key)
         await ready(pilot)
         notices = [n.message for n in app.query("Notice")]  # before a prompt moves them into the history

@@ -166,6 +166,10 @@ def test_serve_help_explains_and_imports_nothing_heavy(isolated_home):
     assert done.returncode == 0
     for words in ("POST /api/chat", "/api/approvals/ID", "apply", "--host", "--token", "--model", "--mode"):
         assert words in done.stdout
+    # what a disconnect does, as tests/serve/test_serve_resume.py and test_serve_safety.py check it
+    said = " ".join(done.stdout.split())
+    assert "A streaming client that disconnects has --reconnect-grace seconds (30 by default) to come back" in said
+    assert "A client that disconnects stops its run" not in said
     imported = {line.split("|")[-1].strip() for line in done.stderr.splitlines()}
     assert not {"aiohttp", "litellm", "agent.frontends.serve.main"} & imported
 

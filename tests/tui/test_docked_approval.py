@@ -75,6 +75,28 @@ async def test_an_edit_docks_under_the_reason_and_the_prompt_comes_back(make_app
         assert "def main() -> None:" in (workspace / "app.py").read_text()
 
 
+async def test_at_80x24_a_long_new_files_approval_keeps_its_buttons_in_view(make_app: Any, workspace: Path,
+                                                                            fake_llm: Any) -> None:
+    """The diff gives way (it scrolls), never the choices: they stood below the panel's edge."""
+    from textual.widgets import Button
+
+    body = "".join(f"line {i} = {i}\n" for i in range(60))
+    fake_llm.script(Reply(tool_calls=[call("write_file", file_path="src/module_with_a_long_name/handlers.py",
+                                           content=body)]), Reply(text="Done."))
+    app = make_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await ready(pilot)
+        await submit(pilot, "write the handlers")
+        panel = await approval(pilot)
+        await pilot.pause()
+        inside = panel.content_region
+        for button in panel.query(Button):
+            assert button.region.height == 1 and inside.contains_region(button.region), (button.id, button.region)
+        assert panel.region.bottom <= app.size.height - 2  # the status bar and the footer below it
+        await pilot.press("y")
+        await answered(pilot)
+
+
 async def test_a_shell_approval_names_the_command_once_and_its_result_shows_exit_code_and_last_lines(
         make_app: Any, workspace: Path, fake_llm: Any) -> None:
     from tui.widgets.transcript import ToolRow
@@ -146,6 +168,21 @@ async def test_allow_for_the_session_says_so_shows_in_the_status_bar_and_revokin
         await idle(pilot)
 
 
+async def test_revoking_all_when_nothing_is_allowed_says_so(make_app: Any) -> None:
+    from tui.widgets.transcript import Notice
+
+    app = make_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await ready(pilot)
+        for command in ("/allowances revoke all", "/allowances revoke", "/allowances revoke bash_exec"):
+            await submit(pilot, command)
+        said = await wait_for(pilot, lambda: (found := [str(n.render()) for n in app.query(Notice)
+                                                       if "nothing to revoke" in str(n.render())])[2:] and found,
+                              what="the three answers")
+        assert said == ["No tool is allowed for this session; nothing to revoke"] * 2 + [
+            "bash_exec was not allowed for this session (allowed: none); nothing to revoke"]
+
+
 async def test_full_screen_is_one_key_away_and_esc_still_stops(make_app: Any, workspace: Path,
                                                                fake_llm: Any) -> None:
     fake_llm.script(Reply(tool_calls=[patch("def main():", "def main() -> None:")]), Reply(text="unused"))
@@ -212,3 +249,14 @@ async def test_the_edits_reason_shows_with_the_diff_as_one_safe_line(make_app: A
         await pilot.press("y")
         await answered(pilot)
         await idle(pilot)
+
+
+async def test_ctrl_d_before_any_diff_says_what_it_shows_and_still_deletes_in_a_typed_prompt(make_app: Any) -> None:
+    app = make_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await ready(pilot)
+        await pilot.press("ctrl+d")  # an empty prompt has the focus: the app's Ctrl+D, not TextArea's
+        said = await wait_for(pilot, lambda: [n.message for n in app._notifications], what="the notice")
+        assert "Ctrl+D shows the edits applied without asking" in said[-1] and "none yet" in said[-1]
+        await pilot.press("a", "b", "left", "ctrl+d")
+        assert app.query_one("#prompt").text == "a"  # with text, it deletes to the right as it did

@@ -63,3 +63,24 @@ async def test_the_status_bar_shows_cached_prompt_tokens(make_app: Any) -> None:
             await pilot.pause()
             text = rendered_text(status)
             assert "1.2k in · 80 out" in text and "cached" not in text
+
+
+async def test_a_keyless_local_server_opens_the_app_not_the_setup(workspace: Path, fake_llm: Any) -> None:
+    """`openai/NAME` at an API base with no key anywhere: the setup screen saves it and `run` uses
+    it, so the app opens on it too (it sent the user back to the setup screen at every launch)."""
+    from tui.app import CoderApp
+    from tui.cli import launch_parser
+    from tui.screens.setup import SetupScreen
+
+    options = launch_parser().parse_args([str(workspace), "--model", fake_llm.model, "--api-base", fake_llm.url])
+    app = CoderApp(options, animate=False)
+    async with app.run_test(size=APP_SIZE) as pilot:
+        await wait_for(pilot, lambda: app.bridge.session is not None or isinstance(app.screen, SetupScreen),
+                       timeout=60, what="the session or the setup screen")
+        assert not isinstance(app.screen, SetupScreen), setup_reason(app)
+        await ready(pilot)
+        fake_llm.script(Reply(text="Hello from the local server."))
+        await submit(pilot, "hi")
+        await wait_for(pilot, lambda: fake_llm.requests and app.bridge.ready and not app.bridge.running,
+                       timeout=30, what="the answer")
+        assert fake_llm.headers[0]["Authorization"] == "Bearer no-key"  # agent.llm.NO_KEY, no real key

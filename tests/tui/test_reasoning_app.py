@@ -11,6 +11,7 @@ from typing import Any
 from tests.core.test_reasoning import three_reads
 from tests.core.test_reasoning_frontends import PROMPT, accepted_with_blocks
 from tests.fake_anthropic import FakeAnthropic
+from tests.fakellm import Reply
 from tests.tui.conftest import APP_SIZE, ready, rendered_text, wait_for
 from tests.tui.test_app_sessions import submit
 
@@ -78,3 +79,20 @@ async def test_a_resumed_session_shows_its_reasoning_folded(make_app: Any, works
             assert [b.text.split(":")[0] for b in shown] == ["Step 1", "[redacted thinking]\n\nStep 2", "Step 3",
                                                              "All three read; time to answer."]
             assert not any(b.expanded for b in shown)
+
+
+async def test_the_last_reasoning_stops_thinking_when_the_turn_ends(make_app: Any, fake_llm: Any) -> None:
+    """Stopped while the model reasons (no answer follows): the block says it thought, folded."""
+    from tui.widgets.reasoning import ReasoningBlock
+
+    fake_llm.script(Reply(reasoning="Let me weigh the options one by one first.", chunk_size=4, stall_after=4))
+    app = make_app("--mode", "allow")
+    async with app.run_test(size=APP_SIZE) as pilot:
+        status = (await ready(pilot)).query_one("#status")
+        await submit(pilot, "think hard")
+        block = await wait_for(pilot, lambda: next(iter(app.query(ReasoningBlock)), None), timeout=60,
+                               what="the reasoning")
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: status.state == "idle", timeout=60, what="the stop")
+        line = rendered_text(block.query_one(".reasoning-line"))
+        assert "thinking" not in line and "▸ thought" in line and block.has_class("-folded")

@@ -86,6 +86,23 @@ async def test_mode_given_on_the_command_line_wins_over_the_recorded_one(make_ap
 
 
 
+async def test_the_welcome_hint_is_not_printed_after_a_resumed_conversation(make_app: Any, fake_llm: Any) -> None:
+    fake_llm.script(Reply(text="fine"))
+    app = make_app()
+    async with app.run_test(size=APP_SIZE) as pilot:
+        await ready(pilot)
+        assert any(b.text.startswith("Ask for a change") for b in notices(app))  # a first launch has it
+        await submit(pilot, "hello")
+        await idle(pilot)
+        await app.bridge.shutdown()
+    app = make_app("--resume", "last")
+    async with app.run_test(size=APP_SIZE) as pilot:
+        await ready(pilot)
+        said = [b.text for b in notices(app)]
+        assert any(text.startswith("Resumed session") for text in said)
+        assert not any(text.startswith("Ask for a change") for text in said), said
+
+
 async def test_a_recorded_event_of_an_unknown_or_damaged_shape_is_skipped_and_said(
         make_app: Any, fake_llm: Any, workspace: Path) -> None:
     import json

@@ -294,6 +294,60 @@ async def test_everything_fits_at_80_by_24(monkeypatch: pytest.MonkeyPatch) -> N
             assert words in text
 
 
+# -- a prompt typed while the app loads -----------------------------------------------------
+
+class TypingHost(App[None]):
+    """A prompt with text already typed in it, then the setup screen over it (as the app's boot
+    opens it when the configured model is not usable)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.sent: list[str] = []
+
+    def get_theme_variable_defaults(self) -> dict[str, str]:
+        return derive_app_variables(self.current_theme)
+
+    def compose(self) -> Any:
+        from tui.widgets.prompt import PromptInput
+
+        yield PromptInput(id="prompt")
+
+    def on_prompt_input_submitted(self, message: Any) -> None:
+        self.sent.append(message.text)
+
+
+async def test_keys_typed_for_the_prompt_never_land_in_the_form() -> None:
+    from tests.tui.conftest import type_text
+
+    app = TypingHost()
+    async with app.run_test(size=(100, 32)) as pilot:
+        prompt = app.query_one("#prompt")
+        await type_text(pilot, "fix the")
+        app.push_screen(SetupScreen(Config(model="anthropic/claude-sonnet-4-5")))
+        await until(pilot, lambda: isinstance(app.screen, SetupScreen) and app.screen.is_mounted)
+        await type_text(pilot, " bux")  # the user is still typing when the screen appears
+        await pilot.press("backspace", "g")
+        model = app.screen.query_one("#setup-model", Input)
+        assert model.value == "anthropic/claude-sonnet-4-5" and app.focused is None
+        assert prompt.text == "fix the bug"
+        assert "goes to your prompt" in static_text(app, "#setup-status")
+        await pilot.press("enter")  # sent (the app queues it until the session is ready)
+        await until(pilot, lambda: app.sent == ["fix the bug"], 5)
+        await pilot.press("tab")  # into the form: from now on keys are the form's
+        assert app.focused is model
+        await type_text(pilot, "x")
+        assert model.value.endswith("x") and prompt.text == ""
+        assert static_text(app, "#setup-status") == ""
+
+
+async def test_an_empty_prompt_leaves_the_focus_in_the_form() -> None:
+    app = TypingHost()
+    async with app.run_test(size=(100, 32)) as pilot:
+        app.push_screen(SetupScreen(Config()))
+        await until(pilot, lambda: isinstance(app.screen, SetupScreen) and app.focused is not None)
+        assert app.focused is app.screen.query_one("#setup-model", Input)
+
+
 # -- needs_setup ------------------------------------------------------------------------------
 
 @pytest.mark.parametrize(("config", "environ", "expected"), [
@@ -304,7 +358,9 @@ async def test_everything_fits_at_80_by_24(monkeypatch: pytest.MonkeyPatch) -> N
     (Config(model="claude-sonnet-4-5"), {"ANTHROPIC_API_KEY": "x"}, None),
     (Config(model="openai/gpt-4.1"), {"CODER_TUI_API_KEY": "x"}, None),
     (Config(model="openai/gpt-4.1", api_key=SecretStr("x")), {}, None),
-    (Config(model="openai/local", api_base="http://localhost:8000"), {}, "needs an API key"),
+    # an OpenAI-compatible server of the user's needs no key: `run` sends none either (agent.llm.keyless_server)
+    (Config(model="openai/local", api_base="http://localhost:8000"), {}, None),
+    (Config(model="openai/gpt-4.1"), {}, "needs an API key"),
     (Config(model="ollama_chat/qwen2.5-coder", api_base="http://localhost:11434"), {}, None),
     (Config(model="lm_studio/qwen"), {}, None),
     (Config(model="bedrock/anthropic.claude-v2"), {}, None),

@@ -11,27 +11,29 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from urllib.parse import urlparse
 
 from pydantic import SecretStr
-from textual import on
+from textual import events, on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.content import Content
 from textual.screen import ModalScreen, Screen
+from textual.widget import Widget
 from textual.widgets import Button, Footer, Input, Label, LoadingIndicator, RadioButton, RadioSet, Static
 
 from agent import paths, secrets
-from agent.config import (DEFAULT_MODELS, KEYLESS_PROVIDERS, PROVIDER_KEY_VARS, Config, ConfigError,
-                          provider_of, save_user_settings)
+from agent.config import DEFAULT_MODELS, Config, ConfigError, save_user_settings
 from agent.llm import LLM, LLMError
 from tui.appcontext import later
 from tui.pathfmt import home_relative
+from tui.screens.setupcheck import (GENERIC_KEY_VAR, MODEL_EXAMPLES, export_variable, found_key_variables,
+                                    model_problem, needs_setup, url_problem)
 
-GENERIC_KEY_VAR = "CODER_TUI_API_KEY"
+__all__ = ["ConfirmSave", "SetupResult", "SetupScreen", "export_variable", "needs_setup"]
+from tui.screens.typeahead import forward, is_typing, typing_target
+
 CHECK_TIMEOUT = 30.0  # a check is one tiny request; a minute-long wait would look like a hang
-MODEL_EXAMPLES = "anthropic/claude-sonnet-4-5, openai/gpt-4.1"
 
 
 @dataclass(frozen=True)
@@ -51,63 +53,6 @@ class _Fields:
     model: str
     api_base: str
     key: str
-
-
-def needs_setup(config: Config, environ: Mapping[str, str]) -> str | None:
-    """Why the app cannot talk to a model with this configuration, or None when it can."""
-    model = config.model
-    if not model:
-        return "no model is configured"
-    provider = provider_of(model)
-    if not provider:
-        return f"litellm cannot tell the provider of model {model!r}"
-    var = PROVIDER_KEY_VARS.get(provider)
-    # Keyless local servers need nothing; providers we hold no variable for (bedrock, vertex_ai,
-    # ...) authenticate in their own ways, so only litellm can tell whether they are set up.
-    if provider in KEYLESS_PROVIDERS or var is None:
-        return None
-    has_key = config.api_key is not None and bool(config.api_key.get_secret_value())
-    if has_key or environ.get(var) or environ.get(GENERIC_KEY_VAR):
-        return None
-    return f"{model} needs an API key, and neither {var} nor {GENERIC_KEY_VAR} is set"
-
-
-def found_key_variables(environ: Mapping[str, str]) -> list[tuple[str, str]]:
-    """(variable, model it would use) for each provider key variable set now: names, never values."""
-    order = [var for var, _ in DEFAULT_MODELS]
-    defaults = dict(DEFAULT_MODELS)
-    found = [(var, defaults.get(var, f"{provider}/<model>"))
-             for provider, var in PROVIDER_KEY_VARS.items() if environ.get(var)]
-    # load_config picks the first DEFAULT_MODELS entry that is set: list that one first.
-    return sorted(found, key=lambda item: order.index(item[0]) if item[0] in order else len(order))
-
-
-def export_variable(model: str, api_base: str | None) -> str:
-    """The variable a key that is not saved should be exported as."""
-    var = Config(model=model).key_variable()
-    # A key for a proxy or self-hosted server is that server's, not the provider account's;
-    # CODER_TUI_API_KEY is read whatever the model is and outranks the provider variables.
-    return GENERIC_KEY_VAR if var is None or api_base else var
-
-
-def model_problem(model: str) -> str | None:
-    if not model:
-        return "Enter a model, e.g. anthropic/claude-sonnet-4-5."
-    if any(ch.isspace() for ch in model):
-        return "A model name has no spaces, e.g. anthropic/claude-sonnet-4-5."
-    if not provider_of(model):
-        return (f"litellm cannot tell the provider of {model!r}: add a prefix such as anthropic/, "
-                "ollama_chat/, or openai/ for any OpenAI-compatible server.")
-    return None
-
-
-def url_problem(url: str) -> str | None:
-    if not url:
-        return None
-    parsed = urlparse(url)
-    if parsed.scheme not in ("http", "https") or not parsed.netloc:
-        return "Use an http:// or https:// address, e.g. http://localhost:11434."
-    return None
 
 
 class ConfirmSave(ModalScreen[bool]):
@@ -147,7 +92,7 @@ class SetupScreen(Screen[SetupResult | None]):
     """Explains the ways to reach a model, checks one, and saves it to the user config."""
 
     CSS_PATH = "setup.tcss"
-    AUTO_FOCUS = "#setup-model"
+    AUTO_FOCUS = ""  # on_mount: the model field, unless the user is still typing a prompt
     # Spacing between the fields only where the rows fit: at 24 rows everything stays on screen.
     VERTICAL_BREAKPOINTS = [(0, "-short"), (30, "-tall")]
     BINDINGS = [
@@ -166,6 +111,7 @@ class SetupScreen(Screen[SetupResult | None]):
         self._found = found_key_variables(self._environ)
         self._checked: _Fields | None = None  # the fields of the last check that succeeded
         self._done: SetupResult | None = None  # saved; waiting for the user to read the export line
+        self._typing_to: Widget | None = None  # the prompt behind, while the user still types into it
 
     # -- layout -----------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -277,6 +223,28 @@ class SetupScreen(Screen[SetupResult | None]):
         return self._environ.get(GENERIC_KEY_VAR) or None
 
     # -- events -----------------------------------------------------------------------------
+    def on_mount(self) -> None:
+        stack = self.app.screen_stack
+        self._typing_to = typing_target(stack[-2] if len(stack) > 1 and stack[-1] is self else None)
+        if self._typing_to is None:
+            self.query_one("#setup-model", Input).focus()
+        else:  # the form waits for Tab or a click
+            self._set_status("What you type goes to your prompt, sent once a model is set up. "
+                             "Tab moves into this form.", "-typing")
+
+    def on_key(self, event: events.Key) -> None:
+        if self._typing_to is not None and self.focused is None and is_typing(event):
+            forward(event, self._typing_to)
+
+    def on_paste(self, event: events.Paste) -> None:
+        if self._typing_to is not None and self.focused is None:
+            forward(event, self._typing_to)
+
+    def on_descendant_focus(self) -> None:
+        if self._typing_to is not None:
+            self._typing_to = None
+            self._set_status("", "")
+
     @on(Input.Submitted, "#setup-model")
     def _model_entered(self) -> None:
         self.query_one("#setup-api-base", Input).focus()

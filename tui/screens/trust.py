@@ -1,5 +1,5 @@
 """Trust a folder? Asked when its own files (.coder-tui.toml, profiles) want settings an untrusted
-folder may not have.
+folder may not have; the question names the files that do.
 
 Either answer is remembered in the user config (`folder_trust`, with the folder's identity), so the
 question comes once per folder; "Don't trust" opens the folder with those settings left out, and
@@ -33,9 +33,11 @@ class TrustScreen(ModalScreen[bool]):
     def compose(self) -> ComposeResult:
         with Vertical(id="trust-frame"):
             yield Static("Trust this folder?", id="trust-title")
+            files = self._files()
             yield Static(
-                f"{self.folder} came with files (.coder-tui.toml, .coder-tui/profiles/) that ask for "
-                "settings only a folder you trust may use:", classes="trust-text", markup=False)
+                f"{self.folder} came with {'a file' if len(files) == 1 else 'files'} ({', '.join(files)}) "
+                f"that {'asks' if len(files) == 1 else 'ask'} for settings only a folder you trust may use:",
+                classes="trust-text", markup=False)
             for line in self.ignored:
                 yield Static(f"• {line.setting}: {line.why}", classes="trust-item", markup=False)
             yield Static("Trust it only if you know who wrote it. Without trust these settings are left "
@@ -45,6 +47,14 @@ class TrustScreen(ModalScreen[bool]):
             with Horizontal(id="trust-actions"):
                 yield Button("Don't trust (n)", id="no")
                 yield Button("Trust this folder (t)", id="yes", variant="warning")
+
+    def _files(self) -> list[str]:
+        """The folder's own files the settings come from, as found (not a fixed list of places)."""
+        shown = []
+        for item in self.ignored:
+            path = Path(item.file)
+            shown.append(str(path.relative_to(self.folder)) if path.is_relative_to(self.folder) else item.file)
+        return sorted(set(shown))
 
     def action_answer(self, value: bool) -> None:
         self.dismiss(value)

@@ -139,13 +139,15 @@ class ApprovalPanel(Vertical, can_focus=True):
             yield VerticalScroll(*self._request_details(), id="approval-details")
         feedback = Input(placeholder="Why? The agent reads this (optional)", id="approval-feedback")
         feedback.border_title = "Deny · Enter confirms · Esc goes back"
-        yield feedback
-        yield RuleOffer(request)
-        with Horizontal(id="approval-actions"):
-            yield from self._buttons(ALLOW_CHOICES)
-        with Horizontal(id="approval-more"):
-            yield from self._buttons(OTHER_CHOICES)
-            yield Static(id="approval-status")
+        # Docked at the panel's bottom: on a small terminal the diff gives way, never the buttons.
+        with Vertical(id="approval-bottom"):
+            yield feedback
+            yield RuleOffer(request)
+            with Horizontal(id="approval-actions"):
+                yield from self._buttons(ALLOW_CHOICES)
+            with Horizontal(id="approval-more"):
+                yield from self._buttons(OTHER_CHOICES)
+                yield Static(id="approval-status")
 
     def _buttons(self, choices: tuple[tuple[str, str, str], ...]) -> ComposeResult:
         for label, action, variant in choices:

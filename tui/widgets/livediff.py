@@ -76,7 +76,9 @@ class LiveDiff(Vertical):
         if self.diffs or self.has_class("-open"):
             self.toggle_class("-open")
         else:
-            self.app.notify("No edits were applied without asking in this run.", timeout=3)
+            self.app.notify("Ctrl+D shows the edits applied without asking (allow mode, or a tool allowed for the "
+                            "session) as they land: none yet. Edits you approve open their diff when asked.",
+                            timeout=5)
 
     # -- progress -------------------------------------------------------------------------
     def progress(self, label: str | None) -> None:

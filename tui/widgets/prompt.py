@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Callable, NamedTuple
 
 from textual import events
+from textual.binding import Binding
 from textual.content import Content
 from textual.geometry import Offset
 from textual.message import Message
@@ -68,7 +69,13 @@ class PromptInput(TextArea):
     # The stylesheet also styles the completion list, which lives on the screen, not inside us.
     SCOPED_CSS = False
 
-    BINDINGS = PROMPT_BINDINGS
+    BINDINGS = [
+        *PROMPT_BINDINGS,
+        # TextArea's Ctrl+D deletes to the right; in an empty prompt it would do nothing at all, so
+        # there it is the app's Ctrl+D (the last diff), as in a shell an empty line's Ctrl+D means more.
+        Binding("ctrl+d", "delete_right_or_diff", "Delete right / last diff", show=False,
+                id="prompt.delete_right_or_diff"),
+    ]
     _LIST_ACTIONS = LIST_ACTIONS
 
     class Submitted(Message):
@@ -213,6 +220,12 @@ class PromptInput(TextArea):
         still open for `/mode` replaced `/mode allow` with `/mode ` (issue 26 item 10)."""
         if self._list_open and self._completion_context() != self._completing:
             self._refresh_completion()
+
+    async def action_delete_right_or_diff(self) -> None:
+        if self.text:
+            self.action_delete_right()
+        else:
+            await self.app.run_action("toggle_diff")
 
     def action_submit(self) -> None:
         self._catch_up()

@@ -57,6 +57,11 @@ class PromptStandIn(Widget, can_focus=True):
         self._held: list[Message] = []
         self._successor: Widget | None = None
 
+    @property
+    def holds_keys(self) -> bool:
+        """Whether keys typed ahead wait here for the real prompt."""
+        return bool(self._held)
+
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         return action not in LIST_ACTIONS  # as PromptInput's with its list closed
 

@@ -254,8 +254,10 @@ class Transcript(VerticalScroll, can_focus=False):
         self.archive()
         self.add(UserMessage(text, who))
 
-    def notice(self, text: str, kind: str = "info") -> None:
-        self.add(Notice(text, kind))
+    def notice(self, text: str, kind: str = "info") -> Notice:
+        notice = Notice(text, kind)
+        self.add(notice)
+        return notice
 
     def reasoning(self, delta: str) -> None:
         """The model's reasoning, in a dimmed block above the answer it leads to."""
@@ -316,7 +318,9 @@ class Transcript(VerticalScroll, can_focus=False):
         await self.live.flush()
 
     def end_answer(self) -> None:
-        """The answer being streamed is complete: flush it and stop the timer."""
+        """The answer being streamed is complete: flush it and stop the timer. A reasoning still
+        open (the turn ended or was stopped before an answer) is done too: it thought."""
+        self._fold_reasoning()
         live, self.live = self.live, None
         if live is not None:
             live.streaming = False
