@@ -18,7 +18,7 @@ from agent.events import Complete, ErrorEvent, ReasoningDelta, Retrying, StepSta
 from agent.executor import Executor
 from agent.llm import LLM, LLMError, ModelReply
 from agent.secrets import StreamRedactor
-from agent.toolcalls_text import TextCallFilter
+from agent.llm.toolcalls_text import TextCallFilter
 
 MARKER_RE = re.compile(
     r"complete_task_and_submit_final_output|<!--\s*task complete\s*-->|<task_complete>|task_complete",

@@ -24,7 +24,7 @@ from pydantic import ConfigDict
 from agent import paths
 from agent.events import ErrorEvent, McpServerState
 from agent.secrets import redact, register
-from agent.toolschema import NAME_OK, fit_name
+from agent.llm.toolschema import NAME_OK, fit_name
 from agent.tools.base import Proposal, Tool, ToolArgs, ToolContext, ToolError
 
 CALL_TIMEOUT = 300.0

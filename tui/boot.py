@@ -49,9 +49,6 @@ async def load_config(app: BootHost, root: Path | None) -> Config | None:
 
     why = needs_setup(config, os.environ)
     if why is None:
-        from agent.modelfacts import ask_early
-
-        ask_early(config.model or "", config.host != "off")  # a warm host answers while the session opens
         return config
     result = await app.push_screen_wait(SetupScreen(config, os.environ, why))
     if result is None:  # the setup screen's Quit: without a model there is nothing to do here
@@ -140,7 +137,9 @@ async def boot(app: BootHost) -> None:
     from agent.profiles import ProfileError
     from agent.session.record import SessionError
 
-    await start_model_library(app.run_task)  # litellm in a thread, or later when a warm host lends its own
+    # a model named on the command line that needs litellm starts its import now (else once the config is read)
+    start_model_library(getattr(options, "model", None) or os.environ.get("CODER_TUI_MODEL"),
+                        getattr(options, "api_base", None) or os.environ.get("CODER_TUI_API_BASE"))
     opener = _open_room if options.room else _open_github if options.github else _open_local
     try:
         config = await opener(app)

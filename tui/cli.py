@@ -289,10 +289,10 @@ def _cmd_run(argv: list[str]) -> int:
     from agent.frontends import hostrun
 
     if hostrun.setting(options) == "off":
-        os.environ[hostrun.ENV_SETTING] = "off"  # nor borrow its model library (agent/llm_borrow.py)
+        os.environ[hostrun.ENV_SETTING] = "off"
         return _run_in_process(options)
     if hostrun.stays_in_process(options):
-        return _run_in_process(options)  # its model requests may be made by the host (agent/llm_borrow.py)
+        return _run_in_process(options)
     warm = hostrun.try_host(options)  # a warm host runs it: no agent core, no litellm in this process
     if warm is not None:
         return warm
@@ -302,19 +302,21 @@ def _cmd_run(argv: list[str]) -> int:
 
 
 def _run_in_process(options: argparse.Namespace) -> int:
-    _start_loading_models()
+    _start_loading_models(options)
     from agent.frontends.headless import main as headless_main
 
     return headless_main(options)
 
 
-def _start_loading_models() -> None:
-    """litellm takes seconds to import: from here on it loads in a thread while `run` imports the
-    agent core, reads the config and opens the workspace (agent/llm_preload.py; serve and acp start
-    it after their own imports, to be ready sooner)."""
-    from agent.llm_preload import start_loading
+def _start_loading_models(options: argparse.Namespace) -> None:
+    """A model on the litellm path (agent/llm/routing.py) needs litellm, seconds to import: from
+    here on it loads in a thread while `run` imports the agent core, reads the config and opens
+    the workspace. A model the built-in clients serve loads nothing. (A model named only in a
+    config file is found when the config is read: agent/frontends/headless.py waits for it then.)"""
+    from agent.llm.preload import warm_for
 
-    start_loading()
+    model = getattr(options, "model", None) or os.environ.get("CODER_TUI_MODEL")
+    warm_for(model, getattr(options, "api_base", None) or os.environ.get("CODER_TUI_API_BASE"))
 
 
 def _cmd_undo(argv: list[str]) -> int:

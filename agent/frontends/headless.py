@@ -140,13 +140,17 @@ async def _prompt_for(session: AgentSession, prompt: str) -> str:
 
 
 async def _check_model(config: Any) -> None:
-    """An unknown provider is a configuration error, found before the run starts (exit 2). The
-    check is the run's first wait for litellm: a terminal is told while it loads."""
+    """An unknown provider is a configuration error, found before the run starts (exit 2). On the
+    litellm path the check is the run's first wait for litellm: a terminal is told while it loads
+    (a model the built-in clients serve needs no check and no litellm)."""
     from agent.frontends.waitline import LOADING, said_while_waiting
     from agent.llm import configuration_problem
+    from agent.llm.routing import needs_litellm
 
+    if not needs_litellm(config.model, config.api_base, config.model_path):
+        return
     async with said_while_waiting(sys.stderr, LOADING):
-        problem = await configuration_problem(config.model, borrow=config.host != "off")
+        problem = await configuration_problem(config.model, config.api_base, config.model_path)
     if problem is not None:
         raise UsageError(f"{problem}; the model is set by: {config.sources.get('model', 'the configuration')}")
 

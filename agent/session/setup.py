@@ -140,18 +140,9 @@ class AgentSetup:
     async def context_window(self, model: str) -> int | None:
         if self.config.context_window:
             return self.config.context_window
-        from agent.llm import ensure_loaded
-        from agent.modelfacts import lent_facts
+        from agent.llm.facts import facts
 
-        lent = await lent_facts(model, self.config.host != "off")
-        if lent is not None:
-            return lent.window
-        litellm = await ensure_loaded()
-        try:
-            info = litellm.get_model_info(model)
-        except Exception:  # noqa: BLE001 - unknown models: no automatic compaction
-            return None
-        return info.get("max_input_tokens") or info.get("max_tokens")
+        return facts(model).window  # None for a model the table does not know: no automatic compaction
 
     async def agent_type(self, model: str) -> str:
         if self.profile.agent != "iterative":
@@ -161,13 +152,10 @@ class AgentSetup:
             return "react"
         if calling == "native":
             return "iterative"
-        from agent.llm import ensure_loaded
-        from agent.modelfacts import known_without_tools, lent_facts
+        from agent.llm.facts import facts
 
-        lent = await lent_facts(model, self.config.host != "off")
-        if lent is not None:
-            return "react" if lent.without_tools else "iterative"
-        return "react" if known_without_tools(await ensure_loaded(), model) else "iterative"
+        # only a model the table positively lists without tool calling gets the text protocol
+        return "react" if facts(model).without_tools else "iterative"
 
     # -- runs -----------------------------------------------------------------------------
     def compactor(self, window: int | None) -> Compactor:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from agent.toolschema import fit, fit_name
+from agent.llm.toolschema import fit, fit_name
 
 VALID = re.compile(r"^[a-zA-Z_][a-zA-Z0-9_-]{0,63}$")
 
