@@ -150,7 +150,7 @@ class Settings(BaseModel):
     room: RoomSettings = Field(default_factory=RoomSettings)  # what room participants may use
     map_tokens: int = Field(default=1024, ge=0, le=64_000)  # the prompt's map section; 0 leaves it out
     workflow: Workflow = "direct"  # auto (plan when needed), direct (one loop), structured (always plan)
-    reasoning: Level = "off"  # the model's reasoning effort (agent/reasoning.py)
+    reasoning: Level = "off"  # the model's reasoning effort (agent/llm/reasoning.py)
     vision: bool | None = None  # the model takes images (None: as litellm's model table says; agent/images.py)
     notifications: Literal["auto", "terminal", "desktop", "off"] = "auto"  # the app's, when unfocused (tui/notify.py)
     host: Literal["auto", "off"] = "auto"  # `run` through a warm session host (README)

@@ -39,7 +39,7 @@ class McpArgs(ToolArgs):
 
 
 def tool_name(server: str, tool: str, taken: frozenset[str] | set[str] = frozenset()) -> str:
-    """`mcp__SERVER__TOOL` as every provider accepts a tool name (agent/toolschema.py): characters
+    """`mcp__SERVER__TOOL` as every provider accepts a tool name (agent/llm/toolschema.py): characters
     outside `[a-zA-Z0-9_-]` become `_`; a name too long, or already taken by another tool once
     cleaned (`a.b` and `a_b`), ends in a hash of the original instead of being cut or dropped."""
     return fit_name(f"mcp__{server}__{tool}", taken)

@@ -6,7 +6,7 @@
   reply got, the limit is raised to the model's maximum for the rest of the session.
 - Empty (no text, no calls): asked for again once, then reported in one line.
 - Stopped by the provider's content filter (finish reason `content_filter`): one line saying so.
-- Calls written in the text (agent/toolcalls_text.py) become ordinary calls.
+- Calls written in the text (agent/llm/toolcalls_text.py) become ordinary calls.
 """
 
 from __future__ import annotations

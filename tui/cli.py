@@ -162,8 +162,9 @@ def run_parser() -> argparse.ArgumentParser:
                         "through the session host, beside the other front ends attached to it (the host "
                         "starts if it does not run)")
     parser.add_argument("--no-host", action="store_true", help="run in this process even when a session host "
-                        "runs, borrow nothing from it and start none for the next run (config: host = \"off\"; "
-                        "see README)")
+                        "runs, and start none for the next run (config: host = \"off\"; see README)")
+    parser.add_argument("--verbose", action="store_true",
+                        help="say on stderr which path reaches the model (a built-in client or litellm) and where")
     _workspace_options(parser)
     _github_options(parser).add_argument(
         "--no-publish", action="store_true",

@@ -52,6 +52,11 @@ async def run_headless(options: SessionOptions) -> int:
         raise UsageError("PROMPT is required (or --issue N with --github, or --resume to continue a plan)")
     config = build_config(options, target.workspace.root)
     await _check_model(config)
+    if options.verbose:
+        from agent.llm.routing import route
+
+        path = route(config.require_model(), config.api_base, config.model_path)
+        print(f"coder-tui: model {config.model}: {path.describe()}", file=sys.stderr, flush=True)
     approver = StdinApprover(emit=lambda event: session.emit(event), shorthand=True)
     misconfigured: list[ErrorEvent] = []
 

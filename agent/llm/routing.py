@@ -64,7 +64,7 @@ PROVIDERS: dict[str, Provider] = {
 GEMINI_OPENAI = Provider("chat", None, "GEMINI_API_KEY", ())
 LITELLM = Provider("litellm", None, None, (), max_tools=OPENAI_TOOL_LIMIT)
 DESCRIPTIONS = {"chat": "built-in OpenAI Chat Completions client", "anthropic": "built-in Anthropic Messages client",
-                "responses": "built-in OpenAI Responses client", "litellm": "litellm"}
+                "responses": "built-in OpenAI Responses client", "litellm": "litellm (its adapter for this provider)"}
 
 
 @dataclass(frozen=True)

@@ -180,7 +180,7 @@ class AgentSession:
 
     @reasoning.setter
     def reasoning(self, level: str) -> None:
-        """The reasoning effort from the next request on (agent/reasoning.py LEVELS)."""
+        """The reasoning effort from the next request on (agent/llm/reasoning.py LEVELS)."""
         self.config.reasoning = level  # type: ignore[assignment]  # the caller checked the level
         self._llm = None
 
@@ -278,7 +278,7 @@ class AgentSession:
         return complete
 
     async def _note_reasoning(self, model: str) -> None:
-        """Say once when the reasoning asked for cannot reach the model (agent/reasoning.py)."""
+        """Say once when the reasoning asked for cannot reach the model (agent/llm/reasoning.py)."""
         from agent.llm.reasoning import takes_effort, unsupported_note
 
         key = (model, self.config.reasoning)

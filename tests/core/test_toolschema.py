@@ -1,4 +1,4 @@
-"""agent/toolschema.py's rules on their own: names, ids, and no copy when nothing changes (the
+"""agent/llm/toolschema.py's rules on their own: names, ids, and no copy when nothing changes (the
 servers in tests/core/test_strict_servers.py show that what it sends is accepted)."""
 
 from __future__ import annotations
