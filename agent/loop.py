@@ -165,7 +165,7 @@ class Run:
     async def _steps(self) -> str:
         while True:
             reply = await self._checked(await self._next_step())
-            self._append(_assistant_message(reply))
+            self._append(assistant_message(reply))
             if reply.text.strip():
                 self.last_text = reply.text
             replies.check_filtered(reply, self.llm)
@@ -250,7 +250,7 @@ class Run:
                                   "content": "Not completed: the run was stopped before this call finished."})
 
 
-def _assistant_message(reply: ModelReply) -> dict[str, Any]:
+def assistant_message(reply: ModelReply) -> dict[str, Any]:
     message: dict[str, Any] = {"role": "assistant", "content": reply.text or None, **reply.thinking.message_fields()}
     if reply.tool_calls:
         message["tool_calls"] = [

@@ -270,3 +270,19 @@ def test_run_with_a_codex_model_answers_through_the_responses_api(tmp_path: Any,
     assert events[-1]["type"] == "complete" and events[-1]["final_response"] == "It says alpha."
     assert "alpha" in json.dumps(server.requests[-1]["input"]) and server.rejected == []
     assert "Pydantic" not in done.stderr and "Warning" not in done.stderr, done.stderr
+
+
+async def test_gemini_gets_its_thought_signatures_back_with_its_calls() -> None:
+    """Gemini 3 signs each function call; the signature must come back with the call. litellm keeps
+    it in the call's id (`...__thought__SIGNATURE`): an id rewritten to OpenAI's 40-character rule
+    lost it, and Gemini 3 got litellm's stand-in instead (Gemini 2.5 nothing)."""
+    with FakeGemini(Reply(tool_calls=[call("read_file", path="a.py")]), Reply(text="done")) as server:
+        model = "gemini/gemini-3-pro-preview"
+        first = await complete(server, USER, [tool("read_file")], model)
+        history = [*USER, {"role": "assistant", "content": None, "tool_calls": [
+            {"id": first.tool_calls[0].id, "type": "function",
+             "function": {"name": "read_file", "arguments": first.tool_calls[0].arguments}}]},
+                   {"role": "tool", "tool_call_id": first.tool_calls[0].id, "content": "x = 1"}]
+        assert (await complete(server, history, [tool("read_file")], model)).text == "done"
+    assert server.rejected == [] and len(server.signatures_given) == 1
+    assert server.signatures_back[-1] == server.signatures_given  # not litellm's stand-in
