@@ -59,6 +59,11 @@ class FakeOllama(FakeLLM):
             return web.json_response({"error": error}, status=refused[0])
         return await self._handle(request)
 
+    def _usage(self, body: dict[str, Any], reply: Reply) -> dict[str, Any]:
+        """Ollama's OpenAI-compatible usage: the counts, no cache or reasoning details."""
+        prompt, completion = self._estimate(body, reply)
+        return {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
+
     async def _show(self, request: web.Request) -> web.Response:
         """Model details, which litellm may ask for to learn the context size."""
         name = self.model.split("/", 1)[1]
