@@ -119,6 +119,8 @@ def failure(kind: str, place: Place, text: str = "", status: int | None = None,
         "timeout": f"timed out waiting for {url}: {text}",
         "stream_broke": f"the stream broke off: {text}",
         "refused": f"cannot connect to {url}: connection refused (is the server running there? {ADDRESS_HINT})",
+        "untrusted": f"cannot connect to {url}: its TLS certificate is not trusted ({text}); when a company proxy or "
+                     "CA signs it, name that CA's bundle in SSL_CERT_FILE or REQUESTS_CA_BUNDLE",
         "cannot_connect": f"cannot connect to {url}: {_connect_reason(raw)}",
         "failed": f"the request to {model} at {url} failed: {text}",
         "server": f"server error {status} from {url}: {text}",

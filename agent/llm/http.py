@@ -95,6 +95,9 @@ def transport_failure(exc: Exception, place: Place, streaming: bool, timeout: fl
             return Failure("timeout", f"the model sent nothing for {timeout:g} s")
         return failure("timeout", place, f"no answer in {timeout:g} s")
     if isinstance(exc, httpx.ConnectError):
+        if "CERTIFICATE_VERIFY_FAILED" in raw:  # not worth a retry: only a CA bundle changes it
+            reason = raw.split("certificate verify failed:", 1)[-1].split(")")[0].strip() or "verify failed"
+            return failure("untrusted", place, reason)
         return failure(connection_kind(raw) or "cannot_connect", place, raw=raw)
     if streaming:
         return failure("stream_broke", place, str(exc) or type(exc).__name__)

@@ -129,9 +129,13 @@ def test_without_the_bundle_the_certificate_is_refused_in_one_line(https_llm: An
     server, _cert = https_llm
     for variable in ("SSL_CERT_FILE", "SSL_CERT_DIR", "CURL_CA_BUNDLE", "REQUESTS_CA_BUNDLE"):
         monkeypatch.delenv(variable, raising=False)
+    retries: list[str] = []
     with pytest.raises(LLMError) as caught:
-        asyncio.run(ask(LLM(server.model, server.https_url, KEY, max_retries=0)))
-    assert str(caught.value).startswith(f"cannot connect to {server.https_url}: ") and "\n" not in str(caught.value)
+        asyncio.run(LLM(server.model, server.https_url, KEY).complete(HELLO, [], lambda _t: None,
+                                                                      lambda why, *_a: retries.append(why)))
+    said = str(caught.value)
+    assert said.startswith(f"cannot connect to {server.https_url}: its TLS certificate is not trusted (")
+    assert "REQUESTS_CA_BUNDLE" in said and "\n" not in said and retries == []  # a retry cannot help
     assert server.requests == []
 
 
