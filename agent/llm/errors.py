@@ -1,14 +1,11 @@
 """What went wrong with a model request, in words that say what to fix.
 
-`failure` words each kind the same on every path (the built-in clients map HTTP answers onto the
-kinds in agent/llm/http.py, the litellm path its exceptions in agent/llm/litellm_errors.py).
-litellm raises its own exception classes, but the same failure arrives differently from each
-adapter: a missing OpenAI key is an `InternalServerError` ("Missing credentials"), a refused
-connection a 500 ("Connection error."), Anthropic's 529 a 500 whose body says it was overloaded.
-A refused connection is not retried (nothing listens there; waiting will not change that).
-`classify` names the kind (no key, cannot connect, unknown provider or model, rate limited,
-server error with its status, ...) together with the model and the address it was sent to, and
-says whether trying again can help. Keys never appear: every message passes through `redact`.
+`failure` names the kind (no key, cannot connect, unknown provider or model, rate limited,
+overloaded, server error with its status, ...) together with the model and the address the
+request went to, and says whether trying again can help; each kind reads the same on every path
+(the built-in clients map HTTP answers onto the kinds in agent/llm/http.py, the litellm path its
+exceptions in agent/llm/litellm_errors.py). A refused connection is not retried (nothing listens
+there; waiting will not change that). Keys never appear: every message passes through `redact`.
 """
 
 from __future__ import annotations
