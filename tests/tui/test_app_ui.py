@@ -51,6 +51,9 @@ async def test_slash_commands(make_app: Any, workspace: Path, fake_llm: Any, iso
         await submit(pilot, "/model openai/other-model")
         await wait_for(pilot, lambda: app.bridge.session.model == "openai/other-model", what="/model")
         assert "openai/other-model" in rendered_text(app.query_one("#status"))
+        await submit(pilot, "/model")  # says which path reaches the model, and where
+        said = f"model: openai/other-model, through the built-in OpenAI Chat Completions client at {fake_llm.url}"
+        await wait_for(pilot, lambda: any(said in n for n in notices(app)), what="/model naming the path")
         await submit(pilot, "/theme light")
         await wait_for(pilot, lambda: app.theme == "light", what="/theme")
         config = isolated_home / "config" / "coder-tui" / "config.toml"
