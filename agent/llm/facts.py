@@ -2,10 +2,11 @@
 images and a reasoning effort. Read from litellm's bundled model table as JSON, never by importing
 litellm (seconds and hundreds of megabytes for a dictionary lookup).
 
-The table (`model_prices_and_context_window_backup.json`, about 20 ms to read, once per process)
-keys models by litellm's names: `gpt-4.1`, `claude-sonnet-4-5`, `deepseek/deepseek-chat`,
-`ollama/llama3.1`. `entry()` tries the model string as given, then without the `responses/` route
-segment and without its provider prefix.
+The table (`model_prices_and_context_window_backup.json`, 3 MB) keys models by litellm's names:
+`gpt-4.1`, `claude-sonnet-4-5`, `deepseek/deepseek-chat`, `ollama/llama3.1`. `entry()` tries the
+model string as given, then without the `responses/` route segment and without its provider
+prefix. Each name is looked up in the file's text and only its entry parsed (parsing the whole
+table costs about 20 ms of a cold start; a look-up, well under one).
 
 Version guard: the fields read here were checked against the litellm versions in CHECKED. Outside
 them the table is still read when its own `sample_spec` names every field used here, and ignored
@@ -59,32 +60,71 @@ def table_path() -> Path | None:
 
 def version_checked() -> bool:
     """Whether the installed litellm is one this module's reading was checked against."""
-    from importlib.metadata import PackageNotFoundError, version
+    found = _installed_version()
+    return found is not None and CHECKED[0] <= found < CHECKED[1]
 
+
+def _installed_version() -> tuple[int, ...] | None:
+    """litellm's version from its dist-info folder's name (importlib.metadata costs milliseconds)."""
+    path = table_path()
+    names = sorted(path.parent.parent.glob("litellm-*.dist-info")) if path is not None else []
+    text = names[-1].name.removeprefix("litellm-").split(".dist-info")[0] if names else ""
     try:
-        found = tuple(int(part) for part in version("litellm").split(".")[:2])
-    except (PackageNotFoundError, ValueError):
-        return False
-    return CHECKED[0] <= found < CHECKED[1]
+        return tuple(int(part) for part in text.split(".")[:2]) if text else None
+    except ValueError:
+        return None
 
 
 @functools.lru_cache(maxsize=1)
-def table() -> dict[str, Any]:
-    """litellm's model table ({} when it cannot be read or its layout is not the one checked)."""
+def _text() -> str:
+    """The table's text ("" when it cannot be read, or its layout is not the one checked)."""
     path = table_path()
     if path is None:
-        return {}
+        return ""
     try:
-        data = json.loads(path.read_bytes())
+        text = path.read_text(encoding="utf-8")
     except (OSError, ValueError):
-        return {}
-    if not isinstance(data, dict):
-        return {}
+        return ""
     if not version_checked():
-        spec = data.get("sample_spec")
-        if not isinstance(spec, dict) or any(name not in spec for name in FIELDS):
-            return {}
-    return data
+        spec = _lookup(text, "sample_spec")
+        if spec is None or any(name not in spec for name in FIELDS):
+            return ""
+    return text
+
+
+_DECODER = json.JSONDecoder()
+
+
+def _lookup(text: str, key: str) -> dict[str, Any] | None:
+    """The table's entry named `key`: found as `"key": {` at the start of an entry (after `{` or `,`),
+    then only that object parsed."""
+    needle, start = json.dumps(key), 0
+    while (at := text.find(needle, start)) >= 0:
+        start = at + len(needle)
+        back = at - 1
+        while back >= 0 and text[back] in " \t\r\n":
+            back -= 1
+        before = text[back] if back >= 0 else ""
+        after = text[start:start + 64].lstrip()
+        if before not in ("{", ",") or not after.startswith(":") or not after[1:].lstrip().startswith("{"):
+            continue
+        brace = text.index("{", start)
+        try:
+            value, _end = _DECODER.raw_decode(text, brace)
+        except ValueError:
+            return None
+        return value if isinstance(value, dict) else None
+    return None
+
+
+def table() -> dict[str, Any]:
+    """The whole table, parsed ({} when it cannot be read): for tests and tools, not requests."""
+    text = _text()
+    try:
+        data = json.loads(text) if text else {}
+    except ValueError:
+        return {}
+    return data if isinstance(data, dict) else {}
 
 
 def keys(model: str) -> list[str]:
@@ -102,10 +142,10 @@ def keys(model: str) -> list[str]:
 
 
 def entry(model: str) -> dict[str, Any]:
-    models = table()
+    text = _text()
     for key in keys(model):
-        value = models.get(key)
-        if isinstance(value, dict):
+        value = _lookup(text, key) if text else None
+        if value is not None:
             return value
     return {}
 
