@@ -56,13 +56,26 @@ def client(url: str) -> httpx.AsyncClient:
     return found
 
 
+SKIPPED = ("httpx._main", "h2")
+
+
 def import_httpx() -> None:
-    """Import httpx without its command line (`httpx._main`, which imports click, rich and pygments:
-    about 40 ms of a cold start, and rich is a UI library the core never imports); httpx falls back
-    to a stub `main` when that module cannot be imported."""
-    if "httpx" not in sys.modules:
-        sys.modules.setdefault("httpx._main", None)  # type: ignore[assignment]
-    import httpx  # noqa: F401
+    """Import httpx without what a request never uses: its command line (`httpx._main`, which
+    imports click, rich and pygments: about 40 ms of a cold start, and rich is a UI library the core
+    never imports) and HTTP/2 (h2 and hpack when installed: about 25 ms; our requests are HTTP/1.1).
+    Both are optional imports in httpx and httpcore, which fall back to stubs when they fail; the
+    blocks are lifted once httpx is in, so that any other library may still import h2."""
+    if "httpx" in sys.modules:
+        return
+    blocked = [name for name in SKIPPED if name not in sys.modules]
+    for name in blocked:
+        sys.modules[name] = None  # type: ignore[assignment]
+    try:
+        import httpx  # noqa: F401
+    finally:
+        for name in blocked:
+            if sys.modules.get(name, 0) is None:
+                del sys.modules[name]
 
 
 def _verify() -> ssl.SSLContext | bool:
