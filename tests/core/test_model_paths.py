@@ -148,3 +148,14 @@ def test_a_cold_run_on_a_built_in_protocol_never_imports_litellm(server: Any, tm
     assert done.returncode == 0, done.stderr[-2000:]
     assert "hi again" in done.stdout and asked == "litellm\nin sys.modules at exit\n", asked
     assert "litellm (its adapter for this provider)" in done.stderr
+
+
+async def test_each_family_gets_its_own_name_for_the_output_limit() -> None:
+    """OpenAI's reasoning models (o-series, gpt-5) refuse `max_tokens`: they take `max_completion_tokens`."""
+    with FakeLLM(Reply(text="a"), Reply(text="b"), Reply(text="c")) as server:
+        for model in ("openai/gpt-5", "openai/o4-mini", "openai/gpt-4.1"):
+            llm = LLM(model, server.url, TEST_KEY)
+            llm.max_tokens = 321
+            await llm.complete([{"role": "user", "content": "hi"}], [], lambda _t: None, lambda *_a: None)
+    sent = [{k: v for k, v in body.items() if k.startswith("max_")} for body in server.requests]
+    assert sent == [{"max_completion_tokens": 321}, {"max_completion_tokens": 321}, {"max_tokens": 321}]
