@@ -93,13 +93,11 @@ def _settle(future: asyncio.Future[None]) -> None:
 def on_caller_loop(hook: TextHook) -> TextHook:
     """`hook`, called on the current loop whichever thread calls the returned function."""
     loop = asyncio.get_running_loop()
-    return lambda text: loop.call_soon_threadsafe(hook, text)
 
+    def handed_over(text: str) -> None:
+        loop.call_soon_threadsafe(hook, text)
 
-def on_caller_loop(hook: TextHook) -> TextHook:
-    """`hook`, called on the current loop whichever thread calls the returned function."""
-    loop = asyncio.get_running_loop()
-    return lambda text: loop.call_soon_threadsafe(hook, text)
+    return handed_over
 
 
 def request_loop() -> _RequestLoop:

@@ -134,7 +134,7 @@ def _take(kind: str, data: dict[str, Any], reply: ModelReply, calls: dict[int, T
 
 
 def _finish(response: dict[str, Any], reply: ModelReply) -> None:
-    reason = (response.get("incomplete_details") or {}).get("reason")
+    reason = str((response.get("incomplete_details") or {}).get("reason") or "")
     reply.finish_reason = {"max_output_tokens": "length", "content_filter": "content_filter"}.get(reason, "stop")
     usage = response.get("usage")
     if isinstance(usage, dict):
