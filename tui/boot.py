@@ -158,18 +158,18 @@ async def boot(app: BootHost) -> None:
     if not options.mode and config.mode != app.mode:  # the config's mode (user, or a trusted folder)
         app.set_mode(config.mode)
     app.session_opened(session)
-    app.run_task(_check_model(app, config.model or ""), name="check-model")
+    app.run_task(_check_model(app, config), name="check-model")
     if app.bridge.room is not None:
         app.bridge.room.start(app)
 
 
-async def _check_model(app: BootHost, model: str) -> None:
+async def _check_model(app: BootHost, config: Config) -> None:
     """An unknown provider is a configuration error: the setup screen, before the first prompt.
-    (The check needs litellm, loading meanwhile; a prompt sent before it answers fails with the
-    same message, and setup opens once.)"""
+    (For a model on the litellm path the check needs litellm, loading meanwhile; a prompt sent
+    before it answers fails with the same message, and setup opens once.)"""
     from agent.llm import configuration_problem
 
-    problem = await configuration_problem(model)
+    problem = await configuration_problem(config.model or "", config.api_base, config.model_path)
     if problem is not None:
         app.notice(problem, "error")
         await apply_setup(app, problem)

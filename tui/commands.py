@@ -106,7 +106,7 @@ async def _model(app: CoderApp, arg: str) -> None:
 
     # A typo'd provider (opnai/…) is refused here, not at the next request (whose setup screen
     # would save it).
-    if problem := await configuration_problem(arg):
+    if problem := await configuration_problem(arg, session.config.api_base, session.config.model_path):
         _say(app, f"/model: {problem}; the model stays {session.model}", "error")
         return
     app.bridge.set_model(arg)
