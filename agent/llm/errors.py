@@ -10,7 +10,6 @@ there; waiting will not change that). Keys never appear: every message passes th
 
 from __future__ import annotations
 
-import email.utils
 import json
 import re
 import time
@@ -30,8 +29,6 @@ PROVIDER_NAMES = {"openai": "OpenAI", "anthropic": "Anthropic", "azure": "Azure 
                   "vertex_ai": "Vertex AI", "ollama": "Ollama", "ollama_chat": "Ollama", "mistral": "Mistral",
                   "deepseek": "DeepSeek", "openrouter": "OpenRouter", "groq": "Groq", "bedrock": "Bedrock",
                   "xai": "xAI", "together_ai": "Together AI", "fireworks_ai": "Fireworks AI"}
-DEFAULT_URLS = {"openai": "https://api.openai.com/v1", "anthropic": "https://api.anthropic.com",
-                "ollama": "http://localhost:11434", "ollama_chat": "http://localhost:11434"}
 _MISSING_KEY = re.compile(r"Missing credentials|Missing [\w ]*API Key|api_key client option must be set|"
                           r"no key is set", re.IGNORECASE)
 _CONNECT = re.compile(r"Connection error|Cannot connect to host|Connect call failed|Connection refused|"
@@ -76,7 +73,7 @@ def where(model: str, api_base: str | None) -> str:
     known = PROVIDERS.get(provider)
     if known is not None and known.base:
         return known.base
-    return DEFAULT_URLS.get(provider, f"the {provider} API" if provider else "the provider's API")
+    return f"the {provider} API" if provider else "the provider's API"
 
 
 @dataclass(frozen=True)
@@ -254,6 +251,8 @@ def header_wait(headers: Any) -> float | None:
 
 def _http_date_wait(value: str | None) -> float | None:
     """Seconds until a Retry-After given as an HTTP date."""
+    import email.utils  # rare: not on every start
+
     try:
         moment = email.utils.parsedate_to_datetime(value or "")
     except (TypeError, ValueError):
