@@ -12,8 +12,8 @@ after a boot or an upgrade. With `--warm`, also through a session host already r
 bench starts one). `--claude` installs @anthropic-ai/claude-code from npm into a temporary folder
 first and points it at the server (ANTHROPIC_BASE_URL, a dummy key); `--claude-bin PATH` (or
 CODER_TUI_BENCH_CLAUDE) uses one installed already; without either, or when npm cannot install
-it, it says why and times ours alone. `--codex-bin PATH` adds `codex exec` (an OpenAI-compatible
-server of the same script; no tool calls).
+it, it says why and times ours alone. `--codex-bin PATH` adds `codex exec` (against a scripted
+OpenAI Responses server of the same script: codex speaks only that API to a custom provider).
 
 Also printed, medians of launches: `serve` readiness (launch to the "listening on" banner, to GET
 /api/health answered, and to the first streamed text of a turn posted at once), `acp` readiness
@@ -47,7 +47,8 @@ sys.path.insert(0, str(ROOT))
 
 from tests.bench.ptyrun import PtyProgram  # noqa: E402
 from tests.fake_anthropic import FakeAnthropic  # noqa: E402
-from tests.fakellm import FakeLLM, Reply  # noqa: E402
+from tests.fake_responses import FakeResponses  # noqa: E402
+from tests.fakellm import Reply  # noqa: E402
 
 HELLO_WORD = "hello-from-the-scripted-model"
 MODEL = "anthropic/claude-sonnet-4-5"
@@ -271,7 +272,7 @@ def ms(samples: list[Sample], what: str) -> str:
 
 def codex_argv(codex: Path, url: str) -> list[str]:
     return [str(codex), "exec", "--skip-git-repo-check", "-c", "model_provider=bench", "-c",
-            f'model_providers.bench={{name="bench", base_url="{url}", wire_api="chat"}}', "-m", "bench-model",
+            f'model_providers.bench={{name="bench", base_url="{url}", wire_api="responses"}}', "-m", "bench-model",
             "say hi"]
 
 
@@ -339,7 +340,7 @@ def main() -> None:
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp, \
             FakeAnthropic(responder=lambda body: Reply(text=HELLO_WORD, usage=(100, 3))) as server, \
-            FakeLLM(responder=lambda body: Reply(text=HELLO_WORD, usage=(100, 3))) as openai_server:
+            FakeResponses(responder=lambda body: Reply(text=HELLO_WORD, usage=(100, 3))) as openai_server:
         home, work = Path(tmp), Path(tmp) / "ws"
         work.mkdir()
         env = child_env(home)
