@@ -16,7 +16,7 @@ from agent.compaction import Compactor
 from agent.codeblocks import named_blocks
 from agent.events import Complete, FileReady, StepStarted
 from agent.llm import LLMError, ModelReply, ToolCallRequest
-from agent.loop import MAX_MALFORMED, FatalLoopError, Run, strip_markers
+from agent.loop import MAX_MALFORMED, FatalLoopError, Run, assistant_message, strip_markers
 from agent.modelchain import Budget, BudgetExceeded
 from agent.react import PROTOCOL_HEADING, observation, parse, protocol
 
@@ -108,6 +108,10 @@ class ReactRun(IterativeRun):
     async def _steps(self) -> str:
         while True:
             reply = await self._next_step()
+            if reply.tool_calls:  # a native call after all (a provider that takes tools anyway): run it
+                self._append(assistant_message(reply))
+                await self._run_calls(reply)
+                continue
             self._append({"role": "assistant", "content": reply.text or None})
             if reply.text.strip():
                 self.last_text = reply.text

@@ -21,7 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, m
 
 from agent import paths, secrets
 from agent.events import Mode
-from agent.reasoning import LEVELS, Level
+from agent.llm.reasoning import LEVELS, Level
 from agent.permissions.settings import HookSettings, HookSpec, PermissionSettings
 from agent.workspace_input import files as workspace_files
 from agent.workspace_input.identity import decision
@@ -184,10 +184,11 @@ class Settings(BaseModel):
     fleet: FleetSettings = Field(default_factory=FleetSettings)  # the fleet's broker and time limits
     map_tokens: int = Field(default=1024, ge=0, le=64_000)  # the prompt's map section; 0 leaves it out
     workflow: Workflow = "direct"  # auto (plan when needed), direct (one loop), structured (always plan)
-    reasoning: Level = "off"  # the model's reasoning effort (agent/reasoning.py)
+    reasoning: Level = "off"  # the model's reasoning effort (agent/llm/reasoning.py)
     vision: bool | None = None  # the model takes images (None: as litellm's model table says; agent/images.py)
     notifications: Literal["auto", "terminal", "desktop", "off"] = "auto"  # the app's, when unfocused (tui/notify.py)
-    host: Literal["auto", "off"] = "auto"  # `run` through a warm session host, its model library meanwhile (README)
+    host: Literal["auto", "off"] = "auto"  # `run` through a warm session host (README)
+    model_path: Literal["auto", "litellm"] = "auto"  # litellm: every model through litellm (agent/llm/routing.py)
     permissions: PermissionSettings = Field(default_factory=PermissionSettings)  # allow/ask/deny (agent/permissions)
     hooks: HookSettings = Field(default_factory=HookSettings)  # [[hooks.pre_tool_use]] ... (agent/permissions/hooks.py)
 
@@ -218,13 +219,6 @@ class Config(Settings):
                 "ollama_chat/qwen2.5-coder with --api-base http://localhost:11434)"
             )
         return self.model
-
-    def borrows(self) -> bool:
-        """Whether this session's model requests may be made by a warm session host while litellm
-        loads here (agent/llm_borrow.py): not with `host = "off"`, and only for providers whose
-        requests depend on a key and an address alone (cloud credentials stay in this process)."""
-        provider = provider_of(self.model or "")
-        return self.host != "off" and (provider in PROVIDER_KEY_VARS or provider in KEYLESS_PROVIDERS)
 
     def key_variable(self) -> str | None:
         """The environment variable litellm reads for this model's key, when known."""
@@ -272,13 +266,15 @@ def _env_settings(environ: dict[str, str]) -> dict[str, Any]:
     values: dict[str, Any] = {}
     for key, var in (("model", "CODER_TUI_MODEL"), ("api_base", "CODER_TUI_API_BASE"),
                      ("api_key", "CODER_TUI_API_KEY"), ("mode", "CODER_TUI_MODE"),
-                     ("reasoning", "CODER_TUI_REASONING")):
+                     ("reasoning", "CODER_TUI_REASONING"), ("model_path", "CODER_TUI_MODEL_PATH")):
         if environ.get(var):
             values[key] = environ[var]
     if values.get("mode") not in (None, "plan", "ask", "allow"):
         raise ConfigError(f"CODER_TUI_MODE must be plan, ask or allow (got {values['mode']!r})")
     if values.get("reasoning") not in (None, *LEVELS):
         raise ConfigError(f"CODER_TUI_REASONING must be {', '.join(LEVELS)} (got {values['reasoning']!r})")
+    if values.get("model_path") not in (None, "auto", "litellm"):
+        raise ConfigError(f"CODER_TUI_MODEL_PATH must be auto or litellm (got {values['model_path']!r})")
     return values
 
 

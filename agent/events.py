@@ -56,7 +56,7 @@ class TextDelta(_Event):
 
 
 class ReasoningDelta(_Event):
-    """A piece of the model's reasoning (thinking), streamed before its answer (agent/reasoning.py)."""
+    """A piece of the model's reasoning (thinking), streamed before its answer (agent/llm/reasoning.py)."""
 
     type: Literal["reasoning_delta"] = "reasoning_delta"
     text: str

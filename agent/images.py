@@ -2,9 +2,9 @@
 
 A prompt with images is a user message whose content is a list of parts, `{"type": "text", ...}`
 then one `{"type": "image_url", "image_url": {"url": "data:image/png;base64,..."}}` per image
-(litellm turns these into each provider's own form). Only models that accept images get them:
-litellm's `supports_vision(model)`, or the `vision` setting for models it does not know (a local
-server behind `api_base`). The session file records an image as a reference to a file of its
+(each client turns these into its provider's own form). Only models that accept images get them:
+`supports_vision` in litellm's model table, or the `vision` setting for models it does not know (a
+local server behind `api_base`). The session file records an image as a reference to a file of its
 bytes in the session's folder (agent/session/media.py), not as base64 in the JSONL line.
 """
 
@@ -13,7 +13,6 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -166,37 +165,13 @@ def json_chars(message: dict[str, Any]) -> int:
 
 
 def accepts(model: str, override: bool | None) -> bool:
-    """Whether `model` takes image input: the `vision` setting when given, else litellm's model table."""
+    """Whether `model` takes image input: the `vision` setting when given, else its facts (litellm's
+    model table, read without importing litellm: agent/llm/facts.py)."""
     if override is not None:
         return override
-    loaded = sys.modules.get("litellm")
-    if loaded is None or getattr(loaded.__spec__, "_initializing", False):
-        return _table_says(model)  # its table, not its import (still under way): ACP's initialize does not wait
-    import litellm
+    from agent.llm.facts import facts
 
-    try:
-        return bool(litellm.supports_vision(model=model))
-    except Exception:  # noqa: BLE001 - a model litellm cannot place: not known to accept images
-        return False
-
-
-def _table_says(model: str) -> bool:
-    """`supports_vision` from litellm's own model table (the file it loads with
-    LITELLM_LOCAL_MODEL_COST_MAP), read as JSON: about 40 ms against seconds for the import."""
-    import importlib.util
-
-    spec = importlib.util.find_spec("litellm")
-    if spec is None or spec.origin is None:
-        return False
-    try:
-        table = json.loads((Path(spec.origin).parent / "model_prices_and_context_window_backup.json").read_text())
-    except (OSError, ValueError):
-        return False
-    for key in (model, model.split("/", 1)[-1]):
-        entry = table.get(key)
-        if isinstance(entry, dict):
-            return bool(entry.get("supports_vision"))
-    return False
+    return facts(model).vision
 
 
 def refusal(model: str) -> str:

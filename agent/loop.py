@@ -18,7 +18,7 @@ from agent.events import Complete, ErrorEvent, ReasoningDelta, Retrying, StepSta
 from agent.executor import Executor
 from agent.llm import LLM, LLMError, ModelReply
 from agent.secrets import StreamRedactor
-from agent.toolcalls_text import TextCallFilter
+from agent.llm.toolcalls_text import TextCallFilter
 
 MARKER_RE = re.compile(
     r"complete_task_and_submit_final_output|<!--\s*task complete\s*-->|<task_complete>|task_complete",
@@ -165,7 +165,7 @@ class Run:
     async def _steps(self) -> str:
         while True:
             reply = await self._checked(await self._next_step())
-            self._append(_assistant_message(reply))
+            self._append(assistant_message(reply))
             if reply.text.strip():
                 self.last_text = reply.text
             replies.check_filtered(reply, self.llm)
@@ -250,7 +250,7 @@ class Run:
                                   "content": "Not completed: the run was stopped before this call finished."})
 
 
-def _assistant_message(reply: ModelReply) -> dict[str, Any]:
+def assistant_message(reply: ModelReply) -> dict[str, Any]:
     message: dict[str, Any] = {"role": "assistant", "content": reply.text or None, **reply.thinking.message_fields()}
     if reply.tool_calls:
         message["tool_calls"] = [

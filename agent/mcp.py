@@ -24,7 +24,7 @@ from pydantic import ConfigDict
 from agent import paths
 from agent.events import ErrorEvent, McpServerState
 from agent.secrets import redact, register
-from agent.toolschema import NAME_OK, fit_name
+from agent.llm.toolschema import NAME_OK, fit_name
 from agent.tools.base import Proposal, Tool, ToolArgs, ToolContext, ToolError
 
 CALL_TIMEOUT = 300.0
@@ -39,7 +39,7 @@ class McpArgs(ToolArgs):
 
 
 def tool_name(server: str, tool: str, taken: frozenset[str] | set[str] = frozenset()) -> str:
-    """`mcp__SERVER__TOOL` as every provider accepts a tool name (agent/toolschema.py): characters
+    """`mcp__SERVER__TOOL` as every provider accepts a tool name (agent/llm/toolschema.py): characters
     outside `[a-zA-Z0-9_-]` become `_`; a name too long, or already taken by another tool once
     cleaned (`a.b` and `a_b`), ends in a hash of the original instead of being cut or dropped."""
     return fit_name(f"mcp__{server}__{tool}", taken)

@@ -16,7 +16,7 @@ from typing import Any
 from agent.events import ModelFallback
 from agent.llm import LLM, LLMError, ModelReply, RetryHook, TextHook
 
-SWITCH_ON = ("gave_up", "refused", "context_window")  # agent/llm_errors.py kinds
+SWITCH_ON = ("gave_up", "refused", "context_window")  # agent/llm/errors.py kinds
 
 
 class ModelChain:

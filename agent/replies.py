@@ -6,7 +6,7 @@
   reply got, the limit is raised to the model's maximum for the rest of the session.
 - Empty (no text, no calls): asked for again once, then reported in one line.
 - Stopped by the provider's content filter (finish reason `content_filter`): one line saying so.
-- Calls written in the text (agent/toolcalls_text.py) become ordinary calls.
+- Calls written in the text (agent/llm/toolcalls_text.py) become ordinary calls.
 """
 
 from __future__ import annotations
@@ -14,9 +14,9 @@ from __future__ import annotations
 from typing import Any
 
 from agent.events import WarningEvent
-from agent.llm import LLM, LLMError, ModelReply, load_litellm
-from agent.llm_errors import provider_name
-from agent.toolcalls_text import TextCallFilter, extract
+from agent.llm import LLM, LLMError, ModelReply
+from agent.llm.errors import provider_name
+from agent.llm.toolcalls_text import TextCallFilter, extract
 
 CUT_OFF = "length"
 CUT_OFF_WARNING = WarningEvent(message="the model's reply was cut off by the output token limit in the middle of a "
@@ -80,12 +80,10 @@ def cut_off_note(reply: ModelReply, llm: Any) -> str:
 
 
 def _raise_limit(llm: LLM, used: int) -> int | None:
-    """The model's own output maximum, when litellm knows it and it is above what this reply got."""
-    try:
-        info: dict[str, Any] = load_litellm().get_model_info(llm.model)
-    except Exception:  # noqa: BLE001 - a model litellm does not know: nothing to raise to
-        return None
-    ceiling = info.get("max_output_tokens") or 0
+    """The model's own output maximum, when its facts know it and it is above what this reply got."""
+    from agent.llm.facts import facts
+
+    ceiling = facts(llm.model).max_output or 0
     if not used or ceiling <= used or (llm.max_tokens or 0) >= ceiling:
         return None
     llm.max_tokens = int(ceiling)

@@ -17,10 +17,19 @@ status 400, body `{"error": {"code": 400, "message", "status": "INVALID_ARGUMENT
   strings only `enum` or `date-time`, `enum` only on strings, `required` names that are properties,
   `properties` non-empty when given for an object.
 A request without a key is refused with 403 PERMISSION_DENIED.
+
+Thought signatures (Gemini 3, ai.google.dev/gemini-api/docs/thought-signatures): for a `gemini-3`
+model each `functionCall` part of a reply carries a `thoughtSignature`, and a request whose
+history holds a function call without one is refused as the API refuses it. The API accepts its
+documented stand-in ("skip_thought_signature_validator") at a loss of quality, so this server does
+too: `signatures_back` records what each request sent back, for tests to compare with
+`signatures_given`.
 """
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import json
 import re
 from typing import Any
@@ -49,8 +58,19 @@ class GeminiError(Exception):
         return web.json_response({"error": error}, status=self.code)
 
 
+MISSING_SIGNATURE = ("Function call is missing a thought_signature in functionCall parts. This is required for "
+                     "tools to work correctly, and missing thought_signature may lead to degraded model "
+                     "performance. Additional data, function call `default_api:{name}` , position {position}. "
+                     "Please refer to https://ai.google.dev/gemini-api/docs/thought-signatures for more details.")
+
+
 class FakeGemini(ScriptedServer):
     model = MODEL
+
+    def __init__(self, *replies: Reply, **kwargs: Any) -> None:
+        super().__init__(*replies, **kwargs)
+        self.signatures_given: list[str] = []  # the thoughtSignature of each function call sent, in order
+        self.signatures_back: list[list[str | None]] = []  # per request: those of the calls in its history
 
     @property
     def url(self) -> str:
@@ -66,7 +86,9 @@ class FakeGemini(ScriptedServer):
                 raise GeminiError("Method doesn't allow unregistered callers (callers without established "
                                   "identity). Please use API Key or other form of API consumer identity to call "
                                   "this API.", "PERMISSION_DENIED", 403)
-            check_request(await request.json())
+            body = await request.json()
+            check_request(body)
+            self._check_signatures(body, _model)
         except GeminiError as problem:
             with self._lock:
                 self.rejected.append((await request.json(), problem))
@@ -75,7 +97,7 @@ class FakeGemini(ScriptedServer):
         if reply.status != 200:
             status = {429: "RESOURCE_EXHAUSTED", 500: "INTERNAL", 503: "UNAVAILABLE"}.get(reply.status, "INVALID_ARGUMENT")
             return GeminiError(reply.error_message, status, reply.status).response()
-        chunks = self._chunks(body, reply)
+        chunks = self._chunks(body, reply, _model.startswith("gemini-3"))
         if method == "streamGenerateContent":
             frames = [f"data: {json.dumps(c)}\r\n\r\n".encode() for c in chunks]
             return await self._send(request, reply, frames, "text/event-stream")
@@ -84,7 +106,25 @@ class FakeGemini(ScriptedServer):
         whole["candidates"][0]["content"]["parts"] = parts
         return web.json_response(whole)
 
-    def _chunks(self, body: dict[str, Any], reply: Reply) -> list[dict[str, Any]]:
+    def _check_signatures(self, body: dict[str, Any], model: str) -> None:
+        calls = [(i, p) for i, c in enumerate(body.get("contents") or []) if c.get("role") == "model"
+                 for p in c.get("parts") or [] if "functionCall" in p or "function_call" in p]
+        with self._lock:
+            self.signatures_back.append([p.get("thoughtSignature", p.get("thought_signature")) for _, p in calls])
+        if not model.startswith("gemini-3"):
+            return
+        for position, part in calls:
+            if not (part.get("thoughtSignature") or part.get("thought_signature")):
+                call = part.get("functionCall") or part.get("function_call") or {}
+                raise GeminiError(MISSING_SIGNATURE.format(name=call.get("name"), position=position))
+
+    def _signature(self) -> str:
+        seed = str(len(self.signatures_given)).encode()
+        signature = base64.b64encode(b"sig:" + hashlib.sha256(seed).digest()).decode()
+        self.signatures_given.append(signature)
+        return signature
+
+    def _chunks(self, body: dict[str, Any], reply: Reply, signs: bool = False) -> list[dict[str, Any]]:
         size = max(1, reply.chunk_size)
         parts: list[dict[str, Any]] = [{"text": reply.text[i : i + size]} for i in range(0, len(reply.text), size)]
         for spec in reply.tool_calls:
@@ -94,7 +134,10 @@ class FakeGemini(ScriptedServer):
                     args = json.loads(args)
                 except json.JSONDecodeError:
                     args = {"_raw": args}
-            parts.append({"functionCall": {"name": spec.name, "args": args}})
+            part: dict[str, Any] = {"functionCall": {"name": spec.name, "args": args}}
+            if signs:
+                part["thoughtSignature"] = self._signature()
+            parts.append(part)
         if not parts:
             parts = [{"text": ""}]
         prompt, completion = self._estimate({"messages": body.get("contents", [])}, reply)

@@ -1,10 +1,17 @@
-"""A scripted Ollama server on loopback (POST /api/chat), driven by `Reply` scripts.
+"""A scripted Ollama server on loopback (POST /api/chat, and its OpenAI-compatible
+POST /v1/chat/completions, which the built-in Chat Completions client uses), driven by `Reply` scripts.
 
 Streams newline-delimited JSON as Ollama does: text pieces in `message.content`, every tool
 call whole in one chunk's `message.tool_calls` (its arguments a JSON object, not a string), and
 a last `done: true` line with `done_reason`, `prompt_eval_count` and `eval_count`. Errors are
 `{"error": "..."}` bodies. Requests go through litellm's `ollama_chat` adapter with
-`model="ollama_chat/..."` and `api_base=server.url` (no key).
+`model="ollama_chat/..."` and `api_base=server.url` (no key) on the litellm path.
+
+/v1/chat/completions answers as tests/fakellm.py's FakeLLM does (Ollama's OpenAI compatibility
+layer: the same stream, usage when asked), with Ollama's own refusals: the model must be pulled
+(404 `model "x" not found, try pulling it first`), a tool call's `function.arguments` is a JSON
+string that must parse (Ollama decodes it into its own object), content a string or text and
+image parts. It is not strict as OpenAI is (no tool-count or call-id length limits).
 
 Strict as Ollama is (github.com/ollama/ollama docs/api.md and the Go types it decodes into, whose
 decoding errors are its 400 answers): `model` given and pulled (else 404 "not found, try pulling
@@ -23,17 +30,39 @@ from typing import Any
 
 from aiohttp import web
 
-from tests.fakellm import Reply, ScriptedServer
+from tests.fakellm import FakeLLM, Reply
 
 MODEL = "ollama_chat/qwen2.5-coder"
 
 
-class FakeOllama(ScriptedServer):
+class FakeOllama(FakeLLM):
     model = MODEL
+    strict = False  # OpenAI's own limits are not Ollama's
+
+    @property
+    def url(self) -> str:
+        return self._server.base_url
 
     def routes(self, router: web.UrlDispatcher) -> None:
-        router.add_post("/api/chat", self._handle)
+        router.add_post("/api/chat", self._handle_native)
         router.add_post("/api/show", self._show)
+        router.add_post("/v1/chat/completions", self._handle_openai)
+
+    async def _handle_openai(self, request: web.Request) -> web.StreamResponse:
+        body = await request.json()
+        refused = openai_problem(body, self.model.split("/", 1)[1])
+        if refused:
+            with self._lock:
+                self.rejected.append((body, refused[1]))
+            error = {"message": refused[1], "type": "api_error" if refused[0] == 404 else "invalid_request_error",
+                     "param": None, "code": None}
+            return web.json_response({"error": error}, status=refused[0])
+        return await self._handle(request)
+
+    def _usage(self, body: dict[str, Any], reply: Reply) -> dict[str, Any]:
+        """Ollama's OpenAI-compatible usage: the counts, no cache or reasoning details."""
+        prompt, completion = self._estimate(body, reply)
+        return {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
 
     async def _show(self, request: web.Request) -> web.Response:
         """Model details, which litellm may ask for to learn the context size."""
@@ -43,7 +72,7 @@ class FakeOllama(ScriptedServer):
                                   "model_info": {"general.architecture": "qwen2", "qwen2.context_length": 32768},
                                   "capabilities": ["completion", "tools"], "name": name})
 
-    async def _handle(self, request: web.Request) -> web.StreamResponse:
+    async def _handle_native(self, request: web.Request) -> web.StreamResponse:
         refused = chat_problem(await request.json(), self.model.split("/", 1)[1])
         if refused:
             with self._lock:
@@ -58,10 +87,10 @@ class FakeOllama(ScriptedServer):
             return await self._send(request, reply, frames, "application/x-ndjson")
         merged = {**lines[-1], "message": {"role": "assistant", "content": reply.text}}
         if reply.tool_calls:
-            merged["message"]["tool_calls"] = self._tool_calls(reply)
+            merged["message"]["tool_calls"] = self._native_calls(reply)
         return web.json_response(merged)
 
-    def _tool_calls(self, reply: Reply) -> list[dict[str, Any]]:
+    def _native_calls(self, reply: Reply) -> list[dict[str, Any]]:
         calls = []
         for spec in reply.tool_calls:
             arguments = spec.arguments
@@ -81,7 +110,7 @@ class FakeOllama(ScriptedServer):
                  for i in range(0, len(reply.text), size)]
         if reply.tool_calls:
             lines.append({**base, "message": {"role": "assistant", "content": "",
-                                              "tool_calls": self._tool_calls(reply)}, "done": False})
+                                              "tool_calls": self._native_calls(reply)}, "done": False})
         prompt, completion = self._estimate(body, reply)
         lines.append({**base, "message": {"role": "assistant", "content": ""}, "done": True,
                       "done_reason": "stop", "total_duration": 1_000_000, "load_duration": 1000,
@@ -100,6 +129,30 @@ def _unmarshal(value: Any, want: type, field: str, go: str) -> str | None:
     if value is None or isinstance(value, want):
         return None
     return f"json: cannot unmarshal {_go_type(value)} into Go struct field {field} of type {go}"
+
+
+def openai_problem(body: dict[str, Any], pulled: str) -> tuple[int, str] | None:
+    """(status, message) Ollama's /v1/chat/completions answers this body with, or None."""
+    model = body.get("model")
+    if not model:
+        return 400, "model is required"
+    if model not in (pulled, f"{pulled}:latest"):
+        return 404, f'model "{model}" not found, try pulling it first'
+    for message in body.get("messages") or []:
+        content = message.get("content")
+        if content is not None and not isinstance(content, (str, list)):
+            return 400, "invalid message content type"
+        for part in content if isinstance(content, list) else []:
+            if not isinstance(part, dict) or part.get("type") not in ("text", "image_url"):
+                return 400, "invalid message format"
+        for call in message.get("tool_calls") or []:
+            arguments = (call.get("function") or {}).get("arguments")
+            try:
+                if not isinstance(json.loads(arguments), dict):
+                    raise ValueError
+            except (TypeError, ValueError):
+                return 400, "invalid tool call arguments"
+    return None
 
 
 def chat_problem(body: dict[str, Any], pulled: str) -> tuple[int, str] | None:

@@ -33,8 +33,11 @@ from tests.strict_openai import Problem, tools_problem
 MODEL = "openai/gpt-5-codex"
 ROLES = ("assistant", "system", "developer", "user")
 ITEM_TYPES = ("message", "function_call", "function_call_output", "reasoning", "item_reference")
-TOOL_TYPES = ("function", "web_search", "web_search_preview", "file_search", "code_interpreter", "custom",
-              "image_generation", "local_shell", "mcp", "computer_use_preview")
+# the tool types of OpenAI's published schema (tests/contracts/openai_requests.json, `Tool`)
+TOOL_TYPES = ("function", "file_search", "computer", "computer_use_preview", "web_search", "web_search_2025_08_26",
+              "mcp", "code_interpreter", "programmatic_tool_calling", "image_generation", "local_shell", "shell",
+              "custom", "namespace", "tool_search", "web_search_preview", "web_search_preview_2025_03_11",
+              "apply_patch")
 
 
 @dataclass

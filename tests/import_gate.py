@@ -1,7 +1,8 @@
 """Hold litellm's import in a `coder-tui` subprocess, to see what works before the model layer is loaded.
 
 `gate_env(folder, ...)` writes a sitecustomize.py into `folder` and returns environment entries
-that put it first on the subprocess's path. In that process:
+that put it first on the subprocess's path and send every model through litellm
+(CODER_TUI_MODEL_PATH=litellm: the built-in clients never import it). In that process:
 - the import of `litellm` writes the file `started` and then waits until the file `gate` exists
   (when a gate is given), holding only litellm's own module lock, as a slow import does;
 - the import of each module named in `wait_for_litellm` waits until litellm's import has started
@@ -71,6 +72,7 @@ def gate_env(folder: Path, gate: Path | None = None, wait_for_litellm: tuple[str
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "sitecustomize.py").write_text(HOOK)
     env = {"PYTHONPATH": f"{folder}:{ROOT}", "CODER_TUI_TEST_LITELLM_STARTED": str(folder / "started"),
+           "CODER_TUI_MODEL_PATH": "litellm",
            "CODER_TUI_TEST_AFTER_LITELLM": ",".join(wait_for_litellm)}
     if gate is not None:
         env["CODER_TUI_TEST_LITELLM_GATE"] = str(gate)

@@ -2,7 +2,7 @@
 
 A cold `python -m tui.cli` spends about 4 s of CPU importing litellm (and what its first request
 imports) before it does anything; the CLI tests start some 200 of them. The zygote imports all
-that once per test session (`agent.llm.prewarm()`, every `agent` module, `tui.cli`) and forks a
+that once per test session (`agent.llm.preload.prewarm()`, every `agent` module, `tui.cli`) and forks a
 child per CLI invocation. `cli()` in tests/conftest.py then names tests/zygote_client.py, a small
 stdlib-only process that stands in for the CLI:
 
@@ -68,9 +68,9 @@ def startup_vars(env: dict[str, str]) -> dict[str, str]:
 
 def preload() -> None:
     """Import what a CLI run imports: litellm as the app loads it, every agent module, tui.cli."""
-    from agent import llm
+    from agent.llm.preload import prewarm
 
-    llm.prewarm()
+    prewarm()  # for the CLI tests of litellm-path models (the built-in clients never import it)
     import agent
 
     for info in pkgutil.walk_packages(agent.__path__, "agent."):

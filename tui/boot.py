@@ -49,9 +49,6 @@ async def load_config(app: BootHost, root: Path | None) -> Config | None:
 
     why = needs_setup(config, os.environ)
     if why is None:
-        from agent.modelfacts import ask_early
-
-        ask_early(config.model or "", config.host != "off")  # a warm host answers while the session opens
         return config
     result = await app.push_screen_wait(SetupScreen(config, os.environ, why))
     if result is None:  # the setup screen's Quit: without a model there is nothing to do here
@@ -140,7 +137,9 @@ async def boot(app: BootHost) -> None:
     from agent.profiles import ProfileError
     from agent.session.record import SessionError
 
-    await start_model_library(app.run_task)  # litellm in a thread, or later when a warm host lends its own
+    # a model named on the command line that needs litellm starts its import now (else once the config is read)
+    start_model_library(getattr(options, "model", None) or os.environ.get("CODER_TUI_MODEL"),
+                        getattr(options, "api_base", None) or os.environ.get("CODER_TUI_API_BASE"))
     opener = _open_room if options.room else _open_github if options.github else _open_local
     try:
         config = await opener(app)
@@ -159,18 +158,18 @@ async def boot(app: BootHost) -> None:
     if not options.mode and config.mode != app.mode:  # the config's mode (user, or a trusted folder)
         app.set_mode(config.mode)
     app.session_opened(session)
-    app.run_task(_check_model(app, config.model or ""), name="check-model")
+    app.run_task(_check_model(app, config), name="check-model")
     if app.bridge.room is not None:
         app.bridge.room.start(app)
 
 
-async def _check_model(app: BootHost, model: str) -> None:
+async def _check_model(app: BootHost, config: Config) -> None:
     """An unknown provider is a configuration error: the setup screen, before the first prompt.
-    (The check needs litellm, loading meanwhile; a prompt sent before it answers fails with the
-    same message, and setup opens once.)"""
+    (For a model on the litellm path the check needs litellm, loading meanwhile; a prompt sent
+    before it answers fails with the same message, and setup opens once.)"""
     from agent.llm import configuration_problem
 
-    problem = await configuration_problem(model)
+    problem = await configuration_problem(config.model or "", config.api_base, config.model_path)
     if problem is not None:
         app.notice(problem, "error")
         await apply_setup(app, problem)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 MODES = ("plan", "ask", "allow")
-REASONING = ("off", "low", "medium", "high")  # agent/reasoning.py LEVELS (not imported: --help stays fast)
+REASONING = ("off", "low", "medium", "high")  # agent/llm/reasoning.py LEVELS (not imported: --help stays fast)
 WORKFLOWS = ("auto", "direct", "structured")  # agent/planning/models.py (not imported: --help stays fast)
 
 

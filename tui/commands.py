@@ -92,7 +92,12 @@ async def _model(app: CoderApp, arg: str) -> None:
     session = app.bridge.session
     if not arg:
         current = session.model if session is not None else app.options.model
-        _say(app, f"model: {current or 'none'}; /model MODEL switches (e.g. /model anthropic/claude-sonnet-4-5)")
+        path = ""
+        if current and session is not None:
+            from agent.llm.routing import route
+
+            path = f", through the {route(current, session.config.api_base, session.config.model_path).describe()}"
+        _say(app, f"model: {current or 'none'}{path}; /model MODEL switches (e.g. /model anthropic/claude-sonnet-4-5)")
         return
     if session is None:
         _say(app, "the agent is not ready yet; try again in a moment", "warning")
@@ -101,7 +106,7 @@ async def _model(app: CoderApp, arg: str) -> None:
 
     # A typo'd provider (opnai/…) is refused here, not at the next request (whose setup screen
     # would save it).
-    if problem := await configuration_problem(arg):
+    if problem := await configuration_problem(arg, session.config.api_base, session.config.model_path):
         _say(app, f"/model: {problem}; the model stays {session.model}", "error")
         return
     app.bridge.set_model(arg)

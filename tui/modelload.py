@@ -1,17 +1,13 @@
-"""The app's model library (litellm, seconds to import) and agent core, loaded after the first frame.
+"""The app's agent core, loaded after the first frame, and litellm when the model needs it.
 
 The core's import starts as soon as the first frame is on screen, beside the rest of the layout;
-boot waits for it. litellm loads in a thread once the session opens, unless a warm session host
-lends its own meanwhile (agent/llm_borrow.py): then the first prompts are answered at once
-through it, and the import here waits `LATER` seconds (it holds the interpreter for seconds and
-would slow the app and that first answer).
+boot waits for it. A model the built-in clients serve needs nothing more; a model on the litellm
+path (agent/llm/routing.py) starts litellm's import (seconds) in a thread as soon as it is known.
 """
 
 from __future__ import annotations
 
 import asyncio
-
-LATER = 20.0  # seconds before the app loads its own litellm when a host lends meanwhile
 
 _core: asyncio.Future[None] | None = None
 
@@ -35,19 +31,8 @@ async def core_imported() -> None:
     await asyncio.shield(_core)
 
 
-async def start_model_library(run_task: object) -> None:
-    """litellm loading in a thread now, or in `LATER` seconds when a warm host lends its own."""
-    from agent.llm_borrow import available, enabled
-    from agent.llm_preload import start_loading
+def start_model_library(model: str | None, api_base: str | None = None, path: str | None = None) -> bool:
+    """litellm loading in a thread when `model` needs it (whether it does)."""
+    from agent.llm.preload import warm_for
 
-    if enabled() and await available():
-        run_task(_load_later(), name="load-models-later")  # type: ignore[operator]
-        return
-    start_loading()  # also freezes its objects out of full collections
-
-
-async def _load_later() -> None:
-    from agent.llm_preload import start_loading
-
-    await asyncio.sleep(LATER)
-    start_loading()
+    return warm_for(model, api_base, path)

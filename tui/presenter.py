@@ -54,13 +54,11 @@ class Presenter(EventHandler):
 
     # -- a run ----------------------------------------------------------------------------
     def on_run_started(self, event: ev.RunStarted) -> None:
-        from agent.llm_borrow import lending
-        from agent.llm import is_loaded
+        from agent.llm.preload import litellm_loading
 
         self.status.set_model(event.model)
-        # The run's first request waits for the model library to load (the first seconds only),
-        # unless a warm session host makes it meanwhile.
-        self.status.set_state("thinking", "" if is_loaded() or lending() else LOADING_MODELS)
+        # A model on the litellm path: its first request waits for litellm to load (the first seconds only).
+        self.status.set_state("thinking", LOADING_MODELS if litellm_loading() else "")
         self.timeline.start_run(self.title or event.prompt)
         self.title = None
         self.on_run_start(event)

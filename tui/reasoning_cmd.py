@@ -12,7 +12,7 @@ if TYPE_CHECKING:
 
 
 async def reasoning_command(app: CoderApp, arg: str) -> None:
-    from agent.reasoning import LEVELS, parse_level
+    from agent.llm.reasoning import LEVELS, parse_level
 
     transcript = app.query_one(Transcript)
     session = app.bridge.session

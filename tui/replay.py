@@ -20,7 +20,7 @@ from agent.session.shapes import recorded_events, skipped_note
 from agent.consumer import EventHandler
 from agent.textsafe import shown_copy
 from agent.attachments import typed_part
-from agent.reasoning import shown_text
+from agent.llm.reasoning import shown_text
 from tui.presenter import QUIET_TOOLS, Presenter
 from tui.toolresult import decision_notes, shorten, shown_result
 from tui.widgets.history import Block

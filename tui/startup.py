@@ -90,13 +90,15 @@ def session_opened(app: CoderApp, session: AgentSession) -> None:
         if mode:
             app.set_mode(mode)
     app.bridge.set_mode(app.mode)  # the bridge's session is this one
-    from agent.llm import is_loaded
+    from agent.llm.preload import litellm_loading
+    from tui.modelload import start_model_library
 
-    if is_loaded():
-        status.set_state("idle")
-    else:
+    config = session.config
+    if start_model_library(config.model, config.api_base, config.model_path) and litellm_loading():
         status.set_state(LOADING_MODELS)
-        app.run_task(_idle_once_loaded(app, session.config.borrows()), name="load-models")
+        app.run_task(_idle_once_loaded(app), name="load-models")
+    else:
+        status.set_state("idle")
     app.refresh_pane()
     app.load_files()
     from tui.widgets.prompt import PromptInput
@@ -109,37 +111,17 @@ def session_opened(app: CoderApp, session: AgentSession) -> None:
     app.run_worker(resume_explore(app), name="explore-resume", group="explore-resume", exit_on_error=False)
 
 
-async def _idle_once_loaded(app: CoderApp, borrow: bool) -> None:
-    """The status bar says idle once the model library is loaded (boot's thread loads it), or at
-    once when a warm session host makes the requests meanwhile (agent/llm_borrow.py). When none
-    runs, one is started for the next launch, as `run` does."""
-    from agent.llm import ensure_loaded
+async def _idle_once_loaded(app: CoderApp) -> None:
+    """The status bar says idle once litellm is loaded (the session's model needs it)."""
+    from agent.llm.preload import start_loading
 
-    if borrow and await _host_lends():
-        status = app.query_one("#status", StatusBar)
-        if status.state == LOADING_MODELS:
-            status.set_state("idle")
-        return
     try:
-        await ensure_loaded()
+        await asyncio.wrap_future(start_loading())
     except Exception:  # noqa: BLE001 - the first run loads it again and reports the problem
         pass
     status = app.query_one("#status", StatusBar)
     if status.state == LOADING_MODELS:  # a run started meanwhile owns the state
         status.set_state("idle")
-
-
-async def _host_lends() -> bool:
-    from agent.llm_borrow import available, enabled
-
-    if not enabled():
-        return False
-    if await available():
-        return True
-    from agent.frontends.hostrun import start_for_next
-
-    await asyncio.to_thread(start_for_next)
-    return False
 
 
 def apply_keymap(app: CoderApp, keymap: dict[str, str]) -> None:

@@ -73,12 +73,19 @@ async def run_job(worker: Worker, batch: str, number: int) -> str:
 
 def warm() -> None:
     """Load what every job uses before the first one comes: the session's modules, and litellm
-    (seconds to import; its model table prices every request)."""
+    when the worker's own model goes through it (seconds to import; a batch naming another such
+    model loads it with its first job)."""
     import agent.session.open  # noqa: F401
     import agent.session.target  # noqa: F401
-    from agent.llm import start_loading
+    from agent.config import ConfigError, load_config
+    from agent.llm.preload import start_loading, warm_for
 
-    start_loading().result()
+    try:
+        config = load_config()
+    except ConfigError:
+        return  # said again, with its reason, by the first job that needs the configuration
+    if warm_for(config.model, config.api_base, config.model_path):
+        start_loading().result()
 
 
 @dataclass

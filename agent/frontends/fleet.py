@@ -54,7 +54,7 @@ def worker(options: Any) -> int:
     register(app, Worker(store, settings, name, options.sandbox, say=_say))
     _say(f"fleet worker {name} takes jobs from {settings.shown}, one at a time (Ctrl+C stops after the "
          "current job)")
-    warm()  # (before "ready": the first job does not wait for litellm)
+    warm()  # (before "ready": the first job does not wait for the imports)
     worker_ready.connect(lambda **_: _say(f"fleet worker {name} ready"), weak=False)
     celery = app.Worker(hostname=name, pool="solo", concurrency=1, loglevel=options.log_level.upper(),
                         without_gossip=True, without_mingle=True, without_heartbeat=True, quiet=True,

@@ -53,6 +53,11 @@ async def run_headless(options: SessionOptions) -> int:
     config = build_config(options, target.workspace.root)
     await _refuse_unknown_command(target, config.workspace_trusted)
     await _check_model(config)
+    if options.verbose:
+        from agent.llm.routing import route
+
+        path = route(config.require_model(), config.api_base, config.model_path)
+        print(f"coder-tui: model {config.model}: {path.describe()}", file=sys.stderr, flush=True)
     approver = StdinApprover(emit=lambda event: session.emit(event), shorthand=True)
     misconfigured: list[ErrorEvent] = []
 
@@ -151,13 +156,17 @@ async def _refuse_unknown_command(target: Target, trusted: bool) -> None:
 
 
 async def _check_model(config: Any) -> None:
-    """An unknown provider is a configuration error, found before the run starts (exit 2). The
-    check is the run's first wait for litellm: a terminal is told while it loads."""
+    """An unknown provider is a configuration error, found before the run starts (exit 2). On the
+    litellm path the check is the run's first wait for litellm: a terminal is told while it loads
+    (a model the built-in clients serve needs no check and no litellm)."""
     from agent.frontends.waitline import LOADING, said_while_waiting
     from agent.llm import configuration_problem
+    from agent.llm.routing import needs_litellm
 
+    if not needs_litellm(config.model, config.api_base, config.model_path):
+        return
     async with said_while_waiting(sys.stderr, LOADING):
-        problem = await configuration_problem(config.model, borrow=config.host != "off")
+        problem = await configuration_problem(config.model, config.api_base, config.model_path)
     if problem is not None:
         raise UsageError(f"{problem}; the model is set by: {config.sources.get('model', 'the configuration')}")
 

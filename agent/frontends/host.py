@@ -60,7 +60,7 @@ async def open_live(request: OpenRequest, retire: Callable[[LiveSession], None],
         raise OpenFailed(str(exc)) from None
     try:
         config = with_client_keys(build_config(options, target.workspace.root, request.env), request.env)
-        problem = await configuration_problem(config.model or "", borrow=False)
+        problem = await configuration_problem(config.model or "", config.api_base, config.model_path)
         if problem is not None:
             raise OpenFailed(problem)
         live = LiveSession(target, retire)

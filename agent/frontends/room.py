@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import os
 import sys
-import threading
 from typing import Any
 
 from agent import events as ev
@@ -20,6 +19,7 @@ from agent.events import ErrorEvent
 from agent.frontends.common import UsageError, build_config, handle_ctrl_c, run_command
 from agent.frontends.printing import JsonPrinter, TextPrinter
 from agent.frontends.stdin import StdinApprover
+from agent.llm.preload import warm_for
 from agent.session.ports import SessionOptions, SessionPorts
 from agent.session.target import Target, TargetError, TargetSpec, open_target
 
@@ -49,19 +49,10 @@ class RoomPrinter(TextPrinter):
         self._line(self._paint(f"room · closed: {event.reason}", "yellow"), self.err)
 
 
-def _load_model_library() -> None:
-    from agent.llm import prewarm
-
-    try:
-        prewarm()
-    except Exception:  # the first run imports it again and reports the problem properly
-        pass
-
-
 async def run_room(options: SessionOptions) -> int:
     config = build_config(options, None)
-    # The model library loads in a daemon thread while we join, so that a failed join exits at once.
-    threading.Thread(target=_load_model_library, name="load-litellm", daemon=True).start()
+    # A model on the litellm path: it loads in a daemon thread while we join, so that a failed join exits at once.
+    warm_for(config.model, config.api_base, config.model_path)
     printer = JsonPrinter(sys.stdout) if options.json else RoomPrinter(sys.stdout, sys.stderr)
     try:
         target = await open_target(TargetSpec.from_options(options), config, emit=printer.handle)

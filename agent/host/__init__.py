@@ -5,5 +5,4 @@ in the user's runtime folder (agent/hostplace.py) with newline-delimited JSON (a
 The host opens sessions with `open_session`, so it is their one writer and holds their locks;
 every attached client receives every event (a late joiner first gets the session so far), one
 approval queue is answered by whoever answers first, prompts queue behind the running turn.
-It also lends its loaded model library to processes whose own is still loading (agent/host/lending.py).
 """

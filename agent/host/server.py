@@ -4,8 +4,7 @@
     await host.serve(socket_path())   # returns after `idle` seconds with no session and no client
 
 One host per user: it holds `host.lock` beside its socket (flock, released however it dies), so a
-second one started at the same moment leaves. It imports litellm once, in the background, as it
-starts: a turn run through the host pays no import.
+second one started at the same moment leaves.
 """
 
 from __future__ import annotations
@@ -25,12 +24,11 @@ from agent import paths
 from agent.approval import Decision
 from agent.secrets import redact
 from agent.host.codewatch import CHECK_EVERY, installed_code
-from agent.host.lending import Lender
 from agent.host.live import Client, LiveSession
 from agent.host.opening import OpenFailed, Opener, recorded_id
 from agent.hostplace import LOCK_NAME, prepare_dir
 from agent.host.wire import (MAX_LINE, ApproveRequest, BadLine, DetachRequest, InputRequest, ListRequest,
-                             ModelRequest, OpenRequest, PromptRequest, Request, RunRequest, StopRequest, encode, parse_request,
+                             OpenRequest, PromptRequest, Request, RunRequest, StopRequest, encode, parse_request,
                              refusal, reply)
 
 DEFAULT_IDLE = 600.0  # seconds without a live session or a client before the host exits
@@ -56,7 +54,6 @@ class Host:
         self.retired = False  # the installed code changed: no new clients, and gone once quiet
         self._server: asyncio.AbstractServer | None = None
         self._path: Path | None = None
-        self.lender = Lender()  # model requests of clients whose own model library still loads
 
     # -- lifetime -------------------------------------------------------------------------
     async def serve(self, path: Path, ready: Any = None) -> None:
@@ -75,7 +72,6 @@ class Host:
         for sig in (signal.SIGTERM, signal.SIGINT):
             with contextlib.suppress(NotImplementedError, RuntimeError):
                 loop.add_signal_handler(sig, self._stop.set)
-        warm = asyncio.create_task(_prewarm())
         self._server, self._path = server, path
         if ready is not None:
             ready(path)
@@ -84,7 +80,6 @@ class Host:
         finally:
             self._stop_listening()
             await self.shutdown()
-            warm.cancel()
 
     def _stop_listening(self) -> None:
         """No new client: the socket and the lock go (a host started now may take both over)."""
@@ -173,7 +168,6 @@ class Host:
                 if line.strip():
                     client.send(await self._answer(client, line))
         finally:
-            self.lender.forget(client)  # its borrowed requests end with it
             if getattr(client, "oneshot", None) is not None:
                 client.oneshot.gone()  # type: ignore[attr-defined]  # a one-shot `run` stops with its client
             if client.live is not None:
@@ -199,14 +193,12 @@ class Host:
                                        f"{redact(str(exc))}".splitlines()[0])
 
     async def _dispatch(self, client: Client, request: Request) -> bytes:
-        if isinstance(request, ModelRequest):
-            return self.lender.start(client, request)
         if isinstance(request, (RunRequest, InputRequest)) or getattr(client, "oneshot", None) is not None:
             if self.runs is None:
                 raise ValueError(f"{request.type}: this host does not run one-shot `run` requests")
             return await self.runs(self, client, request)
         if isinstance(request, ListRequest):
-            return reply(request.id, sessions=self.listing(), lent=self.lender.lent, facts=self.lender.facts_read)
+            return reply(request.id, sessions=self.listing())
         if isinstance(request, OpenRequest):
             return await self._open(client, request)
         live = client.live
@@ -296,9 +288,3 @@ def _drop(client: Client, writer: asyncio.StreamWriter) -> None:
     writer.transport.abort()
 
 
-async def _prewarm() -> None:
-    """The model library, imported once for every turn this host will run."""
-    from agent.llm import ensure_loaded
-
-    with contextlib.suppress(Exception):
-        await ensure_loaded()

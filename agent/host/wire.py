@@ -11,9 +11,6 @@ Requests (client → host; `id` is echoed in the reply):
     {"type": "run", "id": 7, "options": {...}, "env": {...}, "json": false, "color": false}
                                                              `coder-tui run` one-shot (agent/frontends/oneshot.py)
     {"type": "input", "id": 8, "text": "y"}                  a stdin line of that run (null: stdin closed)
-    {"type": "model", "id": 9, "call": {...}, "messages": [...], "tools": [...], "env": {...}, "code": "..."}
-                                                             one model request made with the host's warm
-                                                             model library (agent/host/lending.py)
 A connection is attached to at most one session (the one `open` named).
 
 Host → client: `{"type": "reply", "id": N, "ok": true, ...}` (or `"ok": false, "error": "..."`),
@@ -89,30 +86,13 @@ class RunRequest(_Request):
     color: bool = False  # the client's stdout is a terminal that takes colour
 
 
-class ModelRequest(_Request):
-    """One model request of a process whose own model library is still loading (agent/llm_borrow.py).
-
-    Answered `ok: false` when the host would not make it exactly as the client would: its library
-    is not loaded yet, its code differs (`code`), or the variables the library reads (`env`: name
-    -> digest of the value, never the value) differ from the host's. `probe`: only that answer; `facts`: the model's facts in the answer."""
-
-    type: Literal["model"]
-    call: dict[str, Any] = Field(default_factory=dict)  # agent.llm.LLM's fields: model, api_base, api_key, ...
-    messages: list[dict[str, Any]] = Field(default_factory=list)  # prepared for the provider already
-    tools: list[dict[str, Any]] = Field(default_factory=list)
-    env: dict[str, str] = Field(default_factory=dict)
-    code: str = ""
-    probe: bool = False
-    facts: bool = False  # only what litellm's model table says of `call.model` (agent/modelfacts.py)
-
-
 class InputRequest(_Request):
     type: Literal["input"]
     text: str | None = None  # one stdin line of a `run` request; None: stdin closed
 
 
 Request = (OpenRequest | PromptRequest | ApproveRequest | StopRequest | DetachRequest | ListRequest | RunRequest
-           | InputRequest | ModelRequest)
+           | InputRequest)
 _REQUEST: TypeAdapter[Request] = TypeAdapter(Annotated[Request, Field(discriminator="type")])
 
 

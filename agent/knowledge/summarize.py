@@ -60,7 +60,7 @@ def summary_llm(config: Any) -> LLM:
     model = config.small_model or config.require_model()
     key = config.api_key.get_secret_value() if config.api_key else None
     return LLM(model, config.api_base, key, config.timeout, config.max_retries, config.retry_base_delay,
-               config.key_variable())
+               config.key_variable(), path=config.model_path)
 
 
 def user_message(path: str, text: str, symbols: list[str]) -> str:
@@ -138,11 +138,7 @@ def estimate(model: str, sizes: list[int]) -> Estimate:
 
 
 def price(model: str, prompt: int, completion: int) -> float | None:
-    from agent.llm import load_litellm
+    from agent.llm import model_prices
 
-    try:
-        prompt_cost, completion_cost = load_litellm().cost_per_token(
-            model=model, prompt_tokens=prompt, completion_tokens=completion)
-    except Exception:  # noqa: BLE001 - litellm raises for models it has no price for
-        return None
-    return float(prompt_cost + completion_cost)
+    prices = model_prices(model)
+    return None if prices is None else prices.cost(prompt, completion)

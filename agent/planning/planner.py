@@ -13,7 +13,7 @@ from pydantic import ValidationError
 from agent.events import Retrying
 from agent.executor import Executor
 from agent.llm import LLM, ModelReply
-from agent.loop import _assistant_message
+from agent.loop import assistant_message
 from agent.planning.models import PlanDraft
 from agent.tools.base import Tool
 from agent.tools.registry import ToolRegistry, parameters_schema
@@ -81,7 +81,7 @@ class Planner:
         sent_back = False
         for _turn in range(MAX_TURNS):
             reply = await self._query(messages, schemas)
-            messages.append(_assistant_message(reply))
+            messages.append(assistant_message(reply))
             draft, error = await self._handle(reply, messages)
             if draft is not None:
                 return draft

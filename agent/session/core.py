@@ -188,7 +188,7 @@ class AgentSession:
 
     @reasoning.setter
     def reasoning(self, level: str) -> None:
-        """The reasoning effort from the next request on (agent/reasoning.py LEVELS)."""
+        """The reasoning effort from the next request on (agent/llm/reasoning.py LEVELS)."""
         self.config.reasoning = level  # type: ignore[assignment]  # the caller checked the level
         self._llm = None
 
@@ -233,7 +233,7 @@ class AgentSession:
             c = self.config
             self._llm = LLM(c.require_model(), c.api_base, c.api_key.get_secret_value() if c.api_key else None,
                             c.timeout, c.max_retries, c.retry_base_delay, c.key_variable(), c.reasoning,
-                            borrow=c.borrows())
+                            c.model_path)
         return self._llm
 
     async def run(self, prompt: str, images: list[Image] | None = None) -> Complete:
@@ -288,22 +288,14 @@ class AgentSession:
         return complete
 
     async def _note_reasoning(self, model: str) -> None:
-        """Say once when the reasoning asked for cannot reach the model (agent/reasoning.py)."""
-        from agent.llm import ensure_loaded
-        from agent.modelfacts import lent_facts
-        from agent.reasoning import takes_effort, unsupported_note
+        """Say once when the reasoning asked for cannot reach the model (agent/llm/reasoning.py)."""
+        from agent.llm.reasoning import takes_effort, unsupported_note
 
         key = (model, self.config.reasoning)
         if key[1] == "off" or key in self._reasoning_noted:
             return
         self._reasoning_noted.add(key)
-        lent = await lent_facts(model, self.config.host != "off")  # facts: the library's table, no credentials
-        if lent is not None:
-            takes = lent.takes_effort
-        else:
-            await ensure_loaded()
-            takes = await asyncio.to_thread(takes_effort, model)
-        if not takes:
+        if not takes_effort(model):  # the model's facts, read without litellm
             self.emit(WarningEvent(message=unsupported_note(*key)))
 
     def check_images(self) -> None:

@@ -70,6 +70,7 @@ class SessionOptions(BaseModel):
     json_output: bool = False
     json_format: Literal["ours", "seed"] = "ours"
     no_publish: bool = False
+    verbose: bool = False  # `run --verbose`: say which path reaches the model
 
     @property
     def json(self) -> bool:  # type: ignore[override]  # the flag's name (pydantic's json() is deprecated)

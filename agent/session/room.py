@@ -138,11 +138,13 @@ class RoomAgent:
     # -- answering ------------------------------------------------------------------------
     async def run(self) -> None:
         """Answer triggers until cancelled."""
-        # Import the model library off the event loop now, so that the first trigger is not held
-        # up by a second-long import inside the first run.
-        from agent.llm import ensure_loaded
+        # A model on the litellm path: import litellm off the event loop now, so that the first
+        # trigger is not held up by a second-long import inside the first run.
+        from agent.llm.preload import start_loading, warm_for
 
-        await ensure_loaded()
+        config = self.session.config
+        if warm_for(config.model, config.api_base, config.model_path):
+            await asyncio.wrap_future(start_loading())
         self.ready.set()
         while True:
             job = await self.queue.get()

@@ -27,6 +27,7 @@ from agent.profiles import toolset
 from agent.tools.base import Tool
 from agent.tools.gitread import GitReadOnly
 from agent.tools.registry import ToolRegistry
+from agent.tools.toolsearch import ToolSearch, ToolShelf
 from agent.workspaces.base import Workspace
 from agent.workspace_input.load import workspace_input
 
@@ -47,6 +48,12 @@ class AgentSetup:
             if registry.get(cls.name) is None:
                 registry.register(cls())
         self.extras = {cls.name for cls in EXTRA_TOOLS}
+        search = registry.get(ToolSearch.name)
+        if not isinstance(search, ToolSearch):  # MCP tools beyond the provider's limit (agent/tools/toolsearch.py)
+            search = ToolSearch(ToolShelf())
+            registry.register(search)
+        self.search, self.shelf = search, search.shelf
+        self._limit_said: tuple[str, int] | None = None
         self.mcp = McpManager(self.input.mcp_servers, emit)
         self._registered: set[str] = set()
         self._chain: ModelChain | None = None
@@ -102,13 +109,31 @@ class AgentSetup:
 
             chosen = selectors(self.turn.tools)
             tools = [t for t in tools if toolset.selected(t, chosen, False)]
-        return tools
+        return self._within_limit(tools)
+
+    def _within_limit(self, tools: list[Tool]) -> list[Tool]:
+        """At most as many tools as the model's provider takes: the rest through tool_search."""
+        from agent.llm.routing import route
+
+        tools = [t for t in tools if t is not self.search]
+        model = self.config.model or ""
+        limit = route(model, self.config.api_base, self.config.model_path).max_tools if model else None
+        if limit is None:
+            self.shelf.active = False
+            return tools
+        fitted = self.shelf.fit(tools, limit, self.search)
+        if self.shelf.active and self._limit_said != (model, limit):
+            self._limit_said = (model, limit)
+            self.emit(WarningEvent(message=f"{len(tools)} tools are more than {model} takes at once ({limit}): "
+                                           f"{len(self.shelf.waiting)} MCP tools are offered through tool_search, "
+                                           "which finds them by name or description (README: Many tools)"))
+        return fitted
 
     def schemas(self) -> list[dict[str, Any]]:
         return self._schemas(self.offered())
 
     def permits(self, tool: Tool) -> bool:
-        return toolset.profile_allows(tool, self.profile, self.extras)
+        return tool is self.search or toolset.profile_allows(tool, self.profile, self.extras)
 
     # -- models ---------------------------------------------------------------------------
     def model_chain(self, base: LLM) -> ModelChain:
@@ -141,18 +166,9 @@ class AgentSetup:
     async def context_window(self, model: str) -> int | None:
         if self.config.context_window:
             return self.config.context_window
-        from agent.llm import ensure_loaded
-        from agent.modelfacts import lent_facts
+        from agent.llm.facts import facts
 
-        lent = await lent_facts(model, self.config.host != "off")
-        if lent is not None:
-            return lent.window
-        litellm = await ensure_loaded()
-        try:
-            info = litellm.get_model_info(model)
-        except Exception:  # noqa: BLE001 - unknown models: no automatic compaction
-            return None
-        return info.get("max_input_tokens") or info.get("max_tokens")
+        return facts(model).window  # None for a model the table does not know: no automatic compaction
 
     async def agent_type(self, model: str) -> str:
         if self.profile.agent != "iterative":
@@ -162,13 +178,10 @@ class AgentSetup:
             return "react"
         if calling == "native":
             return "iterative"
-        from agent.llm import ensure_loaded
-        from agent.modelfacts import known_without_tools, lent_facts
+        from agent.llm.facts import facts
 
-        lent = await lent_facts(model, self.config.host != "off")
-        if lent is not None:
-            return "react" if lent.without_tools else "iterative"
-        return "react" if known_without_tools(await ensure_loaded(), model) else "iterative"
+        # only a model the table positively lists without tool calling gets the text protocol
+        return "react" if facts(model).without_tools else "iterative"
 
     # -- runs -----------------------------------------------------------------------------
     def compactor(self, window: int | None) -> Compactor:

@@ -149,6 +149,7 @@ CONFIG = InputKind("workspace config", ".coder-tui.toml", "agent.config:Settings
     "profile": NeedsTrust("it would choose the agent's tools and mode"),
     "keymap": NeedsTrust("it would rebind keys, approvals included"),
     "reasoning": NeedsTrust("it would change how much each request thinks, and costs"),
+    "model_path": NeedsTrust("it would choose the library your requests and API key go through"),
     "mode": StricterMode(),
     "permissions": TighterRules(),
     "hooks": NeedsTrust(HOOKS_WHY),

@@ -3,8 +3,9 @@
 Run: python tests/bench/bench_core.py   (or python -m tests.bench for every benchmark)
 Goals: < 10 ms median per step (HTTP included), < 100 ms for the big-file edit, < 150 ms for --help.
 
-A loop step is one read_file round trip through litellm's real adapters against a scripted server
-in its own process (OpenAI over httpx and over the OpenAI SDK, Anthropic Messages, Ollama /api/chat).
+A loop step is one read_file round trip against a scripted server in its own process: through the
+built-in clients (Chat Completions, Anthropic Messages, Ollama's OpenAI endpoint), and through
+litellm's adapters (`model_path = "litellm"`: its OpenAI client, its Anthropic adapter).
 "cpu" is the client process's CPU time per step (all its threads): on a busy machine the wall
 time waits for cores, the CPU time does not. The "item 17" lines sum it up per adapter (issue 15).
 """
@@ -38,7 +39,7 @@ STEPS = 200
 STEP_GOAL_MS = 10  # issue 15, item 17
 
 
-async def loop_overhead(model: str, api_base: str) -> tuple[list[float], list[float], list[float]]:
+async def loop_overhead(model: str, api_base: str, path: str = "auto") -> tuple[list[float], list[float], list[float]]:
     """Per-step wall time for STEPS read_file round trips, the part spent outside the model call,
     and the client's CPU time per step."""
     stamps: list[float] = []
@@ -52,8 +53,8 @@ async def loop_overhead(model: str, api_base: str) -> tuple[list[float], list[fl
 
     with tempfile.TemporaryDirectory() as tmp:
         (Path(tmp) / "a.py").write_text("x = 1\n" * 20)
-        config = Config(model=model, api_base=api_base, api_key=SecretStr("sk-bench"),
-                        mode="allow", max_steps=STEPS + 5)
+        config = Config(model=model, api_base=api_base, api_key=SecretStr("sk-bench"),  # type: ignore[arg-type]
+                        mode="allow", max_steps=STEPS + 5, model_path=path)
         session = AgentSession.open(config, LocalWorkspace(tmp), ScriptedApprover([]), sink,
                                     store=SessionStore(Path(tmp) / "sessions"))
         llm = session.llm()
@@ -135,20 +136,21 @@ def item_17(label: str, steps: list[float], cpu: list[float]) -> None:
           f"client cpu median {used:.2f} ms p95 {used_p95:.2f} ms; goal < {STEP_GOAL_MS:g} ms a step  {verdict}")
 
 
-ROUTES = [  # (label, wire format of the scripted server, model)
-    ("OpenAI-compatible, httpx", "openai", "hosted_vllm/fake-model"),
-    ("OpenAI SDK", "openai", "openai/fake-model"),
-    ("Anthropic Messages", "anthropic", "anthropic/claude-sonnet-4-5"),
-    ("Ollama /api/chat", "ollama", "ollama_chat/qwen2.5-coder"),
+ROUTES = [  # (label, wire format of the scripted server, model, path)
+    ("built-in Chat Completions", "openai", "openai/fake-model", "auto"),
+    ("built-in Anthropic Messages", "anthropic", "anthropic/claude-sonnet-4-5", "auto"),
+    ("built-in, Ollama's OpenAI endpoint", "ollama", "ollama_chat/qwen2.5-coder", "auto"),
+    ("litellm, OpenAI SDK", "openai", "openai/fake-model", "litellm"),
+    ("litellm, Anthropic Messages", "anthropic", "anthropic/claude-sonnet-4-5", "litellm"),
 ]
 
 
 def main() -> None:
     headline: list[tuple[str, list[float], list[float]]] = []
-    for label, wire, model in ROUTES:
+    for label, wire, model, path in ROUTES:
         server = scripted_server(wire)
         try:
-            steps, ours, cpu = asyncio.run(loop_overhead(model, server.url))  # type: ignore[attr-defined]
+            steps, ours, cpu = asyncio.run(loop_overhead(model, server.url, path))  # type: ignore[attr-defined]
         finally:
             server.kill()
         if len(steps) < 2:  # a run that made no tool round trip has no step to time

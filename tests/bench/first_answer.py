@@ -1,25 +1,28 @@
-"""Launch to first answer (issue 22): `coder-tui run "say hi"` side by side with `claude -p "say hi"`.
+"""Launch to first answer (issues 22, 32): `coder-tui run "say hi"` side by side with `claude -p "say hi"`.
 
-Run: python tests/bench/first_answer.py [--pairs N] [--claude | --claude-bin PATH]
+Run: python tests/bench/first_answer.py [--pairs N] [--claude | --claude-bin PATH] [--codex-bin PATH]
 
-Both talk to the same scripted Anthropic-compatible server (tests/fake_anthropic.py, in this
-process) and answer HELLO_WORD. Each figure is process start to exit with the answer on stdout,
-the median of N interleaved rounds (a busy moment hits all alike). Ours is timed two ways:
-`warm`, through a session host already running (the default path once one runs: the bench
-starts one first, in its own runtime folder, and stops it at the end), and `cold`, with no host
-(`--no-host`: the whole run in-process, litellm imported; the byte-code and the file cache are
-warm, as on any run but the first after a boot or an upgrade). `--claude` installs
-@anthropic-ai/claude-code from npm into a temporary folder first and points it at the server
-(ANTHROPIC_BASE_URL, a dummy key); `--claude-bin PATH` (or CODER_TUI_BENCH_CLAUDE) uses one
-installed already; without either, or when npm cannot install it, it says why and times ours alone.
+All talk to the same scripted Anthropic-compatible server (tests/fake_anthropic.py, in this
+process) and answer HELLO_WORD. Each round runs each program once, interleaved (a busy moment hits
+all alike); each figure is the median of N rounds: process start to the answer's first text on
+stdout, to exit, the CPU time (user + system) and the peak resident size of the process. Ours is
+timed `cold`: no session host (CODER_TUI_HOST=off, a fresh empty runtime folder each run), the
+whole run in-process; the byte-code and the file cache are warm, as on any run but the first
+after a boot or an upgrade. With `--warm`, also through a session host already running (the
+bench starts one). `--claude` installs @anthropic-ai/claude-code from npm into a temporary folder
+first and points it at the server (ANTHROPIC_BASE_URL, a dummy key); `--claude-bin PATH` (or
+CODER_TUI_BENCH_CLAUDE) uses one installed already; without either, or when npm cannot install
+it, it says why and times ours alone. `--codex-bin PATH` adds `codex exec` (against a scripted
+OpenAI Responses server of the same script: codex speaks only that API to a custom provider).
 
-Also printed, medians of the same number of launches: `serve` readiness (launch to the
-"listening on" banner, to GET /api/health answered, and to the first streamed text of a turn
-posted at once), `acp` readiness (launch to the `initialize` answer, and to the first
-agent_message_chunk of a prompt sent at once), and the app's first frame and first answer (a
-prompt typed as soon as the first frame shows), without a host and with a warm one (whose model
-library makes the app's requests until the app's own has loaded: agent/llm_borrow.py). Goals: run no slower than `claude -p`; serve and
-acp ready within 0.5 s; the app's first streamed text within 1 s on a quiet machine.
+Also printed, medians of launches: `serve` readiness (launch to the "listening on" banner, to GET
+/api/health answered, and to the first streamed text of a turn posted at once), `acp` readiness
+(launch to the `initialize` answer, and to the first agent_message_chunk of a prompt sent at
+once), and the app's first frame and first answer (a prompt typed as soon as the first frame
+shows) with no host. Goals (issue 32): cold `run` at most 0.6x `claude -p` to the first text and
+to exit, at most 0.7x its CPU, under 90 MiB resident; serve and acp ready within 0.5 s; the app's
+first streamed text within 1 s of launch on a quiet machine. The load average is printed with
+the figures: take them when it is low.
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
@@ -43,6 +47,7 @@ sys.path.insert(0, str(ROOT))
 
 from tests.bench.ptyrun import PtyProgram  # noqa: E402
 from tests.fake_anthropic import FakeAnthropic  # noqa: E402
+from tests.fake_responses import FakeResponses  # noqa: E402
 from tests.fakellm import Reply  # noqa: E402
 
 HELLO_WORD = "hello-from-the-scripted-model"
@@ -77,14 +82,44 @@ def start_host(env: dict[str, str], cwd: Path) -> subprocess.Popen[str]:
     return proc
 
 
+@dataclass
+class Sample:
+    first: float  # seconds from start to the answer's first text on stdout
+    wall: float  # to exit
+    cpu: float  # user + system seconds of the process (and the children it waited for)
+    rss: float  # peak resident MiB
+
+
+def measured(argv: list[str], env: dict[str, str], cwd: Path) -> Sample:
+    """One run, read as it streams; the answer must be on stdout."""
+    started = time.perf_counter()
+    proc = subprocess.Popen(argv, env=env, cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE)
+    assert proc.stdout is not None and proc.stderr is not None
+    out, first = b"", 0.0
+    while chunk := os.read(proc.stdout.fileno(), 65536):
+        out += chunk
+        if not first and HELLO_WORD[:8].encode() in out:
+            first = time.perf_counter() - started
+    err = proc.stderr.read()
+    _pid, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - started
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    if HELLO_WORD.encode() not in out:
+        raise RuntimeError(f"{argv[0]} did not answer (exit {proc.returncode}): {(out + err)[-600:]!r}")
+    return Sample(first, wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024)
+
+
 def timed(argv: list[str], env: dict[str, str], cwd: Path) -> float:
     """Seconds from start to exit; the answer must be on stdout."""
-    started = time.perf_counter()
-    done = subprocess.run(argv, env=env, cwd=cwd, capture_output=True, text=True, timeout=180, stdin=subprocess.DEVNULL)
-    took = time.perf_counter() - started
-    if HELLO_WORD not in done.stdout:
-        raise RuntimeError(f"{argv[0]} did not answer (exit {done.returncode}): {(done.stdout + done.stderr)[-600:]}")
-    return took
+    return measured(argv, env, cwd).wall
+
+
+def cold_env(env: dict[str, str], scratch: Path) -> dict[str, str]:
+    """No session host, and a new empty runtime folder (nothing a previous run left there)."""
+    runtime = Path(tempfile.mkdtemp(prefix="rt", dir=scratch))
+    runtime.chmod(0o700)
+    return dict(env, CODER_TUI_HOST="off", XDG_RUNTIME_DIR=str(runtime))
 
 
 def install_claude(folder: Path) -> tuple[Path | None, str]:
@@ -193,35 +228,56 @@ def median_ms(values: list[float]) -> str:
     return f"{statistics.median(values) * 1000:6.0f} ms"
 
 
-def side_by_side(url: str, env: dict[str, str], work: Path, pairs: int, claude: Path | None) -> None:
-    host = start_host(env, work)
+def side_by_side(url: str, env: dict[str, str], work: Path, pairs: int, claude: Path | None,
+                 codex: Path | None, warm_too: bool, openai_url: str = "") -> None:
+    programs: dict[str, Callable[[], Sample]] = {
+        "coder-tui run, cold (no host)": lambda: measured(ours(url), cold_env(env, work.parent), work)}
+    if claude is not None:
+        programs["claude -p"] = lambda: measured([str(claude), "-p", "say hi"], claude_env(env, url), work)
+    if codex is not None:
+        programs["codex exec"] = lambda: measured(codex_argv(codex, openai_url), codex_env(env), work)
+    host = start_host(env, work) if warm_too else None
+    if host is not None:
+        programs["coder-tui run, warm (a host runs)"] = lambda: measured(ours(url), env, work)
     try:
-        timed(ours(url), env, work)  # through the host: it has imported litellm once this returns
-        timed(ours(url, "--no-host"), env, work)  # byte-code and file cache warmed once for all
-        if claude is not None:
-            timed([str(claude), "-p", "say hi"], claude_env(env, url), work)
-        warm: list[float] = []
-        cold: list[float] = []
-        theirs: list[float] = []
+        for run in programs.values():  # byte-code, the file cache and the host warmed once for all
+            run()
+        samples: dict[str, list[Sample]] = {name: [] for name in programs}
         for _ in range(pairs):
-            warm.append(timed(ours(url), env, work))
-            cold.append(timed(ours(url, "--no-host"), env, work))
-            if claude is not None:
-                theirs.append(timed([str(claude), "-p", "say hi"], claude_env(env, url), work))
+            for name, run in programs.items():
+                samples[name].append(run())
     finally:
-        host.terminate()
-        host.wait(60)
-    print(f"coder-tui run 'say hi', warm (a host runs)         median {spread(warm, pairs)}")
-    print(f"coder-tui run 'say hi', cold (no host, in-process) median {spread(cold, pairs)}")
+        if host is not None:
+            host.terminate()
+            host.wait(60)
+    print(f"load average: {' '.join(f'{x:.2f}' for x in os.getloadavg())} (1, 5, 15 min); {os.cpu_count()} CPUs")
+    print(f"{'':38} {'first text':>11} {'exit':>9} {'CPU':>9} {'RSS':>9}   (medians of {pairs} rounds)")
+    for name, taken in samples.items():
+        print(f"{name:38} {ms(taken, 'first')} {ms(taken, 'wall')} {ms(taken, 'cpu')} "
+              f"{statistics.median(s.rss for s in taken):6.0f} MiB")
+    ours_cold, theirs = samples["coder-tui run, cold (no host)"], samples.get("claude -p")
     if theirs:
-        print(f"claude -p 'say hi'                                 median {spread(theirs, pairs)}")
-        for name, mine in (("warm", warm), ("cold", cold)):
-            ratio = statistics.median(mine) / statistics.median(theirs)
-            print(f"ratio coder-tui {name} / claude: {ratio:.2f} (goal <= 1.0)")
+        ratios = {what: median(ours_cold, what) / median(theirs, what) for what in ("first", "wall", "cpu")}
+        print(f"cold / claude -p: first text {ratios['first']:.2f}, exit {ratios['wall']:.2f} (goal <= 0.6), "
+              f"CPU {ratios['cpu']:.2f} (goal <= 0.7); RSS goal < 90 MiB")
 
 
-def spread(values: list[float], pairs: int) -> str:
-    return f"{median_ms(values)}   (n={pairs}, {min(values) * 1000:.0f}-{max(values) * 1000:.0f} ms)"
+def median(samples: list[Sample], what: str) -> float:
+    return statistics.median(getattr(s, what) for s in samples)
+
+
+def ms(samples: list[Sample], what: str) -> str:
+    return f"{median(samples, what) * 1000:6.0f} ms"
+
+
+def codex_argv(codex: Path, url: str) -> list[str]:
+    return [str(codex), "exec", "--skip-git-repo-check", "-c", "model_provider=bench", "-c",
+            f'model_providers.bench={{name="bench", base_url="{url}", wire_api="responses"}}', "-m", "bench-model",
+            "say hi"]
+
+
+def codex_env(env: dict[str, str]) -> dict[str, str]:
+    return dict(env, OPENAI_API_KEY=KEY)
 
 
 def stop_started_host(env: dict[str, str]) -> None:
@@ -267,40 +323,9 @@ def _readiness(url: str, env: dict[str, str], work: Path, runs: int) -> None:
     acp = [acp_ready(url, env, work) for _ in range(runs)]
     print(f"acp: initialize answered {median_ms([a[0] for a in acp])} (goal <= 500 ms), "
           f"first text of a prompt sent at once {median_ms([a[1] for a in acp])}")
-    cold = [app_first(url, {**env, "CODER_TUI_HOST": "off"}, work) for _ in range(runs)]
+    cold = [app_first(url, cold_env(env, work.parent), work) for _ in range(runs)]
     print(f"app, no host: first frame {median_ms([a[0] for a in cold])}, first text of a prompt typed at once "
           f"{median_ms([a[1] for a in cold])} (goal <= 1000 ms on a quiet machine)")
-    stop_started_host(env)  # serve's runs started one: this part starts its own and waits for it to be warm
-    host = start_host(env, work)
-    try:
-        wait_lending(env)
-        warm = [app_first(url, env, work) for _ in range(runs)]
-    finally:
-        host.terminate()
-        host.wait(60)
-    print(f"app, a warm host runs: first frame {median_ms([a[0] for a in warm])}, first text of a prompt typed "
-          f"at once {median_ms([a[1] for a in warm])} (its model requests are the host's until litellm loads)")
-
-
-def wait_lending(env: dict[str, str]) -> None:
-    """Until the host started in `env`'s runtime folder would lend a model request (it has loaded litellm)."""
-    import socket
-
-    from agent.llm_wire import ambient_env, code_stamp
-
-    probe = json.dumps({"type": "model", "id": 1, "probe": True, "env": ambient_env(env), "code": code_stamp()})
-    deadline = time.monotonic() + 180
-    while time.monotonic() < deadline:
-        with socket.socket(socket.AF_UNIX) as conn:
-            conn.connect(str(Path(env["XDG_RUNTIME_DIR"]) / "coder-tui" / "host.sock"))
-            conn.sendall(probe.encode() + b"\n")
-            answer = json.loads(conn.makefile("rb").readline())
-        if answer["ok"]:
-            return
-        if "still loading" not in answer["error"]:
-            raise RuntimeError(f"the session host will not lend: {answer['error']}")
-        time.sleep(0.2)
-    raise RuntimeError("the session host did not load litellm in 180 s")
 
 
 def main() -> None:
@@ -309,10 +334,13 @@ def main() -> None:
     parser.add_argument("--claude", action="store_true", help="install Claude Code from npm and time it too")
     parser.add_argument("--claude-bin", metavar="PATH", default=os.environ.get("CODER_TUI_BENCH_CLAUDE"),
                         help="an installed `claude` to time (default: $CODER_TUI_BENCH_CLAUDE)")
+    parser.add_argument("--codex-bin", metavar="PATH", help="an installed `codex` to time too (codex exec)")
+    parser.add_argument("--warm", action="store_true", help="also time `run` through a session host already running")
     parser.add_argument("--only", choices=("run", "ready"), help="only the side by side, or only the readiness")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp, \
-            FakeAnthropic(responder=lambda body: Reply(text=HELLO_WORD, usage=(100, 3))) as server:
+            FakeAnthropic(responder=lambda body: Reply(text=HELLO_WORD, usage=(100, 3))) as server, \
+            FakeResponses(responder=lambda body: Reply(text=HELLO_WORD, usage=(100, 3))) as openai_server:
         home, work = Path(tmp), Path(tmp) / "ws"
         work.mkdir()
         env = child_env(home)
@@ -325,7 +353,8 @@ def main() -> None:
             if claude is None:
                 print(f"skipping claude -p: {why}")
         if args.only != "ready":
-            side_by_side(server.url, env, work, args.pairs, claude)
+            codex = Path(args.codex_bin) if args.codex_bin else None
+            side_by_side(server.url, env, work, args.pairs, claude, codex, args.warm, openai_server.url)
         if args.only != "run":
             readiness(server.url, env, work, max(3, args.pairs // 2))
 

@@ -226,9 +226,10 @@ async def test_connection_check_uses_a_plain_request(fake_llm: Any) -> None:
     from agent.llm import LLM, LLMError
 
     fake_llm.script(Reply(text="OK"), Reply(status=401, error_message="nope"))
-    llm = LLM(fake_llm.model, fake_llm.url, "sk-test-check-000000", key_variable="OPENAI_API_KEY")
+    llm = LLM(fake_llm.model, fake_llm.url, "sk-test-check-000000", key_variable="OPENAI_API_KEY", reasoning="high")
     assert await llm.check() == "OK"
-    assert fake_llm.requests[0].get("stream") in (None, False)
+    sent = fake_llm.requests[0]  # one small request: no tools, no reasoning, a few tokens
+    assert "tools" not in sent and "reasoning_effort" not in sent and sent["max_tokens"] <= 16
     try:
         await llm.check()
     except LLMError as exc:

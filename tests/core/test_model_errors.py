@@ -79,7 +79,7 @@ async def test_a_refused_connection_names_the_address(model: str) -> None:
 
 
 def test_a_default_address_is_named_when_none_was_given() -> None:
-    from agent.llm_errors import where
+    from agent.llm.errors import where
 
     assert where("anthropic/claude-sonnet-4-5", None) == "https://api.anthropic.com"
     assert where("ollama_chat/qwen2.5-coder", None) == "http://localhost:11434"

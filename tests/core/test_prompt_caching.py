@@ -62,7 +62,7 @@ async def test_requests_mark_tools_system_and_the_conversation_prefix(make_harne
 
 
 async def test_cached_tokens_reach_usage_and_cost_uses_cache_prices(make_harness: Any) -> None:
-    from agent.llm import load_litellm
+    from agent.llm.facts import table
 
     h = make_harness(files={"a.txt": "x\n"})
     h.script(Reply(tool_calls=[call("read_file", file_path="a.txt")], usage=(5000, 20), cache_write=4000),
@@ -72,7 +72,7 @@ async def test_cached_tokens_reach_usage_and_cost_uses_cache_prices(make_harness
     assert (first.prompt_tokens, first.cached_tokens, first.cache_write_tokens) == (5000, 0, 4000)
     assert (second.prompt_tokens, second.cached_tokens, second.cache_write_tokens) == (5100, 4000, 50)
     assert (second.total_prompt_tokens, second.total_cached_tokens, second.total_cache_write_tokens) == (10100, 4000, 4050)
-    prices = load_litellm().model_cost["claude-sonnet-4-5"]
+    prices = table()["claude-sonnet-4-5"]
     expected = (1050 * prices["input_cost_per_token"] + 4000 * prices["cache_read_input_token_cost"]
                 + 50 * prices["cache_creation_input_token_cost"] + 10 * prices["output_cost_per_token"])
     assert second.cost == pytest.approx(expected)

@@ -63,8 +63,9 @@ def sent_tool_calls(server: ScriptedServer, request: int = -1) -> list[tuple[str
             continue
         if isinstance(server, FakeAnthropic):
             calls += [(b["name"], b["input"]) for b in message["content"] if b.get("type") == "tool_use"]
-        else:
-            calls += [(c["function"]["name"], c["function"]["arguments"]) for c in message.get("tool_calls", [])]
+        else:  # Chat Completions (Ollama's OpenAI-compatible endpoint too): the arguments as a JSON string
+            calls += [(c["function"]["name"], json.loads(c["function"]["arguments"]))
+                      for c in message.get("tool_calls", [])]
     return calls
 
 

@@ -1,6 +1,7 @@
-"""The strict test servers refuse what their real APIs refuse, and the requests our LLM sends through
-litellm are fitted so that they accept them (agent/toolschema.py): tool names mapped back, call
-ids of another provider rewritten the same in the call and its result, Gemini schemas.
+"""The strict test servers refuse what their real APIs refuse, and the requests our LLM sends (through
+the built-in clients, and litellm for Gemini) are fitted so that they accept them
+(agent/llm/toolschema.py): tool names mapped back, call ids of another provider rewritten the same
+in the call and its result, Gemini schemas.
 """
 
 from __future__ import annotations
@@ -15,7 +16,8 @@ from typing import Any
 
 import pytest
 
-from agent.llm import LLM, LLMError, ensure_loaded
+from agent.llm import LLM, LLMError
+from agent.llm.litellm_client import ensure_loaded
 from tests.conftest import TEST_KEY, cli, cli_env, write_files
 from tests.fake_gemini import FakeGemini
 from tests.fake_mistral import FakeMistral
@@ -234,12 +236,24 @@ def test_ollama_refuses_what_its_go_types_cannot_decode() -> None:
         assert len(server.rejected) == len(cases)
 
 
-async def test_ollama_accepts_what_litellm_sends_for_a_tool_turn() -> None:
+async def test_ollama_accepts_what_the_built_in_client_sends_for_a_tool_turn() -> None:
     with FakeOllama(Reply(text="done")) as server:
         reply = await complete(server, [*USER, *turn("call_1")], [tool("read_file")])
         assert reply.text == "done" and server.rejected == []
         sent = server.requests[0]["messages"][2]["tool_calls"][0]["function"]["arguments"]
-        assert sent == {"path": "a.py"}  # an object, as Ollama decodes it
+        assert json.loads(sent) == {"path": "a.py"}  # a JSON string on Ollama's OpenAI-compatible endpoint
+
+
+def test_ollamas_openai_endpoint_refuses_what_ollama_refuses() -> None:
+    with FakeOllama() as server:
+        url, model = f"{server.url}/v1/chat/completions", "qwen2.5-coder"
+        bad_call = [{"role": "assistant", "content": "", "tool_calls": [
+            {"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{not json"}}]}]
+        cases = [({"model": "llama3", "messages": USER}, 404, 'model "llama3" not found, try pulling it first'),
+                 ({"model": model, "messages": bad_call}, 400, "invalid tool call arguments")]
+        for body, status, said in cases:
+            got, answer = post(url, body)
+            assert got == status and said in answer["error"]["message"], (said, answer)
 
 
 def test_run_with_a_codex_model_answers_through_the_responses_api(tmp_path: Any, isolated_home: Any) -> None:
@@ -256,3 +270,19 @@ def test_run_with_a_codex_model_answers_through_the_responses_api(tmp_path: Any,
     assert events[-1]["type"] == "complete" and events[-1]["final_response"] == "It says alpha."
     assert "alpha" in json.dumps(server.requests[-1]["input"]) and server.rejected == []
     assert "Pydantic" not in done.stderr and "Warning" not in done.stderr, done.stderr
+
+
+async def test_gemini_gets_its_thought_signatures_back_with_its_calls() -> None:
+    """Gemini 3 signs each function call; the signature must come back with the call. litellm keeps
+    it in the call's id (`...__thought__SIGNATURE`): an id rewritten to OpenAI's 40-character rule
+    lost it, and Gemini 3 got litellm's stand-in instead (Gemini 2.5 nothing)."""
+    with FakeGemini(Reply(tool_calls=[call("read_file", path="a.py")]), Reply(text="done")) as server:
+        model = "gemini/gemini-3-pro-preview"
+        first = await complete(server, USER, [tool("read_file")], model)
+        history = [*USER, {"role": "assistant", "content": None, "tool_calls": [
+            {"id": first.tool_calls[0].id, "type": "function",
+             "function": {"name": "read_file", "arguments": first.tool_calls[0].arguments}}]},
+                   {"role": "tool", "tool_call_id": first.tool_calls[0].id, "content": "x = 1"}]
+        assert (await complete(server, history, [tool("read_file")], model)).text == "done"
+    assert server.rejected == [] and len(server.signatures_given) == 1
+    assert server.signatures_back[-1] == server.signatures_given  # not litellm's stand-in

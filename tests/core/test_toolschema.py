@@ -1,11 +1,11 @@
-"""agent/toolschema.py's rules on their own: names, ids, and no copy when nothing changes (the
+"""agent/llm/toolschema.py's rules on their own: names, ids, and no copy when nothing changes (the
 servers in tests/core/test_strict_servers.py show that what it sends is accepted)."""
 
 from __future__ import annotations
 
 import re
 
-from agent.toolschema import fit, fit_name
+from agent.llm.toolschema import fit, fit_name
 
 VALID = re.compile(r"^[a-zA-Z_][a-zA-Z0-9_-]{0,63}$")
 

@@ -16,6 +16,7 @@ from agent.approval import ScriptedApprover
 from agent.config import Config
 from agent.images import MAX_BYTES, ImageError, from_bytes, from_path
 from tests.conftest import TEST_KEY, open_harness
+from tests.fake_responses import FakeResponses
 from tests.fakellm import FakeLLM, Reply, content_problem, images_in
 from tests.media.pictures import png
 
@@ -63,6 +64,7 @@ def test_litellm_decides_for_models_it_knows() -> None:
     from agent.images import accepts
 
     assert accepts("openai/gpt-4o", None)
+    assert accepts("openai/responses/gpt-4.1", None)  # the Responses route names the same model
     assert not accepts("openai/gpt-3.5-turbo", None)
     assert not accepts("openai/some-local-model", None)  # unknown: not assumed
     assert accepts("openai/some-local-model", True)  # the `vision` setting says so
@@ -117,3 +119,21 @@ def test_prompts_name_images_by_mention_and_by_dropped_path(tmp_path: Path) -> N
     assert named_in(f"look '{drop / 'screen 1.png'}'", root) == [(str(drop / "screen 1.png"), drop / "screen 1.png")]
     assert named_in(f"see file://{str(drop / 'screen 1.png').replace(' ', '%20')}", root)[0][1] == drop / "screen 1.png"
     assert named_in("a path that is not there: /nowhere/x.png", root) == []
+
+
+async def test_an_image_reaches_a_model_named_with_the_responses_route(tmp_path: Path) -> None:
+    """`--image` with openai/responses/gpt-4.1 was refused: the vision look-up kept `responses/` in the name."""
+    shot = png(shade=3)
+    with FakeResponses(Reply(text="a square")) as server:
+        config = Config(model="openai/responses/gpt-4.1", api_base=server.url, api_key=SecretStr(TEST_KEY),
+                        mode="allow", timeout=10.0, max_retries=0)  # type: ignore[arg-type]  # no `vision` set
+        harness = open_harness(server, tmp_path / "ws", {}, config, ScriptedApprover([]))  # type: ignore[arg-type]
+        try:
+            complete = await harness.session.run("what is this?", [from_bytes(shot, "shot.png")])
+        finally:
+            await harness.session.close()
+    assert complete.success, complete.final_response
+    sent = server.requests[-1]["input"][-1]
+    assert sent["role"] == "user" and sent["content"][1] == {
+        "type": "input_image", "image_url": "data:image/png;base64," + base64.b64encode(shot).decode(), "detail": "auto"}
+    assert server.requests[-1]["model"] == "gpt-4.1" and server.rejected == []

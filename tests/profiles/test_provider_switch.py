@@ -1,6 +1,6 @@
 """A conversation that moves to another provider mid-run (a fallback model) keeps its tool calls
 acceptable: Mistral takes only nine-letter-or-digit call ids, so the OpenAI model's ids are
-rewritten for it, the same in each call and its result (agent/toolschema.py)."""
+rewritten for it, the same in each call and its result (agent/llm/toolschema.py)."""
 
 from __future__ import annotations
 

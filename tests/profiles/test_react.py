@@ -43,8 +43,8 @@ async def test_a_react_run_edits_a_file_through_approvals(make_session: Any) -> 
 
 
 async def test_models_without_tool_calling_get_the_text_protocol_automatically(make_session: Any) -> None:
-    # litellm knows openai/o1-mini and says it has no function calling
-    h = make_session(model="openai/o1-mini", files={"a.txt": "hello\n"})
+    # litellm's model table knows deepseek-reasoner and says it has no function calling
+    h = make_session(model="deepseek/deepseek-reasoner", files={"a.txt": "hello\n"})
     h.script(action("read_file", {"file_path": "a.txt"}), Reply(text="It says hello."))
     complete = await h.run("what does a.txt say?")
     assert complete.final_response == "It says hello."
@@ -84,8 +84,10 @@ def test_parsing_forgives_common_variations(text: str, tool: str | None, args: A
     ("ollama/llama3", "auto", "iterative"),
     ("ollama_chat/codegeex4:latest", "auto", "react"),  # litellm's table says it has no tool calling
     ("ollama_chat/qwen2.5-coder", "text", "react"),
-    ("openai/o1-mini", "native", "iterative"),
-    ("openai/o1-mini", "auto", "react"),
+    ("deepseek/deepseek-reasoner", "native", "iterative"),
+    ("deepseek/deepseek-reasoner", "auto", "react"),  # the table says it has no tool calling
+    ("openai/o1-mini", "auto", "iterative"),  # not in the table: native calls (only a positive "no" counts)
+    ("openai/responses/o4-mini", "auto", "iterative"),  # the table's o4-mini, under the Responses route
 ])
 async def test_the_protocol_follows_what_litellm_positively_knows(make_session: Any, model: str, calling: str,
                                                                   kind: str) -> None:

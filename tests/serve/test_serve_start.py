@@ -20,7 +20,7 @@ import os, threading
 _start = threading.Thread.start
 
 def _marked(self):
-    if self.name == "load-litellm":  # agent/llm_preload.py's loading thread
+    if self.name == "load-litellm":  # agent/llm/preload.py's loading thread
         os.write(1, b"LITELLM-IMPORT-STARTS\\n")
     _start(self)
 
@@ -37,7 +37,7 @@ def test_serve_loads_litellm_after_its_banner_and_answers_a_turn(isolated_home: 
     fake_llm.script(Reply(text="hello"))
     proc = subprocess.Popen([sys.executable, "-m", "tui.cli", "serve", str(root), "--port", "0", "--mode", "allow",
                              "--token", "t0k", "--model", fake_llm.model, "--api-base", fake_llm.url, "--api-key",
-                             TEST_KEY], env=cli_env(isolated_home, PYTHONPATH=f"{hook}:{ROOT}"),
+                             TEST_KEY], env=cli_env(isolated_home, PYTHONPATH=f"{hook}:{ROOT}", CODER_TUI_MODEL_PATH="litellm"),
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, text=True)
     try:
         assert proc.stdout is not None

@@ -51,6 +51,9 @@ async def test_slash_commands(make_app: Any, workspace: Path, fake_llm: Any, iso
         await submit(pilot, "/model openai/other-model")
         await wait_for(pilot, lambda: app.bridge.session.model == "openai/other-model", what="/model")
         assert "openai/other-model" in rendered_text(app.query_one("#status"))
+        await submit(pilot, "/model")  # says which path reaches the model, and where
+        said = f"model: openai/other-model, through the built-in OpenAI Chat Completions client at {fake_llm.url}"
+        await wait_for(pilot, lambda: any(said in n for n in notices(app)), what="/model naming the path")
         await submit(pilot, "/theme light")
         await wait_for(pilot, lambda: app.theme == "light", what="/theme")
         config = isolated_home / "config" / "coder-tui" / "config.toml"
@@ -193,22 +196,24 @@ async def test_prompts_typed_while_loading_or_running_are_sent_in_order(make_app
 
 async def test_the_status_bar_says_loading_until_the_model_library_is_loaded(make_app: Any, fake_llm: Any,
                                                                              monkeypatch: Any) -> None:
-    """Issue 26 item 12: a prompt sent in the first seconds waits for litellm; the status bar never
-    says idle before it is loaded, and the waiting run says what it waits for."""
+    """Issue 26 item 12: a prompt sent in the first seconds waits for litellm (a model on the
+    litellm path: here every model, by CODER_TUI_MODEL_PATH); the status bar never says idle
+    before it is loaded, and the waiting run says what it waits for."""
     import threading
 
-    import agent.llm
+    import agent.llm.preload as preload
     from tui.widgets.statusbar import LOADING_MODELS, StatusBar
 
     gate = threading.Event()  # the model library "loads" until the test lets it
-    real_prewarm = agent.llm.prewarm
+    real_prewarm = preload.prewarm
 
     def slow_prewarm() -> None:
         gate.wait(60)
         real_prewarm()
 
-    monkeypatch.setattr(agent.llm, "_warm", False)
-    monkeypatch.setattr(agent.llm, "prewarm", slow_prewarm)
+    monkeypatch.setenv("CODER_TUI_MODEL_PATH", "litellm")
+    monkeypatch.setattr(preload, "_warm", False)
+    monkeypatch.setattr(preload, "prewarm", slow_prewarm)
     states: list[tuple[str, str]] = []
     real_set_state = StatusBar.set_state
 

@@ -358,7 +358,7 @@ async def test_an_empty_prompt_leaves_the_focus_in_the_form() -> None:
     (Config(model="claude-sonnet-4-5"), {"ANTHROPIC_API_KEY": "x"}, None),
     (Config(model="openai/gpt-4.1"), {"CODER_TUI_API_KEY": "x"}, None),
     (Config(model="openai/gpt-4.1", api_key=SecretStr("x")), {}, None),
-    # an OpenAI-compatible server of the user's needs no key: `run` sends none either (agent.llm.keyless_server)
+    # an OpenAI-compatible server of the user's needs no key: `run` sends none either (agent.llm.routing.keyless_server)
     (Config(model="openai/local", api_base="http://localhost:8000"), {}, None),
     (Config(model="openai/gpt-4.1"), {}, "needs an API key"),
     (Config(model="ollama_chat/qwen2.5-coder", api_base="http://localhost:11434"), {}, None),

@@ -1,5 +1,5 @@
 """What the setup screen decides without drawing anything: whether the app needs it at all (the
-same rule `run` follows: agent.llm.keyless_server), which key variables are set, what to export,
+same rule `run` follows: agent.llm.routing.keyless_server), which key variables are set, what to export,
 and what is wrong with a typed model or address."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from urllib.parse import urlparse
 
 from agent.config import DEFAULT_MODELS, KEYLESS_PROVIDERS, PROVIDER_KEY_VARS, Config, provider_of
-from agent.llm import keyless_server
+from agent.llm.routing import keyless_server
 
 GENERIC_KEY_VAR = "CODER_TUI_API_KEY"
 MODEL_EXAMPLES = "anthropic/claude-sonnet-4-5, openai/gpt-4.1"

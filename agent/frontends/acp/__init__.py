@@ -177,7 +177,11 @@ def _config(options: Any, root: Path) -> Any:
     except ConfigError as exc:
         raise RequestError.invalid_params({"message": str(exc)}) from None
     # A model litellm cannot route fails the first prompt with litellm's reason: checking it here
-    # would make the editor wait for litellm's import before it can even show the session.
+    # would make the editor wait for litellm's import before it can even show the session. A model
+    # on the litellm path starts its import now, in a thread (the built-in clients need none).
+    from agent.llm.preload import warm_for
+
+    warm_for(config.model, config.api_base, config.model_path)
     return config
 
 
@@ -185,12 +189,6 @@ async def serve(options: Any, early: Any = None) -> None:
     """`early`: what agent/frontends/acp_initialize.py read (and answered) before the SDK was imported."""
     from acp import run_agent
 
-    from agent.llm import ensure_loaded
-
-    # litellm takes seconds to import: start now, in a thread, so that the first prompt does
-    # not wait for all of it.
-    warming = asyncio.get_running_loop().create_task(ensure_loaded())
-    warming.add_done_callback(lambda task: task.cancelled() or task.exception())
     agent: Any = AcpAgent(options)  # the SDK's Agent protocol lists methods we do not offer
     if early is not None and early.client_fs is not None:
         agent.client_fs = early.client_fs

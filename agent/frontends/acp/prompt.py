@@ -26,7 +26,7 @@ from agent.images import Image, ImageError, from_base64, text_of
 from agent.events import Event, FileChanged, PlanStepInfo, TodoItem, ToolCallEvent, ToolResultEvent
 from agent.frontends.acp.events import OUTPUT_SHOWN, plan_entries
 from agent.frontends.acp.tools import tool_kind, tool_locations, tool_title
-from agent.reasoning import shown_text
+from agent.llm.reasoning import shown_text
 from agent.session.notes import is_note
 from agent.session.shapes import recorded_events
 from agent.textsafe import line as shown_line

@@ -99,7 +99,7 @@ async def serve(options: Any, early: Early | None = None) -> int:
                       clone=options.clone)
     root = Path(options.workspace) if not options.github and os.path.isdir(options.workspace) else None
     config = build_config(options, root)
-    model = ModelLayer(config.require_model())  # checked once litellm has loaded; in-process turns wait for it
+    model = ModelLayer(config.require_model(), config.api_base, config.model_path)  # litellm path: checked once it loaded
     try:
         first = await open_target(spec, config, notice=_notice)
     except TargetError as exc:
@@ -125,7 +125,7 @@ async def serve(options: Any, early: Early | None = None) -> int:
             "sessions: live in the session host (started on demand; `coder-tui sessions` and `run --attach ID` "
             "see them; --no-host keeps them here)" if hub is not None else
             f"sessions: in this process ({'--no-host' if getattr(options, 'no_host', False) else '--github'})")
-    model.start()  # litellm loads from here on: not competing with the start for the interpreter
+    model.start()  # a litellm model loads it from here on: not competing with the start for the interpreter
     problem = await model.until_problem_or(stop)
     await server.runner.cleanup()
     await opener.close()

@@ -1,7 +1,7 @@
 """The model layer loading behind a listening `serve` (issue 22: ready within 0.5 s of launch).
 
-litellm takes seconds to import (agent/llm_preload.py starts it at launch); the server listens
-meanwhile. A turn run in this process that arrives earlier waits for it (one run in the session
+A model on the litellm path needs litellm, seconds to import; the server listens meanwhile (a
+model the built-in clients serve needs nothing: the check answers at once). A turn run in this process that arrives earlier waits for it (one run in the session
 host does not: the host has its own, agent/frontends/serve/hosted.py); a model litellm cannot
 route is found once it has loaded: each turn is refused with the reason (503) and the server
 stops with exit code 2, as it did when the check ran before listening.
@@ -15,15 +15,15 @@ from agent.frontends.serve.sessions import Unavailable
 
 
 class ModelLayer:
-    def __init__(self, model: str) -> None:
+    def __init__(self, model: str, api_base: str | None = None, path: str | None = None) -> None:
         self._go = asyncio.Event()  # set by `start`, once the server listens: till then the load
-        self._check = asyncio.ensure_future(self._checked(model))  # would compete with the start
+        self._check = asyncio.ensure_future(self._checked(model, api_base, path))  # would compete with the start
 
-    async def _checked(self, model: str) -> str | None:
+    async def _checked(self, model: str, api_base: str | None, path: str | None) -> str | None:
         from agent.llm import configuration_problem
 
         await self._go.wait()
-        return await configuration_problem(model)
+        return await configuration_problem(model, api_base, path)
 
     def start(self) -> None:
         """Start loading litellm (in its thread) and checking the model."""

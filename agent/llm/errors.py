@@ -1,17 +1,15 @@
 """What went wrong with a model request, in words that say what to fix.
 
-litellm raises its own exception classes, but the same failure arrives differently from each
-adapter: a missing OpenAI key is an `InternalServerError` ("Missing credentials"), a refused
-connection a 500 ("Connection error."), Anthropic's 529 a 500 whose body says it was overloaded.
-A refused connection is not retried (nothing listens there; waiting will not change that).
-`classify` names the kind (no key, cannot connect, unknown provider or model, rate limited,
-server error with its status, ...) together with the model and the address it was sent to, and
-says whether trying again can help. Keys never appear: every message passes through `redact`.
+`failure` names the kind (no key, cannot connect, unknown provider or model, rate limited,
+overloaded, server error with its status, ...) together with the model and the address the
+request went to, and says whether trying again can help; each kind reads the same on every path
+(the built-in clients map HTTP answers onto the kinds in agent/llm/http.py, the litellm path its
+exceptions in agent/llm/litellm_errors.py). A refused connection is not retried (nothing listens
+there; waiting will not change that). Keys never appear: every message passes through `redact`.
 """
 
 from __future__ import annotations
 
-import email.utils
 import json
 import re
 import time
@@ -31,8 +29,6 @@ PROVIDER_NAMES = {"openai": "OpenAI", "anthropic": "Anthropic", "azure": "Azure 
                   "vertex_ai": "Vertex AI", "ollama": "Ollama", "ollama_chat": "Ollama", "mistral": "Mistral",
                   "deepseek": "DeepSeek", "openrouter": "OpenRouter", "groq": "Groq", "bedrock": "Bedrock",
                   "xai": "xAI", "together_ai": "Together AI", "fireworks_ai": "Fireworks AI"}
-DEFAULT_URLS = {"openai": "https://api.openai.com/v1", "anthropic": "https://api.anthropic.com",
-                "ollama": "http://localhost:11434", "ollama_chat": "http://localhost:11434"}
 _MISSING_KEY = re.compile(r"Missing credentials|Missing [\w ]*API Key|api_key client option must be set|"
                           r"no key is set", re.IGNORECASE)
 _CONNECT = re.compile(r"Connection error|Cannot connect to host|Connect call failed|Connection refused|"
@@ -71,59 +67,77 @@ def where(model: str, api_base: str | None) -> str:
     """The address a request for `model` goes to, as the user would recognise it."""
     if api_base:
         return api_base
-    provider = model.split("/", 1)[0] if "/" in model else ""
-    return DEFAULT_URLS.get(provider, f"the {provider} API" if provider else "the provider's API")
+    from agent.llm.routing import PROVIDERS, provider_prefix
+
+    provider = provider_prefix(model)
+    known = PROVIDERS.get(provider)
+    if known is not None and known.base:
+        return known.base
+    return f"the {provider} API" if provider else "the provider's API"
 
 
-def classify(exc: Exception, litellm: Any, model: str, api_base: str | None, key_variable: str | None,
-             streaming: bool = False) -> Failure:
-    """The kind of a failed request and the message to show for it (`streaming`: it failed after
-    the answer had started to arrive, so a lost connection is a broken stream, not a refusal)."""
-    errors, text = litellm.exceptions, provider_message(exc)
-    status = getattr(exc, "status_code", None)
-    url = where(model, api_base)
-    raw = _chain_text(exc)
-    if _MISSING_KEY.search(raw):
-        return Failure("no_key", f"no API key for {model}: {_key_hint(key_variable)}")
-    provider = provider_name(model, api_base)
-    if isinstance(exc, (errors.AuthenticationError, errors.PermissionDeniedError)):
-        return Failure("auth", f"authentication failed for {model} at {url}: {provider} rejected the API key "
-                               f"({text}); {_key_hint(key_variable)}")
-    if "LLM Provider NOT provided" in raw:
-        return Failure("unknown_provider", unknown_provider(model))
-    if isinstance(exc, errors.ContextWindowExceededError):
-        return Failure("context_window", f"the conversation no longer fits {model}'s context window ({provider}: "
-                                         f"{text}); start a new session (or /clear in the app) and give a "
-                                         "narrower task")
-    if isinstance(exc, errors.ContentPolicyViolationError):
-        return Failure("content_filter", f"{provider}'s content filter refused the request for {model} ({text}); "
-                                         "rephrase the request or leave out what it objects to")
-    if isinstance(exc, errors.NotFoundError):
-        return Failure("unknown_model", f"model {model} was not found at {url}: {text} (check the model "
-                                        "name, or --api-base if the address is wrong)")
-    if isinstance(exc, errors.RateLimitError) or status == 429:
-        return Failure("rate_limited", f"rate limited by {provider}: {text}", retry_after(exc))
-    if status == 529 or "overloaded_error" in raw:
-        return Failure("overloaded", f"{provider} is overloaded (overloaded_error)", retry_after(exc))
-    if isinstance(exc, errors.Timeout):
-        return Failure("timeout", f"timed out waiting for {url}: {text}")
-    if type(exc).__name__ == "MidStreamFallbackError" or (streaming and isinstance(exc, errors.APIConnectionError)):
-        return Failure("stream_broke", f"the stream broke off: {text}")
-    if _CONNECT.search(raw):
-        if _REFUSED.search(raw):  # nothing listens there: waiting will not change that, so no retries
-            return Failure("refused", f"cannot connect to {url}: connection refused (is the server running "
-                                      f"there? {ADDRESS_HINT})")
-        return Failure("cannot_connect", f"cannot connect to {url}: {_connect_reason(raw)}")
-    if isinstance(exc, errors.APIConnectionError):  # litellm's name for anything its adapter raised
-        return Failure("failed", f"the request to {model} at {url} failed: {text}")
-    if isinstance(status, int) and status >= 500:
-        return Failure("server", f"server error {status} from {url}: {text}", retry_after(exc))
-    if isinstance(status, int):
-        return Failure("request", f"{url} refused the request for {model} ({status}): {text}")
-    return Failure("request", f"the request to {model} at {url} failed: {text}")
+@dataclass(frozen=True)
+class Place:
+    """Where a request went, for the messages: the model, the address given, the key variable."""
+
+    model: str
+    api_base: str | None
+    key_variable: str | None
+
+    @property
+    def url(self) -> str:
+        return where(self.model, self.api_base)
+
+    @property
+    def provider(self) -> str:
+        return provider_name(self.model, self.api_base)
 
 
-def _chain_text(exc: BaseException) -> str:
+def failure(kind: str, place: Place, text: str = "", status: int | None = None,
+            retry_after: float | None = None, raw: str = "") -> Failure:
+    """The Failure of `kind` with its one-line message (the same words on every model path)."""
+    model, url, provider = place.model, place.url, place.provider
+    messages = {
+        "no_key": f"no API key for {model}: {_key_hint(place.key_variable)}",
+        "auth": f"authentication failed for {model} at {url}: {provider} rejected the API key ({text}); "
+                f"{_key_hint(place.key_variable)}",
+        "unknown_provider": unknown_provider(model),
+        "context_window": f"the conversation no longer fits {model}'s context window ({provider}: {text}); start a "
+                          "new session (or /clear in the app) and give a narrower task",
+        "content_filter": f"{provider}'s content filter refused the request for {model} ({text}); rephrase the "
+                          "request or leave out what it objects to",
+        "unknown_model": f"model {model} was not found at {url}: {text} (check the model name, or --api-base if "
+                         "the address is wrong)",
+        "rate_limited": f"rate limited by {provider}: {text}",
+        "overloaded": f"{provider} is overloaded (overloaded_error)",
+        "timeout": f"timed out waiting for {url}: {text}",
+        "stream_broke": f"the stream broke off: {text}",
+        "refused": f"cannot connect to {url}: connection refused (is the server running there? {ADDRESS_HINT})",
+        "untrusted": f"cannot connect to {url}: its TLS certificate is not trusted ({text}); when a company proxy or "
+                     "CA signs it, name that CA's bundle in SSL_CERT_FILE or REQUESTS_CA_BUNDLE",
+        "cannot_connect": f"cannot connect to {url}: {_connect_reason(raw)}",
+        "failed": f"the request to {model} at {url} failed: {text}",
+        "server": f"server error {status} from {url}: {text}",
+        "request": f"{url} refused the request for {model} ({status}): {text}" if status is not None
+                   else f"the request to {model} at {url} failed: {text}",
+    }
+    keeps_wait = kind in ("rate_limited", "overloaded", "server")
+    return Failure(kind, messages[kind], retry_after if keeps_wait else None)
+
+
+def connection_kind(raw: str) -> str | None:
+    """refused / cannot_connect when the text of a failure says the connection was not made."""
+    if not _CONNECT.search(raw):
+        return None
+    # nothing listens there: waiting will not change that, so no retries
+    return "refused" if _REFUSED.search(raw) else "cannot_connect"
+
+
+def missing_key(raw: str) -> bool:
+    return bool(_MISSING_KEY.search(raw))
+
+
+def chain_text(exc: BaseException) -> str:
     """The exception's text and its causes': the OpenAI SDK says only "Connection error." and
     keeps the refused connection underneath."""
     parts, seen = [], 0
@@ -181,7 +195,12 @@ def _connect_reason(raw: str) -> str:
 def provider_message(exc: Exception) -> str:
     """The provider's own message: the `error.message` of a JSON error body when there is one,
     else the exception's first line without litellm's repeated class-name prefixes."""
-    text = (str(exc).strip() or type(exc).__name__).split(" Original exception")[0]
+    return body_message((str(exc).strip() or type(exc).__name__).split(" Original exception")[0])
+
+
+def body_message(text: str) -> str:
+    """The one line to quote from a provider's answer: its JSON error's message (and type), else
+    its first line; keys masked."""
     body = _json_body(text)
     if body is not None:
         error = body.get("error")
@@ -190,8 +209,10 @@ def provider_message(exc: Exception) -> str:
             text = f"{error['message']} ({kind})" if kind and kind not in ("error", "scripted") else error["message"]
         elif isinstance(error, str):
             text = error
+        elif isinstance(body.get("message"), str):  # Mistral's {"object": "error", "message": ...}
+            text = body["message"]
     text = _NOISE.sub("", text).strip()
-    return redact((text.splitlines() or [type(exc).__name__])[0][:300])
+    return redact((text.splitlines() or ["no message"])[0][:300])
 
 
 def _json_body(text: str) -> dict[str, Any] | None:
@@ -211,10 +232,14 @@ def retry_after(exc: Exception) -> float | None:
     response = getattr(exc, "response", None)
     if response is not None:
         headers = getattr(response, "headers", None)
-    headers = headers or getattr(exc, "litellm_response_headers", None)
+    return header_wait(headers or getattr(exc, "litellm_response_headers", None))
+
+
+def header_wait(headers: Any) -> float | None:
+    """The wait a response's headers ask for: OpenAI's retry-after-ms, else Retry-After (seconds or a date)."""
     if not headers:
         return None
-    millis = headers.get("retry-after-ms")  # OpenAI's
+    millis = headers.get("retry-after-ms")
     value = headers.get("retry-after") or headers.get("Retry-After")
     try:
         if millis is not None:
@@ -226,6 +251,8 @@ def retry_after(exc: Exception) -> float | None:
 
 def _http_date_wait(value: str | None) -> float | None:
     """Seconds until a Retry-After given as an HTTP date."""
+    import email.utils  # rare: not on every start
+
     try:
         moment = email.utils.parsedate_to_datetime(value or "")
     except (TypeError, ValueError):

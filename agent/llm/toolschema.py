@@ -9,7 +9,9 @@ switch mid-conversation) sends what the provider in front of it accepts:
 - call ids: OpenAI takes at most 40 characters of `[a-zA-Z0-9_-]` (Anthropic's pattern), Mistral
   exactly nine letters or digits. An id that breaks the rule of the model now in use (a
   conversation begun with another provider) is replaced, the same way in the call and in its
-  result, by a digest of the original, so the history itself is never changed;
+  result, by a digest of the original, so the history itself is never changed. Gemini has no
+  rule and its ids carry its thought signatures (`call_..__thought__SIGNATURE`, litellm's way of
+  keeping them): they go to Gemini exactly as they came;
 - schemas: litellm already turns JSON Schema into Gemini's subset (drops `additionalProperties`,
   `$schema`, `strict`, unsupported `format`s; inlines `$defs` and `definitions`); what it gets
   wrong, `const` (sent as an object type), becomes a one-value `enum` here first.
@@ -61,7 +63,7 @@ def fit(model: str, messages: list[dict[str, Any]], tools: list[dict[str, Any]])
     provider = provider_of(model)
     names = _fitted_names([_function(t).get("name", "") for t in tools])
     sent_tools = _tools(tools, names, provider in GEMINI_PROVIDERS)
-    id_rule = _mistral_id if _is_mistral(model) else _openai_id
+    id_rule = _same_id if provider in GEMINI_PROVIDERS else _mistral_id if _is_mistral(model) else _openai_id
     sent_messages = _messages(messages, names, id_rule)
     return Fitted(sent_messages, sent_tools, {sent: ours for ours, sent in names.items() if sent != ours})
 
@@ -158,6 +160,10 @@ def _json_type(value: Any) -> str:
 
 
 # -- messages and call ids ------------------------------------------------------------------
+def _same_id(call_id: str) -> str:
+    return call_id
+
+
 def _openai_id(call_id: str) -> str:
     return call_id if ID_OK.match(call_id) else f"call_{_digest(call_id, 24)}"
 

@@ -1,9 +1,11 @@
 """Reasoning models: the effort asked for, the reasoning streamed back, the thinking kept in history.
 
-`reasoning = "off" | "low" | "medium" | "high"` is sent as litellm's `reasoning_effort`, which
-litellm maps to each provider's own control (OpenAI's reasoning effort, an Anthropic thinking
-budget, a Gemini thinking budget, DeepSeek's reasoner); with `drop_params` (agent/llm.py) a model
-that cannot reason gets the request without it. "off" sends nothing: the model's own default.
+`reasoning = "off" | "low" | "medium" | "high"` becomes each protocol's own control: Chat
+Completions' `reasoning_effort`, the Responses API's `reasoning.effort` (with a summary asked
+for), Anthropic's `thinking` (a token budget, or adaptive thinking with `output_config.effort` for
+the models whose facts say so), and litellm's `reasoning_effort` on the litellm path. "off" sends
+nothing: the model's own default. A model the facts (agent/llm/facts.py) know cannot reason gets
+no effort, and the session says so once.
 
 A reply's reasoning arrives as `reasoning_content` deltas and, from Anthropic, as signed
 `thinking` (or `redacted_thinking`) blocks. The blocks are kept exactly in the assistant message
@@ -15,32 +17,37 @@ record and the replay, and never sent back.
 
 from __future__ import annotations
 
-import functools
 from typing import Any, Literal, get_args
 
 Level = Literal["off", "low", "medium", "high"]
 LEVELS: tuple[str, ...] = get_args(Level)
-# providers whose adapters in litellm send `thinking_blocks` back as the provider's own blocks
-BLOCK_PROVIDERS = ("anthropic", "bedrock", "vertex_ai")
+# Providers that take `thinking_blocks` back: Anthropic's API (the built-in client turns them into
+# its blocks), litellm's Bedrock and Vertex adapters, and a LiteLLM proxy (which does the same
+# for the Claude behind it: without them its second tool-loop request is refused).
+BLOCK_PROVIDERS = ("anthropic", "bedrock", "vertex_ai", "litellm_proxy")
 PRIVATE_KEYS = ("thinking_blocks", "reasoning_content")
+# Anthropic's thinking budgets per level (litellm's own: the same request on either path)
+BUDGETS = {"low": 1024, "medium": 2048, "high": 4096}
 
 
 def request_args(level: str, model: str) -> dict[str, Any]:
-    """What a request adds for `level`: nothing for a model litellm knows cannot reason (sent, it
+    """What a litellm request adds for `level`: nothing for a model known not to reason (sent, it
     would be dropped with a warning on stderr every request; the session says so once instead)."""
     return {} if level == "off" or not takes_effort(model) else {"reasoning_effort": level}
 
 
-@functools.lru_cache(maxsize=64)
 def takes_effort(model: str) -> bool:
-    """Whether litellm sends a reasoning effort to `model` (unknown OpenAI-compatible models: yes)."""
-    import litellm  # loaded and configured by agent.llm before any request
+    """Whether `model` takes a reasoning effort: as its facts say; a model they do not know, yes on
+    an OpenAI-compatible server (a local reasoning model) and no for Anthropic (an old Claude)."""
+    from agent.llm.facts import facts
+    from agent.llm.routing import provider_prefix
 
-    try:
-        name, provider, *_ = litellm.get_llm_provider(model)
-        return "reasoning_effort" in (litellm.get_supported_openai_params(model=name, custom_llm_provider=provider) or [])
-    except Exception:  # noqa: BLE001 - an unroutable model fails its request with the reason
+    known = facts(model)
+    if known.reasoning is not None:
+        return known.reasoning
+    if known.known:
         return False
+    return provider_prefix(model) not in ("anthropic", "bedrock", "vertex_ai")
 
 
 def unsupported_note(model: str, level: str) -> str:
@@ -65,12 +72,22 @@ class ThinkingCollector:
         self._blocks: dict[int, dict[str, Any]] = {}
 
     def absorb(self, delta: Any) -> str:
-        """Take a streamed delta's reasoning; returns its new reasoning text ("" when none)."""
-        for piece in getattr(delta, "thinking_blocks", None) or []:
+        """Take a streamed delta's reasoning (an object or a dict: `thinking_blocks`,
+        `reasoning_content`, OpenRouter's `reasoning`); returns its new reasoning text ("" when none)."""
+        read = delta.get if isinstance(delta, dict) else lambda name: getattr(delta, name, None)
+        for piece in read("thinking_blocks") or []:
             self._block(piece if isinstance(piece, dict) else dict(piece))
-        text = getattr(delta, "reasoning_content", None) or ""
+        text = read("reasoning_content") or read("reasoning") or ""
+        text = text if isinstance(text, str) else ""
         self.text += text
         return text
+
+    def add_text(self, text: str) -> None:
+        self.text += text
+
+    def add_block(self, index: int, piece: dict[str, Any]) -> None:
+        """A piece of the thinking block at `index`: its text, its signature, or a redacted block whole."""
+        self._block({**piece, "index": index})
 
     def _block(self, piece: dict[str, Any]) -> None:
         index = piece.get("index", len(self._blocks))
@@ -84,14 +101,6 @@ class ThinkingCollector:
 
     def blocks(self) -> list[dict[str, Any]]:
         return [self._blocks[i] for i in sorted(self._blocks)]
-
-    @classmethod
-    def restored(cls, text: str, blocks: list[dict[str, Any]]) -> ThinkingCollector:
-        """A collector holding what another process gathered (agent/llm_wire.py)."""
-        collector = cls()
-        collector.text = text
-        collector._blocks = dict(enumerate(blocks))
-        return collector
 
     def message_fields(self) -> dict[str, Any]:
         """What the reply's assistant message keeps: its blocks, else its reasoning text."""
@@ -107,8 +116,9 @@ def estimated_tokens(text: str, completion_tokens: int) -> int:
 
 
 def provider_keeps_blocks(model: str) -> bool:
-    provider = model.split("/", 1)[0] if "/" in model else "anthropic" if model.startswith("claude") else ""
-    return provider in BLOCK_PROVIDERS
+    from agent.llm.routing import provider_prefix
+
+    return provider_prefix(model) in BLOCK_PROVIDERS
 
 
 def for_request(messages: list[dict[str, Any]], model: str, level: str) -> list[dict[str, Any]]:
