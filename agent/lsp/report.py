@@ -8,8 +8,10 @@ front ends can use it cheaply.
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
-from agent.events import DiagnosticInfo
+if TYPE_CHECKING:  # the app's diff views import this module before the first frame: no pydantic
+    from agent.events import DiagnosticInfo
 
 MAX_PER_FILE = 15
 SEVERITIES = ("error", "warning", "information", "hint")
