@@ -10,6 +10,7 @@ keep them in step with `python -m tests.bench.unmarked`, which names unmarked te
 
 from __future__ import annotations
 
+import fnmatch
 import inspect
 import types
 from collections.abc import Iterable
@@ -48,6 +49,17 @@ SLOW_TESTS = {
     "tests/tui/test_prompt.py::test_fifty_thousand_paths_show_at_most_fifty_rows_and_the_best_first",
     "tests/tui/test_setup.py::test_key_not_saved_drops_old_key_and_shows_the_export_line",
     "tests/tui/test_setup.py::test_keyboard_fill_and_enter_checks_in_a_worker",
+}
+# Parametrisations measured over about 1 s of otherwise fast tests: file::name (as above) -> fnmatch
+# patterns of the parameter ids that are slow.
+SLOW_PARAMS: dict[str, set[str]] = {
+    # one real language server (basedpyright, on Node) per case, 1.3-2.2 s each (plan mode blocks
+    # lsp_rename before a server starts: 0.1 s)
+    "tests/core/test_modes.py::test_plan_mode_blocks_every_change":
+        {"lsp_diagnostics", "lsp_definition", "lsp_references", "lsp_hover", "lsp_symbols"},
+    "tests/core/test_modes.py::test_ask_mode_changes_nothing_on_deny": {"lsp_*"},
+    "tests/core/test_modes.py::test_ask_mode_acts_only_after_approval": {"lsp_*"},
+    "tests/core/test_modes.py::test_allow_mode_runs_without_asking": {"lsp_*"},
 }
 # Tests that need a real cold CLI process (tests/zygote.py): they SIGKILL it and look at what
 # it left at once, read its pid, or read /proc of its ancestors.
@@ -130,6 +142,9 @@ def _fixture_functions(item: pytest.Item) -> Iterable[Any]:
 
 def is_slow(item: pytest.Item) -> bool:
     if test_id(item) in SLOW_TESTS or item.nodeid.split("::")[0] in SLOW_MODULES:
+        return True
+    callspec = getattr(item, "callspec", None)
+    if callspec is not None and any(fnmatch.fnmatchcase(callspec.id, p) for p in SLOW_PARAMS.get(test_id(item), ())):
         return True
     if SLOW_FIXTURES & set(getattr(item, "fixturenames", ())):
         return True

@@ -1,5 +1,9 @@
 """Every registered tool through every mode: plan never changes anything, ask changes nothing
-before approval (and nothing on deny), allow runs without asking."""
+before approval (and nothing on deny), allow runs without asking.
+
+The language-server tools run against a real server (basedpyright, a test dependency) on a small
+Python project: only their cases turn servers on (tests/conftest.py turns them off elsewhere).
+"""
 
 from __future__ import annotations
 
@@ -16,6 +20,11 @@ from tests.fakellm import Reply, ToolCallSpec, call
 from tests.threaded import ThreadedApp
 
 FILES = {"f.txt": "one\ntwo\nthree\n", "g.txt": "gee\n"}
+# The project the language-server cases ask about (written by their `before`).
+MODULE = "def add(a: int, b: int) -> int:\n    return a + b\n"
+USER = "from util import add\n\ntotal: int = add(1, 2)\n"
+BROKEN = 'count: int = "three"\n'
+PYTHON = {"util.py": MODULE, "app.py": USER, "broken.py": BROKEN}
 
 
 @dataclass
@@ -24,6 +33,9 @@ class Case:
     effect: Callable[[Any], bool] | None = None  # True once the tool has had its effect
     setup: list[ToolCallSpec] = field(default_factory=list)  # calls that must run first (allow)
     before: Callable[[Any], None] | None = None  # prepares the harness's workspace (every mode)
+    # True when the tool has done its job, given the harness and the tool's output (checked where it runs)
+    answer: Callable[[Any, str], bool] | None = None
+    lsp: bool = False  # the case needs a language server: servers are on for its session
 
 
 @pytest.fixture
@@ -78,7 +90,38 @@ def cases(server: Any) -> dict[str, Case]:
         "list_tasks": Case({}),
         "schedule_task": Case({"description": "x", "delay_seconds": 60}, lambda h: bool(_tasks(h))),
         "cancel_task": Case({"id": "t1"}, lambda h: _tasks(h)[0].status == "cancelled", before=_one_task),
+        **lsp_cases(),
     }
+
+
+def lsp_cases() -> dict[str, Case]:
+    """A real server answers the read tools about PYTHON; lsp_rename changes util.py and app.py."""
+    def says(*parts: str) -> Callable[[Any, str], bool]:
+        return lambda h, out: all(part in out for part in parts)
+
+    def python(args: dict[str, Any], answer: Callable[[Any, str], bool],
+               effect: Callable[[Any], bool] | None = None) -> Case:
+        return Case(args, effect, before=_python_project, answer=answer, lsp=True)
+
+    add = {"file_path": "app.py", "line": 3, "symbol": "add"}
+    renamed = {name: text.replace("add", "plus") for name, text in PYTHON.items()}
+    return {
+        "lsp_diagnostics": python({"file_path": "broken.py"}, says("broken.py:1:14 error: Type \"Literal['three']\"")),
+        "lsp_definition": python(add, says("add is defined at:\nutil.py:1:5  def add(a: int, b: int) -> int:")),
+        "lsp_references": python(add, says("3 reference(s) to add:", "util.py:1:5", "app.py:1:18", "app.py:3:14")),
+        "lsp_hover": python(add, says("(function) def add(", ") -> int")),
+        "lsp_symbols": python({"file_path": "util.py"}, says("function add  (line 1)")),
+        # effect: either file changed at all (plan and a deny leave both as they were); answer: the
+        # server's rename, in both files
+        "lsp_rename": python({"file_path": "util.py", "line": 1, "symbol": "add", "new_name": "plus"},
+                             lambda h, out: all(h.read(n) == renamed[n] for n in ("util.py", "app.py")),
+                             lambda h: h.read("util.py") != MODULE or h.read("app.py") != USER),
+    }
+
+
+def _python_project(h: Any) -> None:
+    for name, text in PYTHON.items():
+        (h.root / name).write_text(text)
 
 
 def _tasks(h: Any) -> list[Any]:
@@ -106,7 +149,15 @@ def test_the_table_covers_every_registered_tool(web_server: Any) -> None:
     assert sorted(cases(web_server)) == sorted(tool.name for tool in default_tools())
 
 
-async def _run_one(make_harness: Any, mode: str, name: str, case: Case, decisions: list[Decision]) -> Any:
+def _servers(case: Case, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Language servers on for the session of a case that needs one (tests/conftest.py turns them off)."""
+    if case.lsp:
+        monkeypatch.delenv("CODER_TUI_LSP", raising=False)
+
+
+async def _run_one(make_harness: Any, mode: str, name: str, case: Case, decisions: list[Decision],
+                   monkeypatch: pytest.MonkeyPatch) -> Any:
+    _servers(case, monkeypatch)
     h = make_harness(mode=mode, files=FILES, decisions=decisions)
     if case.before:
         case.before(h)
@@ -117,14 +168,16 @@ async def _run_one(make_harness: Any, mode: str, name: str, case: Case, decision
 
 
 @pytest.mark.parametrize("name", [t.name for t in default_tools()])
-async def test_plan_mode_blocks_every_change(make_harness: Any, web_server: Any, name: str) -> None:
+async def test_plan_mode_blocks_every_change(make_harness: Any, web_server: Any, monkeypatch: pytest.MonkeyPatch,
+                                             name: str) -> None:
     tool = next(t for t in default_tools() if t.name == name)
     case = cases(web_server)[name]
-    h = await _run_one(make_harness, "plan", name, case, [])
+    h = await _run_one(make_harness, "plan", name, case, [], monkeypatch)
     assert not h.of("approval_required")
     result = h.of("tool_result")[-1]
     if tool.kind == "read":
         assert "blocked" not in (result.error or "")
+        assert case.answer is None or (result.ok and case.answer(h, result.output)), result
     else:
         assert not result.ok and "blocked in plan mode" in result.error
     assert case.effect is None or not case.effect(h)
@@ -132,9 +185,10 @@ async def test_plan_mode_blocks_every_change(make_harness: Any, web_server: Any,
 
 
 @pytest.mark.parametrize("name", [t.name for t in default_tools() if t.kind != "read"])
-async def test_ask_mode_changes_nothing_on_deny(make_harness: Any, web_server: Any, name: str) -> None:
+async def test_ask_mode_changes_nothing_on_deny(make_harness: Any, web_server: Any, monkeypatch: pytest.MonkeyPatch,
+                                               name: str) -> None:
     case = cases(web_server)[name]
-    h = await _run_one(make_harness, "ask", name, case, [Decision("deny", feedback="not now")])
+    h = await _run_one(make_harness, "ask", name, case, [Decision("deny", feedback="not now")], monkeypatch)
     assert len(h.of("approval_required")) == 1
     assert h.of("approval_resolved")[0].decision == "deny"
     result = h.of("tool_result")[-1]
@@ -143,7 +197,8 @@ async def test_ask_mode_changes_nothing_on_deny(make_harness: Any, web_server: A
 
 
 @pytest.mark.parametrize("name", [t.name for t in default_tools() if t.kind != "read"])
-async def test_ask_mode_acts_only_after_approval(make_harness: Any, web_server: Any, name: str) -> None:
+async def test_ask_mode_acts_only_after_approval(make_harness: Any, web_server: Any, monkeypatch: pytest.MonkeyPatch,
+                                                name: str) -> None:
     case = cases(web_server)[name]
     seen_before: list[bool] = []
 
@@ -152,6 +207,7 @@ async def test_ask_mode_acts_only_after_approval(make_harness: Any, web_server: 
             seen_before.append(case.effect(h))  # type: ignore[misc]
             return Decision("allow_once")
 
+    _servers(case, monkeypatch)
     h = make_harness(mode="ask", files=FILES, approver=Watching())
     if case.before:
         case.before(h)
@@ -159,15 +215,18 @@ async def test_ask_mode_acts_only_after_approval(make_harness: Any, web_server: 
     await h.run(f"call {name}")
     assert seen_before and not any(seen_before[-1:])
     assert case.effect is not None and case.effect(h)
+    assert case.answer is None or case.answer(h, h.of("tool_result")[-1].output)
 
 
 @pytest.mark.parametrize("name", [t.name for t in default_tools()])
-async def test_allow_mode_runs_without_asking(make_harness: Any, web_server: Any, name: str) -> None:
+async def test_allow_mode_runs_without_asking(make_harness: Any, web_server: Any, monkeypatch: pytest.MonkeyPatch,
+                                              name: str) -> None:
     case = cases(web_server)[name]
-    h = await _run_one(make_harness, "allow", name, case, [])
+    h = await _run_one(make_harness, "allow", name, case, [], monkeypatch)
     assert not h.of("approval_required")
     assert h.of("tool_result")[-1].ok, h.of("tool_result")[-1]
     assert case.effect is None or case.effect(h)
+    assert case.answer is None or case.answer(h, h.of("tool_result")[-1].output), h.of("tool_result")[-1]
 
 
 async def test_allow_all_lasts_for_that_tool_only(make_harness: Any) -> None:
