@@ -22,9 +22,10 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, m
 from agent import paths, secrets
 from agent.events import Mode
 from agent.reasoning import LEVELS, Level
-from agent.permissions.settings import HookSettings, HookSpec, PermissionSettings
+from agent.permissions.settings import HookSettings, PermissionSettings
 from agent.workspace_input import files as workspace_files
 from agent.workspace_input.identity import decision
+from agent.workspace_input.merge import Merged, merge
 from agent.workspace_input.policy import CLAUDE_SETTINGS, CONFIG, Context, Ignored, screen
 
 WORKSPACE_FILE = ".coder-tui.toml"
@@ -159,7 +160,7 @@ class Settings(BaseModel):
 
     def given(self) -> dict[str, Any]:
         """The settings that were set (in a file: its keys), as plain values."""
-        values = self.model_dump(include=self.model_fields_set, exclude_none=True)
+        values = self.model_dump(include=self.model_fields_set, exclude_none=True, exclude_unset=True)
         for key in ("permissions", "hooks"):  # tables of lists: the lists that have entries
             if key in values:
                 values[key] = {name: items for name, items in values[key].items() if items}
@@ -269,34 +270,23 @@ def load_config(
     trusted = False
     if workspace is not None:
         ws_file = workspace / WORKSPACE_FILE
-        ws, ignored = _workspace_settings(workspace, ws_file)
+        ws, ignored, broken = _workspace_settings(workspace, ws_file)
         trusted = trust
         if not trust:
             answer = decision(workspace, user)
             trusted = answer.trusted is True
             if answer.note and ws:
                 ignored.append(Ignored("the trust you gave this folder", answer.note, str(workspace), False))
-        kept, refused = screen(CONFIG, ws, str(ws_file), Context(base_mode=user.get("mode", "ask")), trusted)
+        if broken is not None and trusted:
+            raise ConfigError(broken)
+        ctx = Context(base_mode=user.get("mode", "ask"), user=user)
+        kept, refused = screen(CONFIG, ws, str(ws_file), ctx, trusted)
         ignored.extend(refused)
         layers.append((str(ws_file), kept))
-        layers.extend(_claude_layers(workspace, trusted, Context(base_mode=user.get("mode", "ask")), ignored))
+        layers.extend(_claude_layers(workspace, trusted, ctx, ignored))
     layers.append(("environment", _env_settings(environ)))
     layers.append(("command line", {k: v for k, v in (flags or {}).items() if v is not None}))
-    config = Config(workspace_trusted=workspace is not None and trusted)
-    for source, values in layers:
-        for key, value in values.items():
-            if key == "api_key" and not isinstance(value, SecretStr):
-                value = SecretStr(str(value))
-            if key == "mcp_servers":  # servers merge by name; each remembers its file
-                _merge_servers(config, source, value)
-                continue
-            if key in ("permissions", "hooks"):  # rules and hooks of every file add up
-                _merge_rules(config, source, key, value)
-                continue
-            if key in ("room", "tools"):  # a file's tables come as plain values: typed again
-                value = getattr(Settings.model_validate({key: value}), key)
-            setattr(config, key, value)
-            config.sources[key] = source
+    config = _merged(merge(layers), workspace is not None and trusted)
     _apply_provider_env(config, environ)
     _check_api_base(config)
     config.ignored = ignored
@@ -306,13 +296,19 @@ def load_config(
     return config
 
 
-def _workspace_settings(workspace: Path, ws_file: Path) -> tuple[dict[str, Any], list[Ignored]]:
-    """The workspace file's settings, read inside the workspace (a link out or a FIFO is refused)."""
+def _workspace_settings(workspace: Path, ws_file: Path) -> tuple[dict[str, Any], list[Ignored], str | None]:
+    """The workspace file's settings, read inside the workspace (a link out or a FIFO is refused),
+    and why the file cannot be used when it is broken (not TOML, an unknown key: the caller stops
+    the run for a folder you trust, and goes on without the file for another)."""
     try:
         text = workspace_files.read_inside(workspace, WORKSPACE_FILE, cap=1 << 20)
     except workspace_files.OutsideWorkspace as exc:
-        return {}, [Ignored("the whole file", str(exc), str(ws_file), False)]
-    return ({} if text is None else read_settings(ws_file, text).given()), []
+        return {}, [Ignored("the whole file", str(exc), str(ws_file), False)], None
+    try:
+        return ({} if text is None else read_settings(ws_file, text).given()), [], None
+    except ConfigError as exc:
+        why = str(exc).removeprefix(f"{ws_file}: ")
+        return {}, [Ignored("the whole file", why, str(ws_file), False)], str(exc)
 
 
 def _claude_layers(workspace: Path, trusted: bool, ctx: Context,
@@ -340,20 +336,18 @@ def _claude_layers(workspace: Path, trusted: bool, ctx: Context,
     return layers
 
 
-def _merge_rules(config: Config, source: str, key: str, values: Any) -> None:
-    """Add one file's permission rules (remembering where each came from) or hooks to the config's."""
-    if key == "permissions":
-        for action, rules in dict(values).items():
-            for text in rules:
-                if text not in getattr(config.permissions, action):
-                    getattr(config.permissions, action).append(text)
-                    config.rule_sources.setdefault(f"{action} {text}", source)
-        return
-    for event, specs in dict(values).items():
-        for raw in specs:
-            spec = HookSpec.model_validate(raw)
+def _merged(merged: Merged, trusted: bool) -> Config:
+    """The merged layers as a validated Config, each hook and rule knowing the file it came from."""
+    try:
+        config = Config.model_validate({**merged.values, "workspace_trusted": trusted})
+    except ValidationError as exc:
+        key, problem = first_problem(exc, "(top level)")
+        raise ConfigError(f"`{key}` ({merged.sources.get(key.split('.')[0], 'config')}): {problem}") from None
+    config.sources, config.rule_sources = merged.sources, merged.rule_sources
+    for event, sources in merged.hook_sources.items():
+        for spec, source in zip(getattr(config.hooks, event), sources):
             spec._source, spec._claude = source, "/.claude/" in source
-            getattr(config.hooks, event).append(spec)
+    return config
 
 
 def _check_api_base(config: Config) -> None:
@@ -378,12 +372,6 @@ def _register_secrets(config: Config, environ: dict[str, str]) -> None:
     for var, value in environ.items():
         if var in SECRET_VARS or var in PROVIDER_KEY_VARS.values() or var.endswith("_API_KEY"):
             secrets.register(value)
-
-
-def _merge_servers(config: Config, source: str, servers: dict[str, Any]) -> None:
-    for name, server in servers.items():
-        config.mcp_servers[name] = McpServerSettings.model_validate(server)
-        config.sources[f"mcp_servers.{name}"] = source
 
 
 def _apply_provider_env(config: Config, environ: dict[str, str]) -> None:
