@@ -451,6 +451,7 @@ class AgentSession:
 
         loaded = await load_instructions(self.workspace)
         self.instructions = loaded  # what was loaded, for the app's /memory
+        self.ctx.extras["instruction_files"] = [str(path) for path in loaded.paths]  # protected from edits
         text, notes = loaded.text, loaded.notes
         for note in notes:
             if note not in self._said:  # once per session, not once per request
