@@ -23,12 +23,10 @@ from agent import paths, secrets
 from agent.events import Mode
 from agent.reasoning import LEVELS, Level
 from agent.permissions.settings import HookSettings, PermissionSettings
-from agent.workspace_input import files as workspace_files
-from agent.workspace_input.identity import decision
+from agent.workspace_input import folderfiles
+from agent.workspace_input.folderfiles import WORKSPACE_FILE
 from agent.workspace_input.merge import Merged, merge
-from agent.workspace_input.policy import CLAUDE_SETTINGS, CONFIG, Context, Ignored, screen
-
-WORKSPACE_FILE = ".coder-tui.toml"
+from agent.workspace_input.policy import Ignored
 
 # provider prefix -> the variable litellm reads for its key
 PROVIDER_KEY_VARS: dict[str, str] = {
@@ -114,6 +112,7 @@ class FolderTrust(BaseModel):
 
     trusted: bool
     identity: str  # device:inode[:generation] (agent/workspace_input/trust.py)
+    confirmed: list[str] | None = None  # what the trust covers (agent/workspace_input/grants.py)
 
 
 class Settings(BaseModel):
@@ -269,21 +268,12 @@ def load_config(
     ignored: list[Ignored] = []
     trusted = False
     if workspace is not None:
-        ws_file = workspace / WORKSPACE_FILE
-        ws, ignored, broken = _workspace_settings(workspace, ws_file)
-        trusted = trust
-        if not trust:
-            answer = decision(workspace, user)
-            trusted = answer.trusted is True
-            if answer.note and ws:
-                ignored.append(Ignored("the trust you gave this folder", answer.note, str(workspace), False))
-        if broken is not None and trusted:
-            raise ConfigError(broken)
-        ctx = Context(base_mode=user.get("mode", "ask"), user=user)
-        kept, refused = screen(CONFIG, ws, str(ws_file), ctx, trusted)
-        ignored.extend(refused)
-        layers.append((str(ws_file), kept))
-        layers.extend(_claude_layers(workspace, trusted, ctx, ignored))
+        found = folderfiles.read(workspace, user)
+        trusted = trust or folderfiles.trusted(workspace, user, found)
+        if found.broken is not None and trusted:
+            raise ConfigError(found.broken)
+        layers.extend(found.layers(workspace, trusted))
+        ignored = found.ignored
     layers.append(("environment", _env_settings(environ)))
     layers.append(("command line", {k: v for k, v in (flags or {}).items() if v is not None}))
     config = _merged(merge(layers), workspace is not None and trusted)
@@ -294,46 +284,6 @@ def load_config(
     if real_environment:
         secrets.hide_from_proc()
     return config
-
-
-def _workspace_settings(workspace: Path, ws_file: Path) -> tuple[dict[str, Any], list[Ignored], str | None]:
-    """The workspace file's settings, read inside the workspace (a link out or a FIFO is refused),
-    and why the file cannot be used when it is broken (not TOML, an unknown key: the caller stops
-    the run for a folder you trust, and goes on without the file for another)."""
-    try:
-        text = workspace_files.read_inside(workspace, WORKSPACE_FILE, cap=1 << 20)
-    except workspace_files.OutsideWorkspace as exc:
-        return {}, [Ignored("the whole file", str(exc), str(ws_file), False)], None
-    try:
-        return ({} if text is None else read_settings(ws_file, text).given()), [], None
-    except ConfigError as exc:
-        why = str(exc).removeprefix(f"{ws_file}: ")
-        return {}, [Ignored("the whole file", why, str(ws_file), False)], str(exc)
-
-
-def _claude_layers(workspace: Path, trusted: bool, ctx: Context,
-                   ignored: list[Ignored]) -> list[tuple[str, dict[str, Any]]]:
-    """Claude Code's settings files in the workspace (their permissions and hooks), screened alike."""
-    from agent.permissions import claude
-
-    layers = []
-    for name, values, problems in claude.read(workspace):
-        source = str(workspace / name)
-        for problem in problems:
-            setting, _, why = problem.partition(": ")
-            ignored.append(Ignored(setting, why, source, False))
-        try:
-            models: dict[str, type[BaseModel]] = {"permissions": PermissionSettings, "hooks": HookSettings}
-            values = {key: models[key].model_validate(value).model_dump(exclude_defaults=True)
-                      for key, value in values.items() if value}
-        except ValidationError as exc:
-            key, problem = first_problem(exc, "(top level)")
-            ignored.append(Ignored("the whole file", f"{key}: {problem}", source, False))
-            continue
-        kept, refused = screen(CLAUDE_SETTINGS, values, source, ctx, trusted)
-        ignored.extend(refused)
-        layers.append((source, kept))
-    return layers
 
 
 def _merged(merged: Merged, trusted: bool) -> Config:
