@@ -135,6 +135,7 @@ class Settings(BaseModel):
     sandbox: Sandbox = "auto"  # shell commands in bubblewrap: auto (when it works), bwrap, off
     sandbox_network: bool = False  # shell commands in the sandbox may use the network
     shell_env: list[str] = Field(default_factory=list)  # more variables shell commands get (NAME or PREFIX*)
+    sandbox_sockets: list[str] = Field(default_factory=list)  # system sockets (or folders of them) sandboxed commands reach
     trusted_folders: list[str] = Field(default_factory=list)  # older form of folder_trust: paths only
     folder_trust: dict[str, FolderTrust] = Field(default_factory=dict)  # `coder-tui trust`, the app's prompt
     # agent profiles, long sessions, budgets, fallbacks and MCP (agent/profiles, agent/session/setup.py)

@@ -190,6 +190,7 @@ CONFIG = InputKind("workspace config", ".coder-tui.toml", "agent.config:Settings
     "sandbox": NeedsTrust("it would change how shell commands are confined"),
     "sandbox_network": NeedsTrust("it would give shell commands network access"),
     "shell_env": NeedsTrust("it would pass your environment variables to shell commands"),
+    "sandbox_sockets": NeedsTrust("it would let shell commands reach sockets of your system"),
     "room": NeedsTrust("only your own config decides what room participants may make the agent do"),
     "trusted_folders": NeedsTrust("only your own config can trust folders"),
     "folder_trust": NeedsTrust("only your own config can trust folders"),

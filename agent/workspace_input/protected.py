@@ -22,7 +22,6 @@ FILES = {
     ".coder-tui.toml": "coder-tui's workspace config (settings, permission rules, hooks, MCP servers)",
     "agents.md": "instructions the agent reads (AGENTS.md)",
     "claude.md": "instructions the agent reads (CLAUDE.md)",
-    ".mcp.json": "MCP servers",
     ".env": "keys and settings (.env)",
 }
 # anything under a folder of this name, in any folder
@@ -79,6 +78,7 @@ def what_at(root: Path | None, path: str, extra: Iterable[str] = ()) -> str | No
     return None
 
 
-def root_names() -> list[str]:
-    """The names that, in the workspace's root folder, the sandbox keeps read-only (or watches for)."""
-    return [".coder-tui.toml", "AGENTS.md", "CLAUDE.md", ".mcp.json", ".env", ".coder-tui", ".claude", ".agents"]
+def root_names() -> list[tuple[str, bool]]:
+    """(name, is a folder) of what, in the workspace's root folder, the sandbox keeps from being made."""
+    return [(".coder-tui.toml", False), ("AGENTS.md", False), ("CLAUDE.md", False), (".env", False),
+            (".coder-tui", True), (".claude", True), (".agents", True)]
