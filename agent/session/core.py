@@ -464,6 +464,9 @@ class AgentSession:
         manager = self.ctx.extras.get("shells")
         if isinstance(manager, ShellManager):
             await manager.close_all()
+        from agent.tools import sandbox
+
+        await sandbox.close(self.ctx)  # the last walk for repositories commands made, said
         await self.agent.mcp.close()
         await self.ctx.extras["map_freshen"].close()
         self.writer.close()

@@ -273,16 +273,20 @@ def begin(ctx: ToolContext) -> None:
 
 
 async def end(ctx: ToolContext, ended: bool = True) -> str:
-    """A sandboxed process ended (`ended`), or a command in a shell that stays open did: what it left
-    that coder-tui disabled, as lines for the command's result (also said as warnings)."""
+    """A sandboxed process ended (`ended`), or a command in a shell that stays open did: what
+    commands left that coder-tui disabled, as lines for the command's result (and warnings)."""
     guard = policy_of(ctx).guard
     if guard is None:
         return ""
-    warn = lambda message: ctx.emit(WarningEvent(message=message))  # noqa: E731
-    said = await (guard.end(warn) if ended else guard.after(warn))
-    for message in said:
-        warn(message)
-    return "".join(f"note: {message}\n" for message in said)
+    guard.warn = lambda message: ctx.emit(WarningEvent(message=message))
+    return "".join(f"note: {message}\n" for message in await guard.end(ended))
+
+
+async def close(ctx: ToolContext) -> None:
+    """The session ends: the last walk finishes (its warnings said), no mount point stays behind."""
+    guard = policy_of(ctx).guard
+    if guard is not None:
+        await guard.close()
 
 
 def wants_network(ctx: ToolContext, tool: str, command: str, asked: bool) -> bool:

@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import os
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -27,7 +28,11 @@ from agent.workspace_input import protected
 DISABLED = ".disabled-by-coder-tui"
 MAX_DIRS = 200_000  # a walk stops there (and says so)
 MAX_BINDS = 1000
-QUICK = 0.05  # seconds a command's result waits for the walk after it; longer walks report as warnings
+QUICK = 0.02  # seconds a command's result waits for the walk after it; a longer walk tells the next result
+
+
+NAMES = frozenset([*protected.FILES, *protected.FOLDERS])  # casefolded
+REPO_PARTS = frozenset({"HEAD", "refs", "objects", "commondir"})
 
 
 @dataclass
@@ -37,10 +42,24 @@ class Found:
     complete: bool = True
 
 
-def scan(root: Path) -> Found:
-    """Every repository and every protected file or folder in the workspace at root."""
-    found = Found()
-    stack, seen = [str(root)], 0
+@dataclass
+class Listed:
+    """What one folder held at a walk (reused while its modification time stays the same)."""
+
+    mtime: int
+    subfolders: list[str]
+    repos: dict[str, str]
+    protected: list[str]
+    bare: bool
+
+
+def scan(root: Path, cache: dict[str, Listed] | None = None) -> Found:
+    """Every repository and every protected file or folder in the workspace at root. With `cache`
+    (kept between walks), a folder whose modification time did not change is not listed again:
+    a name made, removed or renamed in it changes it. A folder changed within the last two seconds
+    is listed again next time (two changes within one tick of the clock share a time)."""
+    found, cache = Found(), {} if cache is None else cache
+    stack, seen, recent = [str(root)], 0, time.time_ns() - 2_000_000_000
     while stack:
         folder = stack.pop()
         seen += 1
@@ -48,27 +67,42 @@ def scan(root: Path) -> Found:
             found.complete = False
             break
         try:
-            with os.scandir(folder) as listing:
-                entries = list(listing)
+            mtime = os.lstat(folder).st_mtime_ns
         except OSError:
             continue
-        names = {entry.name for entry in entries}
-        if folder != str(root) and {"HEAD", "refs"} <= names and names & {"objects", "commondir"}:
-            found.repos[folder] = "bare"  # a repository's own folder: nothing below it is looked at
-            continue
-        for entry in entries:
-            _sort(entry, found, stack)
+        listed = cache.get(folder)
+        if listed is None or listed.mtime != mtime:
+            listed = _list(folder, mtime, folder != str(root))
+            if listed is None:
+                continue
+            cache[folder] = listed if mtime < recent else Listed(-1, listed.subfolders, listed.repos,
+                                                                  listed.protected, listed.bare)
+        found.repos.update(listed.repos)
+        found.protected += listed.protected
+        stack += listed.subfolders
     return found
 
 
-def _sort(entry: os.DirEntry[str], found: Found, stack: list[str]) -> None:
-    is_dir = entry.is_dir(follow_symlinks=False)
-    if entry.name == ".git":
-        found.repos[entry.path] = "git-link" if entry.is_symlink() else "git-dir" if is_dir else "git-file"
-    elif protected.what(entry.name) is not None:
-        found.protected.append(entry.path)
-    elif is_dir:
-        stack.append(entry.path)
+def _list(folder: str, mtime: int, below_root: bool) -> Listed | None:
+    try:
+        with os.scandir(folder) as listing:
+            entries = list(listing)
+    except OSError:
+        return None
+    parts = {entry.name for entry in entries if entry.name in REPO_PARTS}
+    if below_root and {"HEAD", "refs"} <= parts and parts & {"objects", "commondir"}:
+        return Listed(mtime, [], {folder: "bare"}, [], True)  # a repository's own folder: nothing below is looked at
+    listed = Listed(mtime, [], {}, [], False)
+    for entry in entries:
+        name = entry.name
+        if name == ".git":
+            listed.repos[entry.path] = ("git-link" if entry.is_symlink() else
+                                        "git-dir" if entry.is_dir(follow_symlinks=False) else "git-file")
+        elif name.lower() in NAMES or name.rstrip(". ").casefold() in NAMES:
+            listed.protected.append(entry.path)
+        elif entry.is_dir(follow_symlinks=False):
+            listed.subfolders.append(entry.path)
+    return listed
 
 
 @dataclass
@@ -80,14 +114,19 @@ class Guard:
     live: int = 0  # sandboxed processes running
     since: float | None = None  # when the first of the processes since the last walk started
     ghosts: set[str] = field(default_factory=set)  # mount points bwrap made for missing protected names
+    mine: set[str] = field(default_factory=set)  # the user's repositories: there at the start, or made between commands
+    disabled: set[str] = field(default_factory=set)  # repositories coder-tui disabled (again if re-enabled)
+    notes: list[str] = field(default_factory=list)  # what walks disabled, not yet told to the model
     walking: asyncio.Task[list[str]] | None = None
+    listed: dict[str, Listed] = field(default_factory=dict)  # the walks' memory of unchanged folders
+    again: float | None = None  # a walk is wanted once the running one ends (from this time on)
+    warn: Callable[[str], None] | None = None
 
     async def ready(self) -> None:
-        """The first walk (before the first command), and the one a command started, finished."""
-        if self.walking is not None:
-            await asyncio.shield(self.walking)
+        """The first walk, before the first command (later ones run beside the commands)."""
         if self.found is None:
-            self.found = await asyncio.to_thread(scan, self.root)
+            self.found = await asyncio.to_thread(scan, self.root, self.listed)
+            self.mine = set(self.found.repos)
 
     def binds(self) -> list[str]:
         """bwrap arguments: repositories and protected files read-only, missing protected names unmakeable."""
@@ -109,41 +148,61 @@ class Guard:
 
     def begin(self) -> None:
         self.live += 1
-        self.since = self.since or time.time()
+        self.since = self.since or _now()
 
-    async def end(self, warn: object = None) -> list[str]:
-        """A sandboxed process ended: the ghosts go when none runs, and the workspace is walked for
-        repositories it made. What was disabled (said here when the walk is quick, else by `warn`)."""
-        self.live = max(0, self.live - 1)
-        if self.live == 0:
-            self._sweep()
-        return await self.after(warn)
-
-    async def after(self, warn: object = None) -> list[str]:
-        """Walk again for what commands made (after a command in a shell that stays open, too)."""
-        if self.walking is not None and not self.walking.done():
-            await asyncio.shield(self.walking)
-        since = self.since or time.time()
+    async def end(self, ended: bool) -> list[str]:
+        """A sandboxed process ended (`ended`; the ghosts go when none runs), or a command in a shell
+        that stays open did: the workspace is walked for repositories they made. What walks disabled,
+        for the command's result (a long walk goes on beside the next command and tells its warnings)."""
+        if ended:
+            self.live = max(0, self.live - 1)
+            if self.live == 0:
+                self._sweep()
+        since = self.since or _now()
         if self.live == 0:
             self.since = None
+        self._walk_from(since)
+        if self.walking is not None:
+            await asyncio.wait({self.walking}, timeout=QUICK)
+        said, self.notes = self.notes, []
+        return said
+
+    def _walk_from(self, since: float) -> None:
+        if self.walking is not None and not self.walking.done():
+            self.again = min(self.again or since, since)
+            return
         self.walking = asyncio.get_running_loop().create_task(asyncio.to_thread(self._walk, since))
-        done, _ = await asyncio.wait({self.walking}, timeout=QUICK)
-        if done:
-            return self.walking.result()
-        if callable(warn):
-            self.walking.add_done_callback(lambda task: [warn(m) for m in task.result()] if not task.cancelled()
-                                           and task.exception() is None else None)
-        return []
+        self.walking.add_done_callback(self._walked)
+
+    def _walked(self, task: asyncio.Task[list[str]]) -> None:
+        said = [] if task.cancelled() or task.exception() is not None else task.result()
+        self.notes += said
+        for message in said:
+            if self.warn is not None:
+                self.warn(message)
+        if self.again is not None:
+            since, self.again = self.again, None
+            self._walk_from(since)
 
     def _walk(self, since: float) -> list[str]:
-        before = self.found or Found()
-        now = scan(self.root)
+        now = scan(self.root, self.listed)
         said = []
         for path, kind in now.repos.items():
-            if path not in before.repos and _made_since(path, kind, since):
+            if path in self.mine or not os.path.lexists(_marker(path, kind)):
+                continue
+            if path in self.disabled or _made_since(path, kind, since):
                 said.append(_disable(self.root, path, kind))
-        self.found = scan(self.root) if said else now
+                self.disabled.add(path)
+            else:
+                self.mine.add(path)  # made by the user, between two commands
+        self.found = now
         return said
+
+    async def close(self) -> None:
+        while self.walking is not None and not self.walking.done():
+            await asyncio.wait({self.walking}, timeout=10)
+        if self.live == 0:
+            self._sweep()
 
     def _sweep(self) -> None:
         for path in sorted(self.ghosts, key=len, reverse=True):
@@ -161,9 +220,17 @@ def _marker(path: str, kind: str) -> str:
     return os.path.join(path, "HEAD") if kind in ("git-dir", "bare") else path
 
 
+def _now() -> float:
+    """The clock file times are stamped with (a coarse one: a file made after this has a time at or after it)."""
+    try:
+        return time.clock_gettime(5)  # CLOCK_REALTIME_COARSE (Linux; Python names no constant for it)
+    except OSError:
+        return time.time() - 0.02
+
+
 def _made_since(path: str, kind: str, since: float) -> bool:
     try:
-        return os.lstat(_marker(path, kind)).st_ctime >= since - 1
+        return os.lstat(_marker(path, kind)).st_ctime >= since
     except OSError:
         return False
 

@@ -156,3 +156,18 @@ def test_the_run_folders_programs_and_resolver_stay() -> None:
     if resolver.startswith("/run/"):
         assert resolver in args
     assert "/run/x.sock" not in args  # an allowed path that is missing: left out
+
+
+@needs_bwrap
+async def test_a_disabled_repository_stays_disabled_and_the_users_own_are_left_alone(make_harness: Any) -> None:
+    h = make_harness()
+    sandbox.configure(h.session)
+    out = await _shell(h, "git init -q --bare store && echo made")
+    assert "disabled it" in out[0] and not (h.root / "store/HEAD").exists()
+    subprocess.run([*GIT, "init", "-q", str(h.root / "mine")], check=True)  # the user's, between two commands
+    out = await _shell(h, "mv store/HEAD.disabled-by-coder-tui store/HEAD && echo back")
+    assert "Read-only file system" in out[0] and not (h.root / "store/HEAD").exists()  # it is bound read-only now
+    assert (h.root / "mine/.git/HEAD").exists()
+    h.session.ctx.extras["sandbox"].guard = None  # a later session: nothing remembered
+    out = await _shell(h, "mv store/HEAD.disabled-by-coder-tui store/HEAD && echo back")
+    assert "back" in out[0] and "disabled it" in out[0] and not (h.root / "store/HEAD").exists()
