@@ -23,7 +23,7 @@ from agent import paths, secrets
 from agent.events import Mode
 from agent.reasoning import LEVELS, Level
 from agent.permissions.settings import HookSettings, PermissionSettings
-from agent.workspace_input import folderfiles
+from agent.workspace_input import dotenv, folderfiles
 from agent.workspace_input.folderfiles import WORKSPACE_FILE
 from agent.workspace_input.merge import Merged, merge
 from agent.workspace_input.policy import Ignored
@@ -182,7 +182,9 @@ class Config(Settings):
             raise ConfigError(
                 "no model configured: pass --model, set CODER_TUI_MODEL, or set `model` in "
                 f"{paths.user_config_file()} (e.g. openai/gpt-4.1, anthropic/claude-sonnet-4-5, "
-                "ollama_chat/qwen2.5-coder with --api-base http://localhost:11434)"
+                "ollama_chat/qwen2.5-coder with --api-base http://localhost:11434); a provider's key "
+                "(OPENAI_API_KEY, ANTHROPIC_API_KEY…) in the environment or in the folder's .env, once you "
+                "trust the folder (`coder-tui trust DIR`), picks one"
             )
         return self.model
 
@@ -268,6 +270,7 @@ def load_config(
     layers: list[tuple[str, dict[str, Any]]] = [(str(user_file), user)]
     ignored: list[Ignored] = []
     trusted = False
+    dotenv_keys: dict[str, str] = {}
     if workspace is not None:
         found = folderfiles.read(workspace, user)
         trusted = trust or folderfiles.trusted(workspace, user, found)
@@ -275,13 +278,15 @@ def load_config(
             raise ConfigError(found.broken)
         layers.extend(found.layers(workspace, trusted))
         ignored = found.ignored
+        dotenv_keys = _dotenv(workspace, trusted, ignored)
+        environ = {**dotenv_keys, **environ}  # the environment you started coder-tui with wins over the file
     layers.append(("environment", _env_settings(environ)))
     layers.append(("command line", {k: v for k, v in (flags or {}).items() if v is not None}))
     config = _merged(merge(layers), workspace is not None and trusted)
-    _apply_provider_env(config, environ)
+    _apply_provider_env(config, environ, {k for k, v in environ.items() if dotenv_keys.get(k) == v})
     _check_api_base(config)
     config.ignored = ignored
-    _register_secrets(config, environ)
+    _register_secrets(config, environ, layers)
     if real_environment:
         secrets.hide_from_proc()
     return config
@@ -315,18 +320,36 @@ def _check_api_base(config: Config) -> None:
 
 
 
-def _register_secrets(config: Config, environ: dict[str, str]) -> None:
-    """Every configured key is masked wherever it would appear, whatever it looks like."""
-    for value in (config.api_key, config.github_token):
+def _dotenv(workspace: Path, trusted: bool, ignored: list[Ignored]) -> dict[str, str]:
+    """The `*_API_KEY` values of the folder's `.env`: read once the folder is trusted."""
+    found, why = dotenv.keys(workspace)
+    where = str(workspace / dotenv.FILE)
+    if why is not None:
+        ignored.append(Ignored("the whole file", why, where, False))
+    if found and not trusted:
+        ignored.append(Ignored(f"the keys in it ({', '.join(sorted(found))})",
+                               "a folder's keys are used once you trust it", where))
+        for value in found.values():
+            secrets.register(value)  # not used, and never shown either
+        return {}
+    return found
+
+
+def _register_secrets(config: Config, environ: dict[str, str], layers: list[tuple[str, dict[str, Any]]]) -> None:
+    """Every configured key is masked wherever it would appear, whatever it looks like: those in
+    use and those another layer outranks (a config.toml key that OPENAI_API_KEY shadows)."""
+    given = [values.get(name) for _, values in layers for name in ("api_key", "github_token")]
+    for value in (config.api_key, config.github_token, *given):
         if value is not None:
-            secrets.register(value.get_secret_value())
+            secrets.register(value.get_secret_value() if isinstance(value, SecretStr) else str(value))
     for var, value in environ.items():
         if var in SECRET_VARS or var in PROVIDER_KEY_VARS.values() or var.endswith("_API_KEY"):
             secrets.register(value)
 
 
-def _apply_provider_env(config: Config, environ: dict[str, str]) -> None:
-    """Provider variables outrank config files: let litellm read them itself."""
+def _apply_provider_env(config: Config, environ: dict[str, str], from_file: set[str]) -> None:
+    """Provider variables outrank config files: let litellm read them itself (a trusted folder's
+    `.env` key, which is not in the process environment, becomes the session's key)."""
     if not config.model:
         for var, model in DEFAULT_MODELS:
             if environ.get(var):
@@ -336,8 +359,8 @@ def _apply_provider_env(config: Config, environ: dict[str, str]) -> None:
     var = config.key_variable()
     explicit = ("environment", "command line")
     if var and environ.get(var) and config.sources.get("api_key") not in explicit:
-        config.api_key = None
-        config.sources["api_key"] = var
+        config.api_key = SecretStr(environ[var]) if var in from_file else None
+        config.sources["api_key"] = f"{var} in .env" if var in from_file else var
 
 
 def save_user_settings(updates: dict[str, Any]) -> Path:

@@ -84,7 +84,8 @@ def classify(exc: Exception, litellm: Any, model: str, api_base: str | None, key
     url = where(model, api_base)
     raw = _chain_text(exc)
     if _MISSING_KEY.search(raw):
-        return Failure("no_key", f"no API key for {model}: {_key_hint(key_variable)}")
+        return Failure("no_key", f"no API key for {model}: {_key_hint(key_variable)} (a key in the folder's .env "
+                                 "is used once you trust the folder: `coder-tui trust DIR`)")
     provider = provider_name(model, api_base)
     if isinstance(exc, (errors.AuthenticationError, errors.PermissionDeniedError)):
         return Failure("auth", f"authentication failed for {model} at {url}: {provider} rejected the API key "

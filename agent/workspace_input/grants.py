@@ -4,7 +4,7 @@ Trust is remembered with the items it covered (`[folder_trust."PATH"] confirmed`
 each setting of `.coder-tui.toml` and `.claude/settings*.json` that an untrusted folder may not
 use (a hook, an allow rule, `sandbox = "off"`, an MCP server, a model or an address: one item
 each, with its value), every file under `.coder-tui/`, `.claude/` and `.agents/` (profiles,
-commands, skills, agents, the scripts they name) and `.env`. When the folder is loaded and holds
+commands, skills, agents, the scripts they name) and each key of `.env`. When the folder is loaded and holds
 an item the user did not confirm (a hook the agent wrote, a changed profile), the folder counts as
 not trusted until the user confirms again (`coder-tui trust DIR`, `--trust`, the app's question),
 outside the agent's turn; items that went away (a hook removed) change nothing.
@@ -19,12 +19,11 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from agent.workspace_input import files
+from agent.workspace_input import dotenv, files
 from agent.workspace_input.policy import CLAUDE_SETTINGS, CONFIG, Context, InputKind, screen, show
 
 FOLDERS = (".coder-tui", ".claude", ".agents")  # every file under them counts (settings*.json: by setting)
 SCREENED = (".claude/settings.json", ".claude/settings.local.json")
-ENV_FILE = ".env"
 MAX_FILES = 2000
 FILE_CAP = 256 * 1024
 LISTED = ("permissions", "hooks")  # their lists count entry by entry
@@ -42,6 +41,8 @@ def items(root: Path, config: Mapping[str, Any], claude: list[tuple[str, Mapping
     for name, kind, values in [(".coder-tui.toml", CONFIG, config), *((n, CLAUDE_SETTINGS, v) for n, v in claude)]:
         for key, value in _refused(kind, values, ctx):
             found[digest(name, key, value)] = f"{describe(key, value)} in {name}"
+    for name, value in dotenv.keys(root)[0].items():
+        found[digest(dotenv.FILE, name, value)] = f"the key {name} in .env"
     for rel in _files(root):
         try:
             text = files.read_inside(root, rel, cap=FILE_CAP, cut=True)
@@ -105,8 +106,6 @@ def _files(root: Path) -> list[str]:
                 rel = os.path.relpath(os.path.join(current, name), root).replace(os.sep, "/")
                 if rel not in SCREENED and len(found) < MAX_FILES:
                     found.append(rel)
-    if os.path.lexists(root / ENV_FILE):
-        found.append(ENV_FILE)
     return found
 
 

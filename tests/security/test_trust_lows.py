@@ -46,3 +46,58 @@ def test_a_broken_untrusted_profile_is_ignored_with_a_warning(tmp_path: Path, te
     trust_folder(ws)
     with pytest.raises(ProfileError):
         workspace_input(ws, load_config(ws, {}, environ={}))
+
+
+# -- issue 35 (a trust question): keys in the folder's .env ------------------------------------------
+ENV_KEY = "dotenv-key-without-a-known-shape-41c7"
+
+
+async def test_an_untrusted_folders_env_keys_are_not_used_and_the_no_key_messages_say_env(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from agent.secrets import redact
+    from tests.core.test_model_errors import failure, fast
+
+    ws = write_files(tmp_path / "ws", {".env": f"# keys\nexport OPENAI_API_KEY='{ENV_KEY}'\nDEBUG=1\n"})
+    config = load_config(ws, {}, environ={})
+    assert config.model is None and config.api_key is None
+    assert any("OPENAI_API_KEY" in line and ".env" in line for line in workspace_input(ws, config).notices())
+    assert ENV_KEY not in redact(f"x {ENV_KEY} y")  # never shown either
+    with pytest.raises(ConfigError, match=r"\.env"):
+        config.require_model()
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    error, _ = await failure(fast("openai/gpt-4.1", None, None, "OPENAI_API_KEY"))
+    assert error.kind == "no_key" and ".env" in str(error) and "coder-tui trust DIR" in str(error)
+
+
+def test_a_trusted_folders_env_key_is_used_and_the_environment_wins(tmp_path: Path) -> None:
+    ws = write_files(tmp_path / "ws", {".env": f"OPENAI_API_KEY={ENV_KEY}  # mine\n"})
+    trust_folder(ws)
+    config = load_config(ws, {}, environ={})
+    assert config.model == "openai/gpt-4.1" and config.api_key.get_secret_value() == ENV_KEY
+    assert config.sources["api_key"] == "OPENAI_API_KEY in .env"
+    config = load_config(ws, {}, environ={"OPENAI_API_KEY": "from-the-environment"})
+    assert config.api_key is None and config.sources["api_key"] == "OPENAI_API_KEY"  # litellm reads the variable
+
+
+def test_a_trusted_folders_env_key_reaches_the_provider(tmp_path: Path, isolated_home: Path) -> None:
+    from tests.conftest import run_cli
+    from tests.fakellm import FakeLLM, Reply
+
+    with FakeLLM() as llm:
+        _user(f'model = "{llm.model}"\napi_base = "{llm.url}"\n')
+        ws = write_files(tmp_path / "ws", {".env": f"OPENAI_API_KEY={ENV_KEY}\n"})
+        llm.script(Reply(text="hello"))
+        done = run_cli(isolated_home, "run", "hi", "--workspace", str(ws), "--trust", timeout=90)
+        assert done.returncode == 0, done.stderr
+        assert llm.headers[-1].get("Authorization") == f"Bearer {ENV_KEY}"
+        assert ENV_KEY not in done.stdout + done.stderr
+
+
+def test_a_config_key_that_a_provider_variable_shadows_is_masked_too() -> None:
+    from agent.secrets import redact
+
+    shadowed = "config-toml-key-7d1e0b2a9f"
+    _user(f'model = "openai/gpt-4.1"\napi_key = "{shadowed}"\n')
+    config = load_config(None, {}, environ={"OPENAI_API_KEY": "the-variables-key-55aa"})
+    assert config.api_key is None  # the variable outranks it
+    assert shadowed not in redact(f"the map said {shadowed}")
