@@ -101,3 +101,20 @@ def test_a_config_key_that_a_provider_variable_shadows_is_masked_too() -> None:
     config = load_config(None, {}, environ={"OPENAI_API_KEY": "the-variables-key-55aa"})
     assert config.api_key is None  # the variable outranks it
     assert shadowed not in redact(f"the map said {shadowed}")
+
+
+@pytest.mark.parametrize("image", ["/dev/zero", "/dev/urandom", "fifo"])
+def test_run_image_refuses_a_device_or_fifo_before_reading_it(tmp_path: Path, isolated_home: Path, image: str) -> None:
+    import os
+    import time
+
+    from tests.conftest import run_cli
+
+    if image == "fifo":
+        image = str(tmp_path / "pipe.png")
+        os.mkfifo(image)
+    started = time.monotonic()
+    done = run_cli(isolated_home, "run", "look", "--image", image, "--model", "openai/x", "--api-key", "k",
+                   "--workspace", str(tmp_path), timeout=60)
+    assert done.returncode == 2 and "not a regular file" in done.stderr, done.stderr
+    assert time.monotonic() - started < 30 and "Traceback" not in done.stderr
