@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -12,6 +13,7 @@ from agent.profiles import ProfileError
 from agent.workspace_input.load import workspace_input
 from agent.workspace_input.trust import trust_folder
 from tests.conftest import write_files
+from tests.host.conftest import runtime_dir, start_host  # noqa: F401 - fixtures
 
 
 def _user(text: str) -> None:
@@ -118,3 +120,29 @@ def test_run_image_refuses_a_device_or_fifo_before_reading_it(tmp_path: Path, is
                    "--workspace", str(tmp_path), timeout=60)
     assert done.returncode == 2 and "not a regular file" in done.stderr, done.stderr
     assert time.monotonic() - started < 30 and "Traceback" not in done.stderr
+
+
+async def test_the_host_answers_a_deeply_nested_line_and_goes_on(start_host: Any) -> None:
+    import asyncio
+    import json
+    import os
+
+    host = start_host()
+    reader, writer = await asyncio.open_unix_connection(str(host.socket), limit=16 * 1024 * 1024)
+    deep = 100_000
+    for line in (b"[" * deep + b"]" * deep, b'{"type": "list", "id": 7, "x": ' + b"[" * 5000 + b"]" * 5000 + b"}",
+                 b'{"type": "list", "id": 8}'):
+        writer.write(line + b"\n")
+        await writer.drain()
+        answer = json.loads(await asyncio.wait_for(reader.readline(), 60))
+        assert answer["type"] == "reply", answer
+    assert answer["ok"] is True  # the last, a plain request: answered after the others
+    writer.close()
+    assert host.process.poll() is None
+    fd = host.process.stderr.fileno()
+    os.set_blocking(fd, False)
+    try:
+        said = os.read(fd, 1 << 20)
+    except BlockingIOError:
+        said = b""
+    assert b"Traceback" not in said
