@@ -146,3 +146,27 @@ async def test_the_host_answers_a_deeply_nested_line_and_goes_on(start_host: Any
     except BlockingIOError:
         said = b""
     assert b"Traceback" not in said
+
+
+@pytest.mark.parametrize("method", ["session/new", "session/load", "session/list"])
+async def test_acp_answers_a_nul_in_cwd_without_a_traceback(isolated_home: Path, method: str) -> None:
+    import asyncio
+    import json
+
+    from tests.conftest import TEST_KEY, cli, cli_env
+
+    proc = await asyncio.create_subprocess_exec(
+        *cli("acp", "--model", "openai/x", "--api-key", TEST_KEY), env=cli_env(isolated_home), cwd=str(isolated_home),
+        stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+    assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
+    params = {"cwd": f"{isolated_home}/a\u0000b", "mcpServers": [], "sessionId": "x"}
+    for number, message in enumerate([("initialize", {"protocolVersion": 1, "clientCapabilities": {}}),
+                                      (method, params)], start=1):
+        proc.stdin.write(json.dumps({"jsonrpc": "2.0", "id": number, "method": message[0],
+                                     "params": message[1]}).encode() + b"\n")
+        await proc.stdin.drain()
+        answer = json.loads(await asyncio.wait_for(proc.stdout.readline(), 60))
+    assert answer["id"] == 2 and answer["error"]["code"] == -32602 and "NUL" in json.dumps(answer)
+    proc.stdin.close()
+    await asyncio.wait_for(proc.wait(), 60)
+    assert b"Traceback" not in await proc.stderr.read()
