@@ -179,7 +179,7 @@ class Executor:
         if tool.kind == "edit":
             return await self._edit(tool, args, call_id, proposal, verdict)
         network = tool.kind == "exec" and getattr(args, "network", False) is True
-        if self._asks(tool, network, verdict):
+        if self._asks(tool, network, verdict) or (proposal.always_ask and verdict != "allow"):
             await self._ask(tool, args, call_id, proposal)
         await self._checkpoint_once(tool, args)
         try:
