@@ -170,3 +170,14 @@ async def test_acp_answers_a_nul_in_cwd_without_a_traceback(isolated_home: Path,
     proc.stdin.close()
     await asyncio.wait_for(proc.wait(), 60)
     assert b"Traceback" not in await proc.stderr.read()
+
+
+@pytest.mark.parametrize("name", ["app\u200b.py", "ma\u00a0in.py", "a\u2060b.py", "\ufeffsetup.py", "x\u00ad.py",
+                                  "tag\U000e0041.py", "hangul\u3164.py", "sel\ufe0f.py"])
+async def test_a_name_with_an_invisible_character_is_refused(make_harness: Any, name: str) -> None:
+    from tests.core.test_tools import use
+
+    h = make_harness(files={"app.py": "x = 1\n"})
+    out = await use(h, "write_file", file_path=f"src/{name}", content="evil = 1\n")
+    assert out.startswith("Error:") and "invisible" in out and not (h.root / "src" / name).exists()
+    assert (await use(h, "write_file", file_path="src/café.py", content="ok = 1\n")).startswith("Created")
