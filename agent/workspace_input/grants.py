@@ -15,7 +15,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +33,7 @@ def digest(*parts: Any) -> str:
     return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 
-def items(root: Path, config: Mapping[str, Any], claude: list[tuple[str, Mapping[str, Any]]],
+def items(root: Path, config: Mapping[str, Any], claude: Sequence[tuple[str, Mapping[str, Any]]],
           ctx: Context) -> dict[str, str]:
     """digest -> what it is, for everything trust grants in the folder at root: `config` is its
     `.coder-tui.toml`'s settings, `claude` its Claude Code settings files (name, settings in our form)."""
