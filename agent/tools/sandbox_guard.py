@@ -33,6 +33,9 @@ QUICK = 0.02  # seconds a command's result waits for the walk after it; a longer
 
 NAMES = frozenset([*protected.FILES, *protected.FOLDERS])  # casefolded
 REPO_PARTS = frozenset({"HEAD", "refs", "objects", "commondir"})
+# Folders package managers fill: the instructions files packages ship there are not bound read-only
+# (an install replaces them; no session reads them); repositories there are.
+INSTALLED = ("node_modules", ".venv", "venv", "site-packages", "dist-packages", ".tox", ".nox")
 
 
 @dataclass
@@ -93,13 +96,15 @@ def _list(folder: str, mtime: int, below_root: bool) -> Listed | None:
     if below_root and {"HEAD", "refs"} <= parts and parts & {"objects", "commondir"}:
         return Listed(mtime, [], {folder: "bare"}, [], True)  # a repository's own folder: nothing below is looked at
     listed = Listed(mtime, [], {}, [], False)
+    installed = any(f"{os.sep}{part}{os.sep}" in f"{folder}{os.sep}" for part in INSTALLED)
     for entry in entries:
         name = entry.name
         if name == ".git":
             listed.repos[entry.path] = ("git-link" if entry.is_symlink() else
                                         "git-dir" if entry.is_dir(follow_symlinks=False) else "git-file")
         elif name.lower() in NAMES or name.rstrip(". ").casefold() in NAMES:
-            listed.protected.append(entry.path)
+            if not installed:  # a package's own AGENTS.md: the installer may replace it
+                listed.protected.append(entry.path)
         elif entry.is_dir(follow_symlinks=False):
             listed.subfolders.append(entry.path)
     return listed

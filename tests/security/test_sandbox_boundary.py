@@ -171,3 +171,13 @@ async def test_a_disabled_repository_stays_disabled_and_the_users_own_are_left_a
     h.session.ctx.extras["sandbox"].guard = None  # a later session: nothing remembered
     out = await _shell(h, "mv store/HEAD.disabled-by-coder-tui store/HEAD && echo back")
     assert "back" in out[0] and "disabled it" in out[0] and not (h.root / "store/HEAD").exists()
+
+
+@needs_bwrap
+async def test_an_installer_may_replace_the_instructions_a_package_ships(make_harness: Any) -> None:
+    h = make_harness(files={"node_modules/pkg/CLAUDE.md": "old\n", "node_modules/pkg/index.js": "x\n"})
+    subprocess.run([*GIT, "init", "-q", str(h.root / "node_modules" / "pkg")], check=True)
+    sandbox.configure(h.session)
+    out = await _shell(h, "echo new > node_modules/pkg/CLAUDE.md; echo hook > node_modules/pkg/.git/hooks/x")
+    assert h.read("node_modules/pkg/CLAUDE.md") == "new\n"  # what npm does on an update
+    assert "Read-only file system" in out[0]  # its repository stays read-only
