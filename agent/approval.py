@@ -24,10 +24,11 @@ class ApprovalRequest(ApprovalDetails):
     (the `approval_required` event carries their diffs instead)."""
 
     changes: list[FileChange] = Field(default_factory=list)
+    protected: dict[str, str] = Field(default_factory=dict)  # path -> what the file is to coder-tui
 
     def to_event(self) -> ApprovalRequired:
         files = [FilePreview(path=c.path, diff=c.unified_diff(), hunks=len(c.hunks()), created=c.created,
-                             deleted=c.deleted) for c in self.changes]
+                             deleted=c.deleted, protected=self.protected.get(c.path)) for c in self.changes]
         details = {name: getattr(self, name) for name in ApprovalDetails.model_fields}
         return ApprovalRequired(**details, files=files)
 

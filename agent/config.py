@@ -22,12 +22,11 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, m
 from agent import paths, secrets
 from agent.events import Mode
 from agent.llm.reasoning import LEVELS, Level
-from agent.permissions.settings import HookSettings, HookSpec, PermissionSettings
-from agent.workspace_input import files as workspace_files
-from agent.workspace_input.identity import decision
-from agent.workspace_input.policy import CLAUDE_SETTINGS, CONFIG, Context, Ignored, screen
-
-WORKSPACE_FILE = ".coder-tui.toml"
+from agent.permissions.settings import HookSettings, PermissionSettings
+from agent.workspace_input import dotenv, folderfiles
+from agent.workspace_input.folderfiles import WORKSPACE_FILE
+from agent.workspace_input.merge import Merged, merge
+from agent.workspace_input.policy import Ignored
 
 # provider prefix -> the variable litellm reads for its key
 PROVIDER_KEY_VARS: dict[str, str] = {
@@ -145,6 +144,7 @@ class FolderTrust(BaseModel):
 
     trusted: bool
     identity: str  # device:inode[:generation] (agent/workspace_input/trust.py)
+    confirmed: list[str] | None = None  # what the trust covers (agent/workspace_input/grants.py)
 
 
 class Settings(BaseModel):
@@ -167,6 +167,7 @@ class Settings(BaseModel):
     sandbox: Sandbox = "auto"  # shell commands in bubblewrap: auto (when it works), bwrap, off
     sandbox_network: bool = False  # shell commands in the sandbox may use the network
     shell_env: list[str] = Field(default_factory=list)  # more variables shell commands get (NAME or PREFIX*)
+    sandbox_sockets: list[str] = Field(default_factory=list)  # system sockets (or folders of them) sandboxed commands reach
     trusted_folders: list[str] = Field(default_factory=list)  # older form of folder_trust: paths only
     folder_trust: dict[str, FolderTrust] = Field(default_factory=dict)  # `coder-tui trust`, the app's prompt
     # agent profiles, long sessions, budgets, fallbacks and MCP (agent/profiles, agent/session/setup.py)
@@ -194,7 +195,7 @@ class Settings(BaseModel):
 
     def given(self) -> dict[str, Any]:
         """The settings that were set (in a file: its keys), as plain values."""
-        values = self.model_dump(include=self.model_fields_set, exclude_none=True)
+        values = self.model_dump(include=self.model_fields_set, exclude_none=True, exclude_unset=True)
         for key in ("permissions", "hooks"):  # tables of lists: the lists that have entries
             if key in values:
                 values[key] = {name: items for name, items in values[key].items() if items}
@@ -216,7 +217,9 @@ class Config(Settings):
             raise ConfigError(
                 "no model configured: pass --model, set CODER_TUI_MODEL, or set `model` in "
                 f"{paths.user_config_file()} (e.g. openai/gpt-4.1, anthropic/claude-sonnet-4-5, "
-                "ollama_chat/qwen2.5-coder with --api-base http://localhost:11434)"
+                "ollama_chat/qwen2.5-coder with --api-base http://localhost:11434); a provider's key "
+                "(OPENAI_API_KEY, ANTHROPIC_API_KEY…) in the environment or in the folder's .env, once you "
+                "trust the folder (`coder-tui trust DIR`), picks one"
             )
         return self.model
 
@@ -297,93 +300,40 @@ def load_config(
     layers: list[tuple[str, dict[str, Any]]] = [(str(user_file), user)]
     ignored: list[Ignored] = []
     trusted = False
+    dotenv_keys: dict[str, str] = {}
     if workspace is not None:
-        ws_file = workspace / WORKSPACE_FILE
-        ws, ignored = _workspace_settings(workspace, ws_file)
-        trusted = trust
-        if not trust:
-            answer = decision(workspace, user)
-            trusted = answer.trusted is True
-            if answer.note and ws:
-                ignored.append(Ignored("the trust you gave this folder", answer.note, str(workspace), False))
-        kept, refused = screen(CONFIG, ws, str(ws_file), Context(base_mode=user.get("mode", "ask")), trusted)
-        ignored.extend(refused)
-        layers.append((str(ws_file), kept))
-        layers.extend(_claude_layers(workspace, trusted, Context(base_mode=user.get("mode", "ask")), ignored))
+        found = folderfiles.read(workspace, user)
+        trusted = trust or folderfiles.trusted(workspace, user, found)
+        if found.broken is not None and trusted:
+            raise ConfigError(found.broken)
+        layers.extend(found.layers(workspace, trusted))
+        ignored = found.ignored
+        dotenv_keys = _dotenv(workspace, trusted, ignored)
+        environ = {**dotenv_keys, **environ}  # the environment you started coder-tui with wins over the file
     layers.append(("environment", _env_settings(environ)))
     layers.append(("command line", {k: v for k, v in (flags or {}).items() if v is not None}))
-    config = Config(workspace_trusted=workspace is not None and trusted)
-    for source, values in layers:
-        for key, value in values.items():
-            if key == "api_key" and not isinstance(value, SecretStr):
-                value = SecretStr(str(value))
-            if key in ("mcp_servers", "lsp"):  # servers merge by name; each remembers its file
-                _merge_servers(config, source, key, value)
-                continue
-            if key in ("permissions", "hooks"):  # rules and hooks of every file add up
-                _merge_rules(config, source, key, value)
-                continue
-            if key in ("room", "tools", "fleet"):  # a file's tables come as plain values: typed again
-                value = getattr(Settings.model_validate({key: value}), key)
-            setattr(config, key, value)
-            config.sources[key] = source
-    _apply_provider_env(config, environ)
+    config = _merged(merge(layers), workspace is not None and trusted)
+    _apply_provider_env(config, environ, {k for k, v in environ.items() if dotenv_keys.get(k) == v})
     _check_api_base(config)
     config.ignored = ignored
-    _register_secrets(config, environ)
+    _register_secrets(config, environ, layers)
     if real_environment:
         secrets.hide_from_proc()
     return config
 
 
-def _workspace_settings(workspace: Path, ws_file: Path) -> tuple[dict[str, Any], list[Ignored]]:
-    """The workspace file's settings, read inside the workspace (a link out or a FIFO is refused)."""
+def _merged(merged: Merged, trusted: bool) -> Config:
+    """The merged layers as a validated Config, each hook and rule knowing the file it came from."""
     try:
-        text = workspace_files.read_inside(workspace, WORKSPACE_FILE, cap=1 << 20)
-    except workspace_files.OutsideWorkspace as exc:
-        return {}, [Ignored("the whole file", str(exc), str(ws_file), False)]
-    return ({} if text is None else read_settings(ws_file, text).given()), []
-
-
-def _claude_layers(workspace: Path, trusted: bool, ctx: Context,
-                   ignored: list[Ignored]) -> list[tuple[str, dict[str, Any]]]:
-    """Claude Code's settings files in the workspace (their permissions and hooks), screened alike."""
-    from agent.permissions import claude
-
-    layers = []
-    for name, values, problems in claude.read(workspace):
-        source = str(workspace / name)
-        for problem in problems:
-            setting, _, why = problem.partition(": ")
-            ignored.append(Ignored(setting, why, source, False))
-        try:
-            models: dict[str, type[BaseModel]] = {"permissions": PermissionSettings, "hooks": HookSettings}
-            values = {key: models[key].model_validate(value).model_dump(exclude_defaults=True)
-                      for key, value in values.items() if value}
-        except ValidationError as exc:
-            key, problem = first_problem(exc, "(top level)")
-            ignored.append(Ignored("the whole file", f"{key}: {problem}", source, False))
-            continue
-        kept, refused = screen(CLAUDE_SETTINGS, values, source, ctx, trusted)
-        ignored.extend(refused)
-        layers.append((source, kept))
-    return layers
-
-
-def _merge_rules(config: Config, source: str, key: str, values: Any) -> None:
-    """Add one file's permission rules (remembering where each came from) or hooks to the config's."""
-    if key == "permissions":
-        for action, rules in dict(values).items():
-            for text in rules:
-                if text not in getattr(config.permissions, action):
-                    getattr(config.permissions, action).append(text)
-                    config.rule_sources.setdefault(f"{action} {text}", source)
-        return
-    for event, specs in dict(values).items():
-        for raw in specs:
-            spec = HookSpec.model_validate(raw)
+        config = Config.model_validate({**merged.values, "workspace_trusted": trusted})
+    except ValidationError as exc:
+        key, problem = first_problem(exc, "(top level)")
+        raise ConfigError(f"`{key}` ({merged.sources.get(key.split('.')[0], 'config')}): {problem}") from None
+    config.sources, config.rule_sources = merged.sources, merged.rule_sources
+    for event, sources in merged.hook_sources.items():
+        for spec, source in zip(getattr(config.hooks, event), sources):
             spec._source, spec._claude = source, "/.claude/" in source
-            getattr(config.hooks, event).append(spec)
+    return config
 
 
 def _check_api_base(config: Config) -> None:
@@ -400,28 +350,36 @@ def _check_api_base(config: Config) -> None:
 
 
 
-def _register_secrets(config: Config, environ: dict[str, str]) -> None:
-    """Every configured key is masked wherever it would appear, whatever it looks like."""
-    for value in (config.api_key, config.github_token):
+def _dotenv(workspace: Path, trusted: bool, ignored: list[Ignored]) -> dict[str, str]:
+    """The `*_API_KEY` values of the folder's `.env`: read once the folder is trusted."""
+    found, why = dotenv.keys(workspace)
+    where = str(workspace / dotenv.FILE)
+    if why is not None:
+        ignored.append(Ignored("the whole file", why, where, False))
+    if found and not trusted:
+        ignored.append(Ignored(f"the keys in it ({', '.join(sorted(found))})",
+                               "a folder's keys are used once you trust it", where))
+        for value in found.values():
+            secrets.register(value)  # not used, and never shown either
+        return {}
+    return found
+
+
+def _register_secrets(config: Config, environ: dict[str, str], layers: list[tuple[str, dict[str, Any]]]) -> None:
+    """Every configured key is masked wherever it would appear, whatever it looks like: those in
+    use and those another layer outranks (a config.toml key that OPENAI_API_KEY shadows)."""
+    given = [values.get(name) for _, values in layers for name in ("api_key", "github_token")]
+    for value in (config.api_key, config.github_token, *given):
         if value is not None:
-            secrets.register(value.get_secret_value())
+            secrets.register(value.get_secret_value() if isinstance(value, SecretStr) else str(value))
     for var, value in environ.items():
         if var in SECRET_VARS or var in PROVIDER_KEY_VARS.values() or var.endswith("_API_KEY"):
             secrets.register(value)
 
 
-def _merge_servers(config: Config, source: str, key: str, servers: dict[str, Any]) -> None:
-    for name, server in servers.items():
-        if key == "lsp":  # field by field: a later file's `timeout` keeps an earlier file's `command`
-            earlier = config.lsp[name].model_dump(exclude_unset=True) if name in config.lsp else {}
-            config.lsp[name] = LspServerSettings.model_validate({**earlier, **server})
-        else:
-            config.mcp_servers[name] = McpServerSettings.model_validate(server)
-        config.sources[f"{key}.{name}"] = source
-
-
-def _apply_provider_env(config: Config, environ: dict[str, str]) -> None:
-    """Provider variables outrank config files: let litellm read them itself."""
+def _apply_provider_env(config: Config, environ: dict[str, str], from_file: set[str]) -> None:
+    """Provider variables outrank config files: let litellm read them itself (a trusted folder's
+    `.env` key, which is not in the process environment, becomes the session's key)."""
     if not config.model:
         for var, model in DEFAULT_MODELS:
             if environ.get(var):
@@ -431,8 +389,8 @@ def _apply_provider_env(config: Config, environ: dict[str, str]) -> None:
     var = config.key_variable()
     explicit = ("environment", "command line")
     if var and environ.get(var) and config.sources.get("api_key") not in explicit:
-        config.api_key = None
-        config.sources["api_key"] = var
+        config.api_key = SecretStr(environ[var]) if var in from_file else None
+        config.sources["api_key"] = f"{var} in .env" if var in from_file else var
 
 
 def save_user_settings(updates: dict[str, Any]) -> Path:

@@ -89,6 +89,7 @@ class FilePreview(BaseModel):
     hunks: int
     created: bool = False
     deleted: bool = False
+    protected: str | None = None  # what the file is to coder-tui when it reads it as configuration or instructions
 
 
 class ApprovalDetails(BaseModel):

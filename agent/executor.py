@@ -21,6 +21,7 @@ from agent.secrets import redact
 from agent.tools.base import Proposal, Tool, ToolArgs, ToolContext, ToolError
 from agent.tools.registry import ArgumentError, ToolRegistry
 from agent.tools.textutil import number, text_size, to_lines
+from agent.workspace_input import protected
 from agent.workspaces.base import WorkspaceError, refuse_git_path
 
 OUTPUT_CAP = 30_000
@@ -181,7 +182,7 @@ class Executor:
         if tool.kind == "edit":
             return await self._edit(tool, args, call_id, proposal, verdict)
         network = tool.kind == "exec" and getattr(args, "network", False) is True
-        if self._asks(tool, network, verdict):
+        if self._asks(tool, network, verdict) or (proposal.always_ask and verdict != "allow"):
             await self._ask(tool, args, call_id, proposal)
         await self._checkpoint_once(tool, args)
         try:
@@ -197,8 +198,10 @@ class Executor:
         if not changes:
             return "No change: the file(s) already have this content."
         notes: list[str] = []
-        if self._asks(tool, False, verdict):
-            decision = await self._ask(tool, args, call_id, Proposal(proposal.summary, changes))
+        protected = self._protected(changes)
+        if protected or self._asks(tool, False, verdict):  # coder-tui's own files: asked in every mode
+            summary = protected_note(protected) + proposal.summary
+            decision = await self._ask(tool, args, call_id, Proposal(summary, changes), protected)
             changes, notes = narrow_changes(changes, decision)
             if not changes:
                 return "Nothing was applied: " + "; ".join(notes)
@@ -226,12 +229,20 @@ class Executor:
         except Exception:  # noqa: BLE001 - a server's trouble never fails an edit that was made
             return {}
 
-    async def _ask(self, tool: Tool, args: ToolArgs, call_id: str, proposal: Proposal) -> Decision:
+    def _protected(self, changes: list[FileChange]) -> dict[str, str]:
+        """The changed files coder-tui reads as configuration or instructions, each with what it is."""
+        root = getattr(self.ctx.workspace, "root", None)
+        extra = self.ctx.extras.get("instruction_files") or ()
+        found = {c.path: protected.what_at(root, c.path, extra) for c in changes}
+        return {path: what for path, what in found.items() if what is not None}
+
+    async def _ask(self, tool: Tool, args: ToolArgs, call_id: str, proposal: Proposal,
+                   protected_files: dict[str, str] | None = None) -> Decision:
         request = ApprovalRequest(
             approval_id=f"ap_{uuid.uuid4().hex[:10]}", call_id=call_id, tool=tool.name,
             args=args.model_dump(mode="json"), kind=tool.kind,  # type: ignore[arg-type]
             summary=proposal.summary, changes=proposal.changes, command=proposal.command,
-            cwd=proposal.cwd, timeout=proposal.timeout, url=proposal.url,
+            cwd=proposal.cwd, timeout=proposal.timeout, url=proposal.url, protected=protected_files or {},
         )
         self.ctx.emit(request.to_event())
         if self.screen is not None:  # notification hooks
@@ -271,6 +282,16 @@ class Executor:
         info = await self.checkpoint(label[:160])
         if info is not None:
             self.ctx.emit(CheckpointEvent(id=info.id, label=info.label))
+
+
+def protected_note(found: dict[str, str]) -> str:
+    """The approval's first lines when it changes coder-tui's own files (empty when it does not)."""
+    if not found:
+        return ""
+    files = "; ".join(f"{path} ({what})" for path, what in found.items())
+    return (f"PROTECTED: this changes a file coder-tui reads as configuration or instructions: {files}. "
+            "It is asked in every mode; a change that gives the agent more (a hook, an allow rule, the "
+            "sandbox off) applies only once you confirm it with `coder-tui trust`.\n")
 
 
 def unusable_text(value: Any, key: str = "") -> str | None:

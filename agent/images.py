@@ -83,13 +83,11 @@ def from_base64(data: str, name: str) -> Image:
 
 
 def from_path(path: Path, name: str | None = None) -> Image:
+    """A checked image from a file: a regular file (not /dev/zero, a FIFO or a folder), its size
+    checked before it is read and at most MAX_BYTES + 1 bytes read whatever it claims."""
     shown = name or str(path)
     try:
-        size = path.stat().st_size
-        if size > MAX_BYTES:
-            raise ImageError(f"{shown} is {size / 1e6:.1f} MB; images are sent up to {MAX_BYTES // 2**20} MB "
-                             "(scale it down or crop it)")
-        data = path.read_bytes()
+        data = _read_regular(path, shown)
     except FileNotFoundError:
         raise ImageError(f"{shown}: no such file") from None
     except IsADirectoryError:
@@ -97,6 +95,26 @@ def from_path(path: Path, name: str | None = None) -> Image:
     except OSError as exc:
         raise ImageError(f"{shown} cannot be read ({exc.strerror})") from None
     return from_bytes(data, shown)
+
+
+def _read_regular(path: Path, shown: str) -> bytes:
+    import os
+    import stat
+
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)  # a FIFO opens without waiting for a writer
+    try:
+        info = os.fstat(fd)
+        if stat.S_ISDIR(info.st_mode):
+            raise IsADirectoryError
+        if not stat.S_ISREG(info.st_mode):
+            raise ImageError(f"{shown} is not a regular file (a device, a FIFO or a socket), not an image")
+        if info.st_size > MAX_BYTES:
+            raise ImageError(f"{shown} is {info.st_size / 1e6:.1f} MB; images are sent up to {MAX_BYTES // 2**20} MB "
+                             "(scale it down or crop it)")
+        with os.fdopen(os.dup(fd), "rb") as handle:
+            return handle.read(MAX_BYTES + 1)  # a file that grew meanwhile is refused by from_bytes, not read whole
+    finally:
+        os.close(fd)
 
 
 def looks_like_image(path: str) -> bool:

@@ -81,13 +81,27 @@ def json_line(serialised: str) -> str:
     return _JSON_UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", serialised)
 
 
+# Characters a name shows nothing (or a plain space) for: a name holding one looks like another name.
+_INVISIBLE = frozenset("\u034f\u115f\u1160\u17b4\u17b5\u2800\u3164\uffa0")
+
+
+def invisible(char: str) -> bool:
+    """Zero-width, format and odd-space characters: U+200B, U+200D, U+2060, U+FEFF, a soft hyphen,
+    a no-break space, a variation selector, a tag character, a Hangul filler…"""
+    import unicodedata
+
+    category = unicodedata.category(char)
+    return (category in ("Cf", "Zl", "Zp") or (category == "Zs" and char != " ") or char in _INVISIBLE
+            or 0xFE00 <= ord(char) <= 0xFE0F or 0xE0100 <= ord(char) <= 0xE01EF)
+
+
 def path_problem(path: str) -> str | None:
-    """Why a file name may not be created (None: it may): control or bidi characters in it."""
-    found = sorted({char for char in path if _UNSAFE_LINE.match(char)})
+    """Why a file name may not be created (None: it may): control, bidi or invisible characters in it."""
+    found = sorted({char for char in path if _UNSAFE_LINE.match(char) or invisible(char)})
     if not found:
         return None
     shown = ", ".join(shown_char(char) for char in found)
-    return (f"refusing to create {line(path)!r}: its name holds control or bidi characters ({shown}) "
+    return (f"refusing to create {line(path)!r}: its name holds control, bidi or invisible characters ({shown}) "
             "that make it look like another name; pick a name of plain characters")
 
 

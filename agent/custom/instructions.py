@@ -34,14 +34,28 @@ class Loaded:
     paths: list[Path] = field(default_factory=list)  # the files themselves, for /memory's editor
 
 
+def yours(path: Path) -> bool:
+    """Whether `path` (itself, not what a link leads to) belongs to you or to root: in a folder other
+    users may write in (the system's temporary folder), what they put there is not yours to read as
+    instructions."""
+    try:
+        return os.lstat(path).st_uid in (os.getuid(), 0)
+    except OSError:
+        return False
+
+
 def repository_root(folder: Path) -> Path:
-    """The nearest folder at or above `folder` with a `.git`; `folder` itself outside a repository."""
+    """The nearest folder at or above `folder` with a `.git` of yours; `folder` itself outside a
+    repository. The search stops at a folder that is not yours (nor root's): a `.git` another user
+    planted in a shared parent does not make its `AGENTS.md` the project's."""
     home = Path.home().resolve()
     current = folder.resolve()
     while True:
         if current == home or current.parent == current:  # a dotfiles repository in home is not the project's
             return folder.resolve()
-        if (current / ".git").exists():
+        if not yours(current):
+            return folder.resolve()
+        if (current / ".git").exists() and yours(current / ".git"):
             return current
         current = current.parent
 
@@ -64,10 +78,16 @@ def gather(working: Path, global_folder: Path) -> Loaded:
     elif user_file.is_file():  # a config folder outside home: read it, imports confined to that folder
         _load(loaded, global_folder.resolve(), "AGENTS.md", seen, 0, str(user_file))
     root = repository_root(working)
+    above = os.path.relpath(working.resolve(), root)
     for folder in chain(root, working):
         for name in NAMES:
             rel = f"{folder}/{name}" if folder else name
+            if os.path.lexists(root / rel) and not yours(root / rel):
+                loaded.notes.append(f"ignored {root / rel}: it belongs to another user, not to you")
+                continue
             if _load(loaded, root, rel, seen, 0, rel):
+                if above != "." and folder != above:  # outside the folder the session works in: said
+                    loaded.notes.append(f"instructions read from {root / rel} (the repository above this folder)")
                 break
     text = loaded.text
     if len(text) > CAP:

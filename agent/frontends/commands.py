@@ -127,6 +127,7 @@ def trust(options: Any) -> int:
         if not folder.is_dir():
             print(f"coder-tui trust: error: {options.folder!r} is not a folder", file=sys.stderr)
             return 2
+        new = store.unconfirmed(folder)
         where = store.remember(folder, True)
     except ConfigError as exc:
         print(f"coder-tui trust: error: {exc}", file=sys.stderr)
@@ -138,4 +139,8 @@ def trust(options: Any) -> int:
         return 2
     print(f"trusted {os.path.realpath(folder)} (remembered in {where}); "
           "`coder-tui trust --revoke DIR` forgets it")
+    if new:  # what this confirms: a later change to any of it waits for you to confirm it again
+        from agent.textsafe import line
+
+        print("it may now use:" + "".join(f"\n  {line(item)}" for item in new))
     return 0

@@ -110,6 +110,11 @@ class TextPrinter(EventHandler):
             self._diff(preview.diff)
             self._shown.add(preview.diff)
         self._reason(str(event.args.get("reason") or "") if event.files else "")
+        for preview in event.files:
+            if preview.protected:  # coder-tui's own configuration or instructions: said before the question
+                self._line(self._paint(f"! {visible(preview.path)} is {preview.protected}: asked in every mode; what it "
+                                       "would let the agent do applies once you confirm it (`coder-tui trust`)",
+                                       "bold", "red"), self.err)
         if event.command:
             network = ", asks for network access" if event.args.get("network") is True else ""
             timeout = f", timeout {event.timeout} s" if event.timeout is not None else ""  # shell_open has none

@@ -86,10 +86,28 @@ def cron_line(root: Path, every: int, mode: str) -> str:
     return f"*/{every} * * * * {command_line(root, mode)} >> {shlex.quote(str(Path.home() / '.cache' / 'coder-tui-tasks.log'))} 2>&1"
 
 
+# Characters a unit file or a crontab line would read as more than a path: a line end adds a
+# directive or an entry, `%` is a systemd specifier and cron's line end, `$` and `\` expand, quotes close.
+UNSAFE = frozenset('%$\\"\'`')
+
+
+def check_path(root: Path) -> None:
+    """Refuse a folder whose name a systemd unit or a crontab line cannot hold as written."""
+    from agent.textsafe import visible
+
+    bad = sorted({ch for ch in str(root) if ch in UNSAFE or not ch.isprintable()})
+    if bad:
+        shown = ", ".join(visible(ch) if not ch.isprintable() else repr(ch) for ch in bad)
+        raise UsageError(f"the folder's path holds {shown}, which a systemd unit or a crontab line would read as "
+                         f"more than a path: {visible(str(root))}; rename the folder (or run `coder-tui tasks "
+                         "worker` in it) to run its tasks")
+
+
 def install(options: Any) -> int:
     root = Path(options.workspace or ".").resolve()
     if not root.is_dir():
         raise UsageError(f"{root} is not a folder")
+    check_path(root)
     if not 1 <= options.every <= 59:
         raise UsageError("--every is minutes, 1 to 59")
     mode = options.mode or "allow"

@@ -109,15 +109,22 @@ def parse_request(line: bytes) -> Request:
         data = json.loads(line)
     except ValueError:
         raise BadLine(f"not a JSON object: {line[:60]!r}") from None
+    except RecursionError:  # `[[[[…` a hundred thousand deep: an answer, not a traceback
+        raise BadLine("a request nests too deeply to be read") from None
     if not isinstance(data, dict) or "type" not in data:
         raise BadLine("a request is a JSON object with a `type`")
     try:
         return _REQUEST.validate_python(data)
+    except RecursionError:
+        raise BadLine("a request nests too deeply to be read", _id_of(data)) from None
     except ValidationError as exc:
         where, problem = first_problem(exc, "request")
-        raw_id = data.get("id")
-        request_id = raw_id if isinstance(raw_id, int) else 0
-        raise BadLine(f"invalid {str(data.get('type'))[:30]} request ({where}: {problem})", request_id) from None
+        raise BadLine(f"invalid {str(data.get('type'))[:30]} request ({where}: {problem})", _id_of(data)) from None
+
+
+def _id_of(data: dict[str, Any]) -> int:
+    raw_id = data.get("id")
+    return raw_id if isinstance(raw_id, int) else 0
 
 
 def encode(data: dict[str, Any]) -> bytes:

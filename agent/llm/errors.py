@@ -98,7 +98,8 @@ def failure(kind: str, place: Place, text: str = "", status: int | None = None,
     """The Failure of `kind` with its one-line message (the same words on every model path)."""
     model, url, provider = place.model, place.url, place.provider
     messages = {
-        "no_key": f"no API key for {model}: {_key_hint(place.key_variable)}",
+        "no_key": f"no API key for {model}: {_key_hint(place.key_variable)} (a key in the folder's .env is used "
+                  "once you trust the folder: `coder-tui trust DIR`)",
         "auth": f"authentication failed for {model} at {url}: {provider} rejected the API key ({text}); "
                 f"{_key_hint(place.key_variable)}",
         "unknown_provider": unknown_provider(model),

@@ -119,13 +119,28 @@ class Hooks:
     async def _exec(self, spec: HookSpec, stdin: str) -> tuple[int, str, str] | None:
         """(exit code, stdout, stderr) of the hook run in the sandbox; None when it could not finish."""
         from agent.tools import sandbox
-        from agent.tools.shell import child_env, default_shell, kill_group
+        from agent.tools.shell import default_shell
 
-        root = str(self.ctx.workspace.root)
         try:
             await sandbox.ready(self.ctx)
             argv, sandboxed = sandbox.wrap(self.ctx, [default_shell(), "-c", spec.command],
                                            sandbox.policy_of(self.ctx).network)
+        except Exception as exc:  # noqa: BLE001 - a hook that cannot start is reported, never a traceback
+            self._warn(f"hook `{spec.command}` could not start: {exc}")
+            return None
+        if sandboxed:
+            sandbox.begin(self.ctx)
+        try:
+            return await self._started(spec, stdin, argv, sandboxed)
+        finally:
+            if sandboxed:
+                await asyncio.shield(sandbox.end(self.ctx))
+
+    async def _started(self, spec: HookSpec, stdin: str, argv: list[str], sandboxed: bool) -> tuple[int, str, str] | None:
+        from agent.tools.shell import child_env, kill_group
+
+        root = str(self.ctx.workspace.root)
+        try:
             env = {**child_env(self.ctx, sandboxed), "CODER_TUI_PROJECT_DIR": root, "CLAUDE_PROJECT_DIR": root}
             proc = await asyncio.create_subprocess_exec(
                 *argv, cwd=root, env=env, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,

@@ -19,6 +19,7 @@ from agent import paths
 from agent.config import WORKSPACE_FILE, read_settings, save_user_settings
 from agent.permissions.engine import ACTIONS, Permissions
 from agent.permissions.rules import RuleError, parse
+from agent.workspace_input import grants
 
 USAGE = ("/permissions lists the rules; /permissions allow|ask|deny RULE [--workspace] adds one "
          "(quote it: 'bash_exec(npm test:*)'); /permissions remove RULE removes it")
@@ -38,6 +39,10 @@ def add(rules: Permissions | None, action: str, text: str, workspace: Path | Non
     else:
         where = _edit_workspace(workspace, lambda table: table.setdefault(action, []).append(text)
                                 if text not in table.get(action, []) else None)
+        if action == "allow":  # your own rule, added outside the agent's turn: the folder's trust covers it
+            from agent.workspace_input import trust
+
+            trust.confirm(workspace, [grants.digest(WORKSPACE_FILE, "permissions.allow", text)])
     if rules is not None:
         rules.add(action, text, str(where))  # type: ignore[arg-type]
     return where

@@ -166,6 +166,11 @@ def workspace_profiles(workspace: Path, trusted: bool, base_mode: str = "ask") -
         except workspace_files.OutsideWorkspace as exc:
             ignored.append(Ignored("the whole profile", str(exc), str(path), False))
             continue
+        except ProfileError as exc:  # a broken file of a folder you trust stops the run; an untrusted one is skipped
+            if trusted:
+                raise
+            ignored.append(Ignored("the whole profile", str(exc).removeprefix(f"{path}: "), str(path), False))
+            continue
         if profile is None:
             continue
         given = profile.model_dump(include=profile.model_fields_set)

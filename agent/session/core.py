@@ -457,6 +457,7 @@ class AgentSession:
 
         loaded = await load_instructions(self.workspace)
         self.instructions = loaded  # what was loaded, for the app's /memory
+        self.ctx.extras["instruction_files"] = [str(path) for path in loaded.paths]  # protected from edits
         text, notes = loaded.text, loaded.notes
         for note in notes:
             if note not in self._said:  # once per session, not once per request
@@ -469,6 +470,9 @@ class AgentSession:
         manager = self.ctx.extras.get("shells")
         if isinstance(manager, ShellManager):
             await manager.close_all()
+        from agent.tools import sandbox
+
+        await sandbox.close(self.ctx)  # the last walk for repositories commands made, said
         await self.agent.mcp.close()
         if self.lsp is not None:
             await self.lsp.close()

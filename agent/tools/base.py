@@ -50,6 +50,7 @@ class Proposal:
     cwd: str | None = None
     timeout: int | None = None
     url: str | None = None
+    always_ask: str | None = None  # why it is asked in every mode (a page on a local address)
 
 
 @dataclass

@@ -84,6 +84,7 @@ class PtyShell:
     tail: str = ""
     ended: bool = False
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    sandbox_done: Any = None  # when sandboxed: what to call once it is closed (agent/tools/sandbox.py `end`)
     _changed: asyncio.Event = field(default_factory=asyncio.Event)
 
     def start_reading(self) -> None:

@@ -29,6 +29,7 @@ from typing import Any
 from agent import paths
 from agent.events import WarningEvent
 from agent.tools.base import ToolContext, ToolError
+from agent.tools.sandbox_guard import Guard
 
 INSTALL_HINT = "install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap; Fedora: dnf install bubblewrap)"
 UNPROTECTED = ("they can read and change every file your user can (~/.ssh, other projects, coder-tui's config "
@@ -52,14 +53,17 @@ class SandboxPolicy:
     network: bool = False  # config: commands always get the network
     gate: Any = None  # the session's ApprovalGate: which commands the user allowed the network
     env_names: tuple[str, ...] = ()  # config `shell_env`: more variables passed to commands (NAME or PREFIX*)
+    sockets: tuple[str, ...] = ()  # config `sandbox_sockets`: system sockets (or their folders) commands may reach
     warned: bool = field(default=False, init=False)
+    guard: Guard | None = field(default=None, init=False)  # what is kept read-only, what commands left
 
 
 def configure(session: Any) -> SandboxPolicy:
     """Give a session's shell tools its sandbox settings and approval gate (front ends call this)."""
     config = session.config
     policy = SandboxPolicy(getattr(config, "sandbox", "auto"), bool(getattr(config, "sandbox_network", False)),
-                           session.gate, tuple(getattr(config, "shell_env", None) or ()))
+                           session.gate, tuple(getattr(config, "shell_env", None) or ()),
+                           tuple(getattr(config, "sandbox_sockets", None) or ()))
     session.ctx.extras["sandbox"] = policy
     protect_process()
     return policy
@@ -103,12 +107,14 @@ def policy_of(ctx: ToolContext) -> SandboxPolicy:
     return policy
 
 
-def bwrap_args(root: Path, network: bool) -> list[str]:
-    """The bubblewrap command line up to (not including) the program to run."""
+def bwrap_args(root: Path, network: bool, kept: list[str] | None = None, sockets: tuple[str, ...] = ()) -> list[str]:
+    """The bubblewrap command line up to (not including) the program to run. `kept`: more bind
+    arguments over the workspace (agent/tools/sandbox_guard.py); `sockets`: what of /run to keep."""
     root = Path(os.path.realpath(root))
     root_text = str(root)
     hidden = hidden_folders(root)
-    args = [_bwrap_path() or "bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
+    args = [_bwrap_path() or "bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp",
+            *system_sockets_hidden(sockets)]
     for folder in (f for f in hidden if not f.is_relative_to(root)):  # after /tmp: a home under it still exists
         args += ["--tmpfs", str(folder)]
     args += ["--bind", root_text, root_text]
@@ -116,6 +122,7 @@ def bwrap_args(root: Path, network: bool) -> list[str]:
         args += ["--tmpfs", str(folder)]
     for git_folder in _git_folders(root):
         args += ["--ro-bind", git_folder, git_folder]
+    args += kept or []
     args += ["--unshare-pid", "--unshare-ipc", "--die-with-parent", "--chdir", root_text]
     if os.geteuid() == 0:
         args += ["--cap-drop", "ALL"]  # root inside could otherwise remount / read-write
@@ -124,13 +131,37 @@ def bwrap_args(root: Path, network: bool) -> list[str]:
     return [*args, "--"]
 
 
+# Folders of the system that hold programs, not sockets: kept when /run is hidden (NixOS runs from them).
+RUN_KEPT = ("/run/current-system", "/run/booted-system", "/run/wrappers", "/run/opengl-driver")
+
+
+def system_sockets_hidden(allowed: tuple[str, ...] = ()) -> list[str]:
+    """bwrap arguments that hide the system's sockets: /run (the docker socket, the system bus,
+    databases, systemd; /var/run leads there) becomes an empty folder, but for what programs need
+    (the resolver's file when /etc/resolv.conf leads into /run, NixOS's system folders) and the
+    sockets or folders the user allowed by path (`sandbox_sockets` in config.toml). /tmp (X11's
+    sockets) is private already; sockets without a path are out of reach without the network."""
+    args = ["--tmpfs", "/run"]
+    if os.path.isdir("/var/run") and not os.path.islink("/var/run"):
+        args += ["--tmpfs", "/var/run"]
+    resolver = os.path.realpath("/etc/resolv.conf")
+    kept = [p for p in (*RUN_KEPT, resolver) if p.startswith(("/run/", "/var/run/")) and os.path.exists(p)]
+    for path in kept:
+        args += ["--ro-bind", path, path]
+    for path in allowed:
+        if os.path.isabs(path) and os.path.exists(path):
+            args += ["--bind", path, path]
+    return args
+
+
 def hidden_folders(root: Path) -> list[Path]:
-    """Folders replaced by empty private ones: $HOME, the project's neighbours, our own folders,
-    the user's runtime folder (sockets). Outermost first; a folder is hidden once."""
+    """Folders replaced by empty private ones: $HOME and the account's own home folder (the password
+    database's, when $HOME says another), the project's neighbours, our own folders, the user's
+    runtime folder (sockets). Outermost first; a folder is hidden once."""
     home = Path(os.path.realpath(os.path.expanduser("~")))
     top = _project_top(root)
     candidates = [home, top.parent, paths.config_dir(), paths.data_dir(), paths.cache_dir(),
-                  Path(f"/run/user/{os.getuid()}")]
+                  Path(f"/run/user/{os.getuid()}"), *_account_home()]
     chosen: list[Path] = []
     for folder in sorted({Path(os.path.realpath(c)) for c in candidates}, key=lambda p: len(p.parts)):
         if str(folder) in SYSTEM_DIRS or root.is_relative_to(folder) and folder != home and folder != top.parent:
@@ -141,6 +172,15 @@ def hidden_folders(root: Path) -> list[Path]:
         if folder.is_dir():
             chosen.append(folder)
     return chosen
+
+
+def _account_home() -> list[Path]:
+    import pwd
+
+    try:
+        return [Path(pwd.getpwuid(os.getuid()).pw_dir)]
+    except (KeyError, OSError):
+        return []
 
 
 def _project_top(root: Path) -> Path:
@@ -214,10 +254,39 @@ def probe(root: str) -> str | None:
 
 
 async def ready(ctx: ToolContext) -> None:
-    """Run the probe (once) off the event loop, before `wrap` needs its answer."""
+    """Run the probe (once) and the workspace walk off the event loop, before `wrap` needs them."""
     root = ctx.workspace.root
-    if policy_of(ctx).mode != "off" and root is not None:
+    policy = policy_of(ctx)
+    if policy.mode != "off" and root is not None:
         await asyncio.to_thread(probe, str(root))
+        if policy.guard is None or policy.guard.root != Path(root):
+            policy.guard = Guard(Path(root))
+        await policy.guard.ready()
+
+
+def begin(ctx: ToolContext) -> None:
+    """A sandboxed process starts (what `wrap` made): missing protected names stay unmakeable until
+    the last one ends."""
+    guard = policy_of(ctx).guard
+    if guard is not None:
+        guard.begin()
+
+
+async def end(ctx: ToolContext, ended: bool = True) -> str:
+    """A sandboxed process ended (`ended`), or a command in a shell that stays open did: what
+    commands left that coder-tui disabled, as lines for the command's result (and warnings)."""
+    guard = policy_of(ctx).guard
+    if guard is None:
+        return ""
+    guard.warn = lambda message: ctx.emit(WarningEvent(message=message))
+    return "".join(f"note: {message}\n" for message in await guard.end(ended))
+
+
+async def close(ctx: ToolContext) -> None:
+    """The session ends: the last walk finishes (its warnings said), no mount point stays behind."""
+    guard = policy_of(ctx).guard
+    if guard is not None:
+        await guard.close()
 
 
 def wants_network(ctx: ToolContext, tool: str, command: str, asked: bool) -> bool:
@@ -238,7 +307,8 @@ def wrap(ctx: ToolContext, argv: list[str], network: bool) -> tuple[list[str], b
         return argv, False
     why = probe(str(root))
     if why is None:
-        return [*bwrap_args(Path(root), network), *argv], True
+        kept = policy.guard.binds() if policy.guard is not None else []
+        return [*bwrap_args(Path(root), network, kept, policy.sockets), *argv], True
     if policy.mode == "bwrap":
         raise ToolError(f"sandbox = \"bwrap\" but {why}; {INSTALL_HINT}, or set sandbox = \"off\"")
     if not policy.warned:

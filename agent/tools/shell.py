@@ -111,6 +111,16 @@ class BashExec(Tool):
         network = sandbox.wants_network(ctx, self.name, args.command, args.network)
         argv, sandboxed = sandbox.wrap(ctx, [default_shell(), "-c", args.command], network)
         note = sandbox.network_note(args.network, network) if sandboxed else ""
+        if sandboxed:
+            sandbox.begin(ctx)
+        try:
+            output = await self._run(ctx, argv, sandboxed, args)
+        finally:
+            if sandboxed:
+                note += await asyncio.shield(sandbox.end(ctx))
+        return note + output
+
+    async def _run(self, ctx: ToolContext, argv: list[str], sandboxed: bool, args: BashExecArgs) -> str:
         proc = await asyncio.create_subprocess_exec(
             *argv, cwd=str(ctx.workspace.root), env=child_env(ctx, sandboxed),
             stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
@@ -136,7 +146,7 @@ class BashExec(Tool):
             readers.cancel()
         status = (f"timed out after {args.timeout} s; the command's process group was killed"
                   if timed_out else f"exit code: {proc.returncode}")
-        return note + _format(status, out, err)
+        return _format(status, out, err)
 
 
 def _format(status: str, out: bytes, err: bytes) -> str:
@@ -156,6 +166,7 @@ class ShellSession:
     program: str
     proc: asyncio.subprocess.Process
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    sandbox_done: Any = None  # when sandboxed: what to call once it is closed (agent/tools/sandbox.py `end`)
 
     async def run(self, command: str, timeout: int) -> tuple[str, int | None]:
         """Run a command in the shell; (output, exit code); exit code None on timeout."""
@@ -222,8 +233,13 @@ class ShellManager:
         return self.sessions[session_id]
 
     async def close(self, session_id: str) -> None:
-        await self.get(session_id).close()
+        session = self.get(session_id)
         del self.sessions[session_id]
+        try:
+            await session.close()
+        finally:
+            if session.sandbox_done is not None:
+                await asyncio.shield(session.sandbox_done())
 
     async def close_all(self) -> None:
         for session_id in list(self.sessions):
@@ -283,8 +299,17 @@ class ShellOpen(Tool):
         def wrap(argv: list[str]) -> list[str]:
             return sandbox.wrap(ctx, argv, network)[0]
 
-        session = await shells(ctx).open(program, ctx.workspace.root, wrap,  # type: ignore[arg-type]
-                                         env=child_env(ctx, sandboxed), size=(args.rows, args.cols) if args.pty else None)
+        if sandboxed:
+            sandbox.begin(ctx)
+        try:
+            session = await shells(ctx).open(program, ctx.workspace.root, wrap,  # type: ignore[arg-type]
+                                             env=child_env(ctx, sandboxed), size=(args.rows, args.cols) if args.pty else None)
+        except BaseException:
+            if sandboxed:
+                await asyncio.shield(sandbox.end(ctx))
+            raise
+        if sandboxed:
+            session.sandbox_done = lambda: sandbox.end(ctx)  # the shell's sandbox ends when it is closed
         note = sandbox.network_note(args.network, network) if sandboxed else ""
         opened = f"{note}session_id: {session.id} ({session.program}, in {ctx.workspace.root})"
         if args.pty:
@@ -324,7 +349,8 @@ class ShellExec(Tool):
             except asyncio.CancelledError:
                 await manager.close(args.session_id)
                 raise
-        return f"exit code: {code}\n{cap(output) if output else '(no output)'}"
+        note = await sandbox.end(ctx, ended=False) if session.sandbox_done is not None else ""
+        return f"{note}exit code: {code}\n{cap(output) if output else '(no output)'}"
 
 
 class ShellCloseArgs(ToolArgs):
@@ -376,7 +402,8 @@ class ShellSend(Tool):
         if not isinstance(session, PtyShell):
             raise ToolError(f"shell {args.session_id} has no terminal: use shell_exec, or shell_open with pty=true")
         async with session.lock:
-            return cap(await session.send(args.keys, args.wait))
+            shown = cap(await session.send(args.keys, args.wait))
+        return (await sandbox.end(ctx, ended=False) if session.sandbox_done is not None else "") + shown
 
 
 SHELL_TOOLS: list[type[Tool]] = [BashExec, ShellOpen, ShellExec, ShellClose, ShellSend]

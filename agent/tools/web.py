@@ -5,15 +5,18 @@ by us, one at a time, only while they stay on the approved origin (scheme, host 
 http -> https upgrade of the same host is allowed). A redirect anywhere else (another host or
 port, which includes loopback, link-local and private addresses behind a public name) is not
 followed: the model is told where it pointed and may ask for that address with its own
-web_fetch call, which is approved (or blocked) on its own.
+web_fetch call, which is approved (or blocked) on its own. A page on a loopback, private or
+link-local address is asked for in every mode (agent/tools/webaddress.py).
 """
 
 from __future__ import annotations
 
+from typing import Any
 from urllib.parse import urljoin, urlparse
 
 from pydantic import Field
 
+from agent.tools import webaddress
 from agent.tools.base import Proposal, Tool, ToolArgs, ToolContext, ToolError
 
 MAX_BYTES = 2 * 1024 * 1024
@@ -51,14 +54,27 @@ class WebFetch(Tool):
 
     async def prepare(self, args: WebFetchArgs, ctx: ToolContext) -> Proposal:
         _check_url(args.url)
-        return Proposal(summary=f"fetch {args.url}", url=args.url)
+        local = await webaddress.local_addresses(args.url)
+        if not local:
+            return Proposal(summary=f"fetch {args.url}", url=args.url)
+        ctx.extras.setdefault("web_local", {})[args.url] = set(local)
+        why = (f"{urlparse(args.url).hostname} is a local or private address ({', '.join(local)}): "
+               "a page there is asked for in every mode")
+        return Proposal(summary=f"fetch {args.url} ({why})", url=args.url, always_ask=why)
 
     async def run(self, args: WebFetchArgs, ctx: ToolContext) -> str:
         import httpx
 
         _check_url(args.url)
+        allowed: set[str] = ctx.extras.get("web_local", {}).pop(args.url, set())
+        options: dict[str, Any] = {"transport": webaddress.transport(allowed)}
+        if webaddress.proxied(args.url):  # the proxy connects: the name is checked here, before
+            options = {}
+            if set(await webaddress.local_addresses(args.url)) - allowed:
+                raise ToolError(f"{args.url} now resolves to a local or private address that was not approved; "
+                                "fetch it again to be asked")
         try:
-            async with httpx.AsyncClient(follow_redirects=False, timeout=TIMEOUT) as client:
+            async with httpx.AsyncClient(follow_redirects=False, timeout=TIMEOUT, **options) as client:
                 body, cut, status, ctype, final_url = await _fetch(client, args.url)
         except httpx.HTTPError as exc:
             raise ToolError(f"could not fetch {args.url}: {type(exc).__name__}: {exc}") from None

@@ -39,6 +39,7 @@ class Decision:
 
     trusted: bool | None
     note: str = ""  # why a remembered answer does not apply
+    confirmed: list[str] | None = None  # what the trust covered (agent/workspace_input/grants.py digests)
 
 
 def decision(folder: Path, settings: dict[str, Any]) -> Decision:
@@ -53,8 +54,8 @@ def decision(folder: Path, settings: dict[str, Any]) -> Decision:
         if now != entry["identity"]:
             return Decision(None, f"{real} is not the folder you answered for (it was replaced since: "
                                   "identity changed); `coder-tui trust DIR` trusts it again")
-        return Decision(bool(entry["trusted"]))
+        return Decision(bool(entry["trusted"]), confirmed=entry.get("confirmed"))
     legacy = settings.get("trusted_folders", [])
     if any(os.path.realpath(item) == real for item in legacy):
-        return Decision(True)
+        return Decision(True)  # a path only, nothing confirmed: it covers a folder that grants nothing
     return Decision(None)

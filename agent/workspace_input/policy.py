@@ -12,13 +12,15 @@ untrusted folder covers it.
 
 from __future__ import annotations
 
+import fnmatch
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 MODE_RANK = {"plan": 0, "ask": 1, "allow": 2}
-# Tool selectors that let a profile run programs on the machine (exec tools, or everything).
-EXECUTING = frozenset({"exec", "*", "bash_exec", "shell_*", "shell_open", "shell_exec"})
+# The tools that run programs on the machine; a profile selector that names or matches one of them
+# (`exec`, `*`, `b*`, `?hell_*`) needs trust.
+EXEC_TOOLS = ("bash_exec", "shell_open", "shell_exec", "shell_send", "shell_close")
 NOT_TRUSTED = "the folder is not trusted; `coder-tui trust DIR` trusts it"
 
 
@@ -37,9 +39,11 @@ class Ignored:
 
 @dataclass(frozen=True)
 class Context:
-    """What a rule compares against: the mode the user chose (their config, or the default)."""
+    """What a rule compares against: the mode the user chose (their config, or the default) and
+    the settings their own config file gives (`Settings.given()`), which a lower layer may not widen."""
 
     base_mode: str = "ask"
+    user: Mapping[str, Any] = field(default_factory=dict)
 
 
 _DROP = object()
@@ -93,16 +97,62 @@ class StricterMode(Rule):
         return value, None
 
 
+def executing(selector: str) -> bool:
+    """Whether a profile's tool selector picks a tool that runs programs (by kind, name or glob)."""
+    return selector == "exec" or any(fnmatch.fnmatchcase(name, selector) for name in EXEC_TOOLS)
+
+
 class ToolsWithoutExec(Rule):
-    """Tool selectors: those that run programs (exec, `*`, shell tools) need trust."""
+    """Tool selectors: those that pick a tool that runs programs (exec, `*`, a shell tool's name or
+    any glob matching one) need trust."""
 
     kind = "tools"
 
     def check(self, value: Any, ctx: Context) -> tuple[Any, str | None]:
-        kept = [item for item in value if item not in EXECUTING]
+        kept = [item for item in value if not executing(str(item))]
         if len(kept) == len(value):
             return value, None
         return kept, "it would let the model run commands on your machine"
+
+
+class Limit(Rule):
+    """A limit (steps, cost, tokens): a lower layer may set one where the user's config sets none,
+    or lower the user's; never raise it."""
+
+    kind = "limit"
+
+    def __init__(self, key: str) -> None:
+        self.key = key
+
+    def check(self, value: Any, ctx: Context) -> tuple[Any, str | None]:
+        mine = ctx.user.get(self.key)
+        if mine is None or value is None or value <= mine:
+            return value, None
+        return _DROP, f"it would raise the limit your config sets ({self.key} = {mine!r})"
+
+
+class ToolLimits(Rule):
+    """`[tools.NAME]`: a lower layer may turn a tool off or lower its default timeout; it may not
+    turn on a tool the user's config turns off, nor raise a timeout the user's config sets."""
+
+    kind = "tool limits"
+
+    def check(self, value: Any, ctx: Context) -> tuple[Any, str | None]:
+        mine = ctx.user.get("tools") or {}
+        kept: dict[str, Any] = {}
+        why: list[str] = []
+        for name, table in dict(value).items():
+            user = mine.get(name) or {}
+            table = dict(table)
+            if table.get("enabled") is True and user.get("enabled") is False:
+                table.pop("enabled")
+                why.append("it would turn on a tool your config turns off")
+            if None not in (table.get("timeout"), user.get("timeout")) and table["timeout"] > user["timeout"]:
+                table.pop("timeout")
+                why.append("it would raise a tool timeout your config sets")
+            if table:
+                kept[name] = table
+        return (value, None) if not why else (kept, "; ".join(dict.fromkeys(why)))
 
 
 class TighterRules(Rule):
@@ -140,6 +190,7 @@ CONFIG = InputKind("workspace config", ".coder-tui.toml", "agent.config:Settings
     "sandbox": NeedsTrust("it would change how shell commands are confined"),
     "sandbox_network": NeedsTrust("it would give shell commands network access"),
     "shell_env": NeedsTrust("it would pass your environment variables to shell commands"),
+    "sandbox_sockets": NeedsTrust("it would let shell commands reach sockets of your system"),
     "room": NeedsTrust("only your own config decides what room participants may make the agent do"),
     "fleet": NeedsTrust("only your own config chooses the fleet's broker and its workers' limits"),
     "trusted_folders": NeedsTrust("only your own config can trust folders"),
@@ -153,10 +204,10 @@ CONFIG = InputKind("workspace config", ".coder-tui.toml", "agent.config:Settings
     "mode": StricterMode(),
     "permissions": TighterRules(),
     "hooks": NeedsTrust(HOOKS_WHY),
-    "max_steps": Harmless(), "timeout": Harmless(), "max_retries": Harmless(), "theme": Harmless(),
-    "context_window": Harmless(), "max_cost": Harmless(), "max_tokens": Harmless(),
-    "tool_calling": Harmless(), "map_tokens": Harmless(), "workflow": Harmless(),
-    "tools": Harmless(),  # per tool: turn one off, or its default timeout (limits, never a new power)
+    "max_steps": Limit("max_steps"), "max_cost": Limit("max_cost"), "max_tokens": Limit("max_tokens"),
+    "timeout": Harmless(), "max_retries": Harmless(), "theme": Harmless(),
+    "context_window": Harmless(), "tool_calling": Harmless(), "map_tokens": Harmless(), "workflow": Harmless(),
+    "tools": ToolLimits(),  # per tool: turn one off, or lower its default timeout (never a new power)
     "vision": Harmless(), "notifications": Harmless(),  # a request refused, a notice shown: no program named
     "host": Harmless(),  # `run` reads it from your own config.toml only (agent/frontends/hostrun.py)
 })
@@ -209,10 +260,10 @@ def screen(kind: InputKind, values: Mapping[str, Any], source: str, ctx: Context
         result, why = kind.fields.get(key, UNKNOWN).check(value, ctx)
         if why is not None:
             dropped = [v for v in value if v not in result] if result is not _DROP and isinstance(value, list) else value
-            name = key
+            parts = [(key, dropped)]
             if result is not _DROP and isinstance(value, dict):  # a table kept in part: name what was not
-                name, dropped = next((f"{key}.{k}", v) for k, v in value.items() if k not in result)
-            ignored.append(Ignored(show(name, dropped), why, source))
+                parts = [(f"{key}.{k}", v) for k, v in value.items() if result.get(k) != v] or parts
+            ignored.extend(Ignored(show(name, part), why, source) for name, part in parts)
         if result is not _DROP:
             kept[key] = result
     return kept, ignored

@@ -52,9 +52,11 @@ def test_a_provider_key_alone_picks_a_default_model(tmp_path: Path) -> None:
     ("[tools.bash_exec]\ntimout = 5\n", "key `tools.bash_exec.timout`: Extra inputs are not permitted"),
 ])
 def test_bad_files_name_file_and_key(tmp_path: Path, text: str, message: str) -> None:
+    """A folder you trust: its broken file stops the run (an untrusted one's is skipped with a warning,
+    tests/security/test_trust_lows.py)."""
     _write(tmp_path / ".coder-tui.toml", text)
     with pytest.raises(ConfigError, match=message.replace("(", r"\(").replace(")", r"\)")) as info:
-        load_config(tmp_path, {}, environ={})
+        load_config(tmp_path, {}, environ={}, trust=True)
     assert ".coder-tui.toml" in str(info.value)
 
 

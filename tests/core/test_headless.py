@@ -122,8 +122,8 @@ def test_usage_errors_exit_2_with_one_line(ws: Path, isolated_home: Path, args: 
 
 def test_bad_config_file_names_the_file_and_key(ws: Path, isolated_home: Path) -> None:
     (ws / ".coder-tui.toml").write_text('model = "openai/x"\nmax_step = 3\n')
-    done = subprocess.run(cli("run", "hi", "--workspace", str(ws)), env=cli_env(isolated_home),
-                          capture_output=True, text=True, timeout=60)
+    done = subprocess.run(cli("run", "hi", "--workspace", str(ws), "--trust"), env=cli_env(isolated_home),
+                          capture_output=True, text=True, timeout=60)  # a folder you trust (else: skipped, said)
     assert done.returncode == 2 and ".coder-tui.toml: key `max_step`: Extra inputs are not permitted" in done.stderr
 
 

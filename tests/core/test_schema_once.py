@@ -25,9 +25,10 @@ def test_the_approval_request_and_its_event_declare_no_field_of_the_other() -> N
     assert {"approval_id", "call_id", "tool", "args", "kind", "summary", "command", "cwd", "timeout",
             "url"} == details
     assert own_fields(ApprovalRequired) == {"type", "files"}
-    assert own_fields(ApprovalRequest) == {"changes"}
+    # the request's per-file facts (the changes, and what each file is to coder-tui) become the event's `files`
+    assert own_fields(ApprovalRequest) == {"changes", "protected"}
     assert set(ApprovalRequired.model_fields) == details | {"type", "files"}
-    assert set(ApprovalRequest.model_fields) == details | {"changes"}
+    assert set(ApprovalRequest.model_fields) == details | {"changes", "protected"}
 
 
 def test_the_event_of_a_request_carries_every_detail_and_the_diffs() -> None:

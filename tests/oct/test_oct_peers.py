@@ -10,6 +10,7 @@ from pathlib import Path
 
 from aiohttp import web
 
+from agent.approval import Decision
 from tests.fakellm import Reply, call
 from tests.oct.test_oct_agent import rig, wait_for  # noqa: F401 - the fixture
 from tests.threaded import ThreadedApp
@@ -64,11 +65,15 @@ async def test_the_rooms_settings_grant_the_network_and_the_operator_is_not_limi
     hits: list[str] = []
     service = internal_service(hits)
     try:
-        r = await rig(mode="allow", room_settings={"allow_network": True})
+        r = await rig(mode="allow", room_settings={"allow_network": True},
+                      decisions=[Decision("allow_once")])  # a loopback page is asked for in every mode
         r.llm.script(Reply(tool_calls=[call("web_fetch", url=f"{service.base_url}/secret")]), Reply(text="fetched"),
                      Reply(tool_calls=[call("schedule_task", description="tidy", delay_seconds=3600)]),
                      Reply(text="scheduled"))
         r.host.send(cmd="chat", text="@agent fetch it")
+        proposal = (await r.host.expect("chat"))["text"]  # asked (the operator allows it): a loopback page
+        assert proposal.startswith("Proposal 1") and "local or private address" in proposal
+        assert (await r.host.expect("chat"))["text"] == "Proposal 1 approved by the person running coder-tui."
         assert (await r.host.expect("chat"))["text"] == "fetched"
         r.agent.ask("schedule a tidy-up")  # the operator, typing into coder-tui itself
         await wait_for(lambda: r.agent.answered >= 2)

@@ -57,8 +57,8 @@ def test_profiles_command_lists_and_validates(tmp_path: Path, isolated_home: Pat
     assert "* tests" in done.stdout and "  reviewer" in done.stdout and "stream · tools: none" in done.stdout
     assert "ignored tools = ['exec'] in " in done.stderr and "profile = 'reviewer'" in done.stderr
     (folder / "broken.toml").write_text("max_steps = -1\n")
-    done = run(isolated_home, "profiles", "--workspace", str(tmp_path))
-    assert done.returncode == 2 and f"{folder / 'broken.toml'}: field `max_steps`" in done.stderr
+    done = run(isolated_home, "profiles", "--workspace", str(tmp_path))  # untrusted: skipped, said
+    assert done.returncode == 0 and f"the whole profile in {folder / 'broken.toml'}: field `max_steps`" in done.stderr
 
 
 def test_mcp_command_lists_servers_state_and_tools(tmp_path: Path, isolated_home: Path) -> None:

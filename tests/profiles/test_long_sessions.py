@@ -12,6 +12,7 @@ from aiohttp import web
 from agent.compaction import SUMMARY_HEADER, SUMMARY_PROMPT, choose_cut
 from agent.session.record import SessionStore, load
 from agent.tools.web import EXTRACT_PROMPT
+from agent.approval import Decision
 from tests.fakellm import Reply, call
 from tests.threaded import ThreadedApp
 
@@ -194,7 +195,7 @@ def docs_site() -> Any:
 
 
 async def test_web_fetch_prompt_has_the_small_model_extract_the_answer(make_session: Any, docs_site: Any) -> None:
-    h = make_session(small_model="openai/small-model")
+    h = make_session(small_model="openai/small-model", decisions=[Decision("allow_once")])  # loopback: asked
     url = f"{docs_site.base_url}/docs"
     h.script(Reply(tool_calls=[call("web_fetch", url=url, prompt="what does frob return?")]),
              Reply(text="frob(a, b) returns a + b."), Reply(text="It adds."))

@@ -51,12 +51,17 @@ def test_a_different_folder_at_the_same_path_is_not_trusted(tmp_path: Path, isol
     assert "replaced since: not applied" in run_cli(isolated_home, "trust", "--list").stdout
 
 
-def test_older_path_only_entries_are_honoured_until_revoked(tmp_path: Path, isolated_home: Path) -> None:
+def test_older_path_only_entries_are_confirmed_once_then_revocable(tmp_path: Path, isolated_home: Path) -> None:
+    """A path-only entry never recorded what the folder held: what it grants waits for one confirmation
+    (issue 34: a trust covers what the user saw when giving it)."""
     ws = write_files(tmp_path / "proj", {".coder-tui.toml": FILE})
     paths.user_config_file().parent.mkdir(parents=True, exist_ok=True)
     paths.user_config_file().write_text(f'trusted_folders = ["{ws}"]\n')
-    assert load_config(ws, {}, environ={}).workspace_trusted
+    config = load_config(ws, {}, environ={})
+    assert not config.workspace_trusted and any("confirm it once" in str(item) for item in config.ignored)
     assert "path only" in run_cli(isolated_home, "trust", "--list").stdout
+    assert run_cli(isolated_home, "trust", str(ws)).returncode == 0
+    assert load_config(ws, {}, environ={}).workspace_trusted
     assert run_cli(isolated_home, "trust", "--revoke", str(ws)).returncode == 0
     assert not load_config(ws, {}, environ={}).workspace_trusted
 

@@ -134,6 +134,10 @@ class ApprovalPanel(Vertical, can_focus=True):
             if why := edit_reason(request):  # the tool schema promises the model's reason is shown
                 yield Static(Content.assemble(("why: ", "$text-muted"), line(why)), id="approval-reason",
                              classes="approval-fact")
+            for path, what in getattr(request, "protected", {}).items():  # coder-tui's own configuration
+                yield Static(Content.assemble(("protected: ", "bold $warning"), (
+                    f"{line(path)} is {what}: asked in every mode; what it would let the agent do applies once "
+                    "you confirm it (`coder-tui trust`)", "$warning")), classes="approval-fact approval-protected")
             yield DiffView(files, split=self._split, id="approval-diff")
         else:
             yield VerticalScroll(*self._request_details(), id="approval-details")

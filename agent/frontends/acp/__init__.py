@@ -109,6 +109,8 @@ class AcpAgent:
         in the session host first (`_meta.coder-tui.live`)."""
         from agent.host.client import live_sessions
 
+        if cwd:
+            _folder(cwd)
         start = int(cursor) if cursor and cursor.isdigit() else 0
         live = {row["session_id"]: row for row in await live_sessions() or []}  # never starts a host
         sessions, more = await asyncio.to_thread(recorded_sessions, cwd, start, live)
@@ -140,6 +142,8 @@ class AcpAgent:
 
 
 def _folder(cwd: str) -> Path:
+    if "\0" in cwd:  # no path holds one: an answer, not a traceback from the file system calls
+        raise RequestError.invalid_params({"cwd": cwd, "message": "cwd holds a NUL byte, which no path can"})
     path = Path(cwd)
     if not path.is_absolute():
         raise RequestError.invalid_params({"cwd": cwd, "message": "cwd must be an absolute path"})

@@ -163,7 +163,8 @@ def approval_data(event: ev.ApprovalRequired) -> Data:
         data["reason"] = str(event.args.get("reason") or "")
     if event.files:
         data["files"] = [{"file": f.path, "diff": f.diff, "hunks": f.hunks, "created": f.created,
-                          "deleted": f.deleted} for f in event.files]
+                          "deleted": f.deleted, **({"protected": f.protected} if f.protected else {})}
+                         for f in event.files]
     if event.command is not None:
         data["command"] = event.command
         data["cwd"] = event.cwd
