@@ -13,11 +13,25 @@ A reply's reasoning arrives as `reasoning_content` deltas and, from Anthropic, a
 tool-use loop to start with them; they are sent only to providers that accept them, and only
 while reasoning is on. Reasoning text without blocks is kept as `reasoning_content` for the
 record and the replay, and never sent back.
+
+Anthropic's rules for thinking in a conversation (its extended-thinking and tool-use docs): a
+block comes back byte for byte or not at all (a changed one is refused: "cannot be modified",
+"Invalid `signature`"); blocks of past turns may be left out; with thinking on, the last assistant
+turn, when it called tools, must start with its blocks, so one tool loop keeps one thinking
+setting. Two consequences here:
+- `for_record`: a block that masking a secret would change is not written to the session file;
+  its text is kept (masked) as `reasoning_content`, and the turn goes back without blocks;
+- `request_level`: while a Claude tool loop goes on whose last turn has no blocks (begun with
+  reasoning off, by another model, or resumed without its blocks), requests go with thinking off
+  until the model ends the loop; the next loop thinks at the level asked for (`held_note` says so).
 """
 
 from __future__ import annotations
 
+import json
 from typing import Any, Literal, get_args
+
+from agent.secrets import contains_secret
 
 Level = Literal["off", "low", "medium", "high"]
 LEVELS: tuple[str, ...] = get_args(Level)
@@ -119,6 +133,59 @@ def provider_keeps_blocks(model: str) -> bool:
     from agent.llm.routing import provider_prefix
 
     return provider_prefix(model) in BLOCK_PROVIDERS
+
+
+def signs_thinking(model: str, messages: list[dict[str, Any]]) -> bool:
+    """Whether `model` is a Claude that signs its thinking: Anthropic's API, or Bedrock, Vertex and a
+    LiteLLM proxy when the name says Claude or the conversation already holds its blocks (a proxy
+    alias that names no Claude is known only once it has sent blocks)."""
+    from agent.llm.routing import provider_prefix
+
+    provider = provider_prefix(model)
+    if provider == "anthropic":
+        return True
+    return provider in BLOCK_PROVIDERS and ("claude" in model.lower() or any(m.get("thinking_blocks") for m in messages))
+
+
+def loop_without_thinking(messages: list[dict[str, Any]], model: str) -> bool:
+    """Whether the conversation ends inside a Claude tool loop whose last assistant turn (consecutive
+    assistant messages, as Anthropic merges them) called tools without starting with thinking blocks."""
+    last = next((i for i in range(len(messages) - 1, -1, -1) if messages[i].get("role") == "assistant"), None)
+    if last is None:
+        return False
+    first = last
+    while first > 0 and messages[first - 1].get("role") == "assistant":
+        first -= 1
+    turn = messages[first : last + 1]
+    return (any(m.get("tool_calls") for m in turn) and not turn[0].get("thinking_blocks")
+            and signs_thinking(model, messages))
+
+
+def request_level(messages: list[dict[str, Any]], model: str, level: str) -> str:
+    """The level a request goes with: `level`, or "off" while a Claude tool loop without thinking goes
+    on (Anthropic refuses thinking there: the last turn must start with its blocks)."""
+    return "off" if level != "off" and loop_without_thinking(messages, model) else level
+
+
+def held_note(model: str, level: str) -> str:
+    """What the user is told when `level` waits for the end of the current tool loop."""
+    return (f"reasoning {level} starts when {model} ends the tool loop it is in: that loop's calls were made "
+            "without thinking it can be sent back, and Anthropic refuses a change of thinking inside a tool "
+            "loop, so until then it works without thinking")
+
+
+def for_record(message: dict[str, Any]) -> dict[str, Any]:
+    """An assistant message as the session file keeps it. Secrets are masked in the file, and a signed
+    block changed by the mask would be refused when a resumed session sends it back: a message whose
+    blocks hold a secret (text, signature or redacted data) keeps no blocks, only its reasoning as
+    text (masked with the rest of the line). Resumed, Anthropic takes that turn without its blocks
+    (a past turn), or the tool loop it leaves open goes on without thinking (`request_level`)."""
+    blocks = message.get("thinking_blocks")
+    if not blocks or not contains_secret(json.dumps(blocks, ensure_ascii=False)):
+        return message
+    kept = {k: v for k, v in message.items() if k != "thinking_blocks"}
+    kept["reasoning_content"] = shown_text(message)
+    return kept
 
 
 def for_request(messages: list[dict[str, Any]], model: str, level: str) -> list[dict[str, Any]]:

@@ -288,15 +288,28 @@ class AgentSession:
         return complete
 
     async def _note_reasoning(self, model: str) -> None:
-        """Say once when the reasoning asked for cannot reach the model (agent/llm/reasoning.py)."""
-        from agent.llm.reasoning import takes_effort, unsupported_note
+        """Say once when the reasoning asked for cannot reach the model, and each turn that starts
+        inside a tool loop that must go on without thinking (agent/llm/reasoning.py)."""
+        from agent.llm.reasoning import held_note, takes_effort, unsupported_note
 
         key = (model, self.config.reasoning)
-        if key[1] == "off" or key in self._reasoning_noted:
+        if key[1] == "off":
+            return
+        if self.reasoning_held(model):
+            self.emit(WarningEvent(message=held_note(*key)))
+        if key in self._reasoning_noted:
             return
         self._reasoning_noted.add(key)
         if not takes_effort(model):  # the model's facts, read without litellm
             self.emit(WarningEvent(message=unsupported_note(*key)))
+
+    def reasoning_held(self, model: str | None = None) -> bool:
+        """Whether the reasoning level waits for the end of the tool loop the conversation is in (a
+        Claude loop whose last calls came without thinking blocks: agent/llm/reasoning.py)."""
+        from agent.llm.reasoning import loop_without_thinking
+
+        model = model or self.config.model
+        return self.config.reasoning != "off" and model is not None and loop_without_thinking(self.messages, model)
 
     def check_images(self) -> None:
         """ImageError naming the model when it does not take images (agent/images.py)."""
