@@ -124,3 +124,37 @@ async def test_acp_sends_the_reasoning_as_thought_chunks(isolated_home: Path, an
         await again.stop()
     assert [t.split(":")[0] for t in replayed] == ["Step 1", "[redacted thinking]\n\nStep 2", "Step 3",
                                                    "All three read; time to answer."]
+
+
+async def test_acp_loading_a_stopped_tool_loop_with_reasoning_on_says_when_it_starts(isolated_home: Path,
+                                                                                      tmp_path: Path) -> None:
+    """ACP's way to change the level: load the session with another `--reasoning`. A Claude tool loop
+    the step limit left open without thinking goes on without it (the strict server would refuse
+    thinking there), and the editor is told when the level starts."""
+    from agent.llm.reasoning import held_note
+    from tests.fakellm import Reply, call
+
+    root = write_files(tmp_path / "ws", FILES)
+    with FakeAnthropic(Reply(tool_calls=[call("read_file", file_path="a.txt")]), Reply(text="a holds 1.")) as server:
+        first = await AcpClient(isolated_home, server, "--mode", "allow", "--max-steps", "1").start()  # type: ignore[arg-type]
+        try:
+            await first.initialize(fs=False)
+            sid = (await first.request("session/new", {"cwd": str(root), "mcpServers": []}))["sessionId"]
+            stopped = await first.request("session/prompt", {"sessionId": sid, "prompt": [
+                {"type": "text", "text": "read a"}]}, timeout=120)
+        finally:
+            await first.stop()
+        again = await AcpClient(isolated_home, server, "--mode", "allow", "--reasoning", "high").start()  # type: ignore[arg-type]
+        try:
+            await again.initialize(fs=False)
+            await again.request("session/load", {"sessionId": sid, "cwd": str(root), "mcpServers": []})
+            start = len(again.seen)
+            result = await again.request("session/prompt", {"sessionId": sid, "prompt": [
+                {"type": "text", "text": "go on"}]}, timeout=120)
+            said = "".join(u["content"]["text"] for u in again.updates(sid, "agent_message_chunk", start))
+        finally:
+            await again.stop()
+    assert stopped["stopReason"] == "max_turn_requests"
+    assert server.rejected == [] and result["stopReason"] == "end_turn"
+    assert "thinking" not in server.requests[-1]
+    assert f"⚠ {held_note(server.model, 'high')}" in said and "a holds 1." in said
