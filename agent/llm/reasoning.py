@@ -12,7 +12,8 @@ A reply's reasoning arrives as `reasoning_content` deltas and, from Anthropic, a
 (`thinking_blocks`, litellm's name) because Anthropic requires the last assistant turn of a
 tool-use loop to start with them; they are sent only to providers that accept them, and only
 while reasoning is on. Reasoning text without blocks is kept as `reasoning_content` for the
-record and the replay, and never sent back.
+record and the replay, and sent back only to DeepSeek, on tool-call turns (its thinking mode
+requires it there).
 
 Anthropic's rules for thinking in a conversation (its extended-thinking and tool-use docs): a
 block comes back byte for byte or not at all (a changed one is refused: "cannot be modified",
@@ -39,6 +40,10 @@ LEVELS: tuple[str, ...] = get_args(Level)
 # its blocks), litellm's Bedrock and Vertex adapters, and a LiteLLM proxy (which does the same
 # for the Claude behind it: without them its second tool-loop request is refused).
 BLOCK_PROVIDERS = ("anthropic", "bedrock", "vertex_ai", "litellm_proxy")
+# Providers that take the reasoning text of a tool-call turn back: DeepSeek, whose thinking mode (on
+# by default) refuses a request whose tool-call turns lack it ("The `reasoning_content` in the
+# thinking mode must be passed back to the API"); a turn without one (another model's) sends "".
+TEXT_PROVIDERS = ("deepseek",)
 PRIVATE_KEYS = ("thinking_blocks", "reasoning_content")
 # Anthropic's thinking budgets per level (litellm's own: the same request on either path)
 BUDGETS = {"low": 1024, "medium": 2048, "high": 4096}
@@ -191,16 +196,26 @@ def for_record(message: dict[str, Any]) -> dict[str, Any]:
 def for_request(messages: list[dict[str, Any]], model: str, level: str) -> list[dict[str, Any]]:
     """The conversation as `model` may receive it: thinking blocks only for a provider that takes
     them back while reasoning is on (another provider rejects foreign blocks, and Anthropic rejects
-    thinking blocks when thinking is off), reasoning text never. Messages without either are
-    passed as they are (no copy of a long history for nothing)."""
+    thinking blocks when thinking is off), reasoning text only on DeepSeek's tool-call turns.
+    Messages with nothing to take out or add are passed as they are (no copy of a long history for
+    nothing)."""
+    from agent.llm.routing import provider_prefix
+
     keep = level != "off" and provider_keeps_blocks(model)
-    if not any(key in message for message in messages for key in PRIVATE_KEYS):
+    text = provider_prefix(model) in TEXT_PROVIDERS
+    if not any(_private(message, text) for message in messages):
         return messages
-    out = []
-    for message in messages:
-        if any(key in message for key in PRIVATE_KEYS):
-            message = {k: v for k, v in message.items() if k == "thinking_blocks" and keep or k not in PRIVATE_KEYS}
-        out.append(message)
+    return [_sent(message, keep, text) if _private(message, text) else message for message in messages]
+
+
+def _private(message: dict[str, Any], text: bool) -> bool:
+    return any(key in message for key in PRIVATE_KEYS) or (text and bool(message.get("tool_calls")))
+
+
+def _sent(message: dict[str, Any], keep: bool, text: bool) -> dict[str, Any]:
+    out = {k: v for k, v in message.items() if k == "thinking_blocks" and keep or k not in PRIVATE_KEYS}
+    if text and message.get("tool_calls"):
+        out["reasoning_content"] = str(message.get("reasoning_content") or "")
     return out
 
 

@@ -123,3 +123,43 @@ async def test_reasoning_turned_on_inside_a_tool_loop_starts_with_the_next_loop(
     assert stopped.completion_reason == "max_steps" and (held, after_loop) == (True, False)
     assert [thinks(server, body) for body in server.requests] == [False, False, False, True, True]
     assert [e.message for e in h.of("warning")] == [held_note(server.model, "high")]
+
+
+@pytest.mark.parametrize("model_path", ["auto", "litellm"])
+async def test_deepseek_gets_the_reasoning_of_its_tool_call_turns_back(tmp_path: Path, model_path: str) -> None:
+    """DeepSeek's thinking mode (on by default, whatever the level) refuses a request whose tool-call
+    turns lack their `reasoning_content`; a resumed one gets it as the file kept it (masked)."""
+    from tests.fake_deepseek import FakeDeepSeek
+
+    with FakeDeepSeek(read("a.txt", f"The token {SECRET} is in .env; read a.txt first."), read("b.txt", "Now b."),
+                      Reply(reasoning="Both read.", text="a and b hold 1 and 2.")) as server:
+        first = harness(server, tmp_path / "ws", reasoning="off", model_path=model_path)
+        try:
+            done = await first.run("read a and b")
+        finally:
+            await first.session.close()
+        server.script(read("c.txt", "Now c."), Reply(reasoning="Done.", text="c holds 3."))
+        again = harness(server, tmp_path / "ws", resume=first.session.session_id, model_path=model_path)
+        try:
+            after = await again.run("and c?")
+        finally:
+            await again.session.close()
+    assert refusals(server) == [] and (done.success, after.success) == (True, True)
+    sent = [m for m in server.requests[-1]["messages"] if m["role"] == "assistant" and m.get("tool_calls")]
+    assert [m["reasoning_content"] for m in sent] == [
+        "The token [redacted] is in .env; read a.txt first.", "Now b.", "Now c."]
+
+
+async def test_deepseek_gets_an_empty_reasoning_for_another_models_tool_call_turn() -> None:
+    from agent.llm import LLM
+    from tests.core.test_reasoning import KEY, TOOLS
+    from tests.fake_deepseek import FakeDeepSeek
+
+    foreign = {"role": "assistant", "content": None, "tool_calls": [
+        {"id": "call_1", "type": "function", "function": {"name": "read_file", "arguments": '{"file_path": "a.txt"}'}}]}
+    history = [{"role": "user", "content": "read a"}, foreign, {"role": "tool", "tool_call_id": "call_1", "content": "1"}]
+    with FakeDeepSeek(Reply(reasoning="It holds 1.", text="a holds 1.")) as server:
+        reply = await LLM(server.model, server.url, KEY, max_retries=0).complete(history, TOOLS, lambda t: None,
+                                                                                lambda *a: None)
+    assert refusals(server) == [] and reply.text == "a holds 1."
+    assert server.requests[0]["messages"][1]["reasoning_content"] == ""
