@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 
 
 async def reasoning_command(app: CoderApp, arg: str) -> None:
-    from agent.llm.reasoning import LEVELS, held_note, parse_level
+    from agent.llm.reasoning import LEVELS, parse_level
 
     transcript = app.query_one(Transcript)
     session = app.bridge.session
@@ -38,5 +38,5 @@ async def reasoning_command(app: CoderApp, arg: str) -> None:
     later = " from the next prompt" if app.bridge.running else ""
     transcript.notice(f"reasoning: {level}{later} (this session; set `reasoning` in the config file to keep it)",
                       "info")
-    if not app.bridge.running and session.reasoning_held():  # a stopped Claude tool loop goes on first
-        transcript.notice(held_note(session.model or "the model", level), "warning")
+    if not app.bridge.running:  # a stopped Claude tool loop goes on first: the session says so (once)
+        session.note_reasoning_held()

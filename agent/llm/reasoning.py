@@ -174,9 +174,9 @@ def request_level(messages: list[dict[str, Any]], model: str, level: str) -> str
 
 def held_note(model: str, level: str) -> str:
     """What the user is told when `level` waits for the end of the current tool loop."""
-    return (f"reasoning {level} starts when {model} ends the tool loop it is in: that loop's calls were made "
-            "without thinking it can be sent back, and Anthropic refuses a change of thinking inside a tool "
-            "loop, so until then it works without thinking")
+    return (f"reasoning {level} starts when {model} finishes the tool calls it is in the middle of: they were "
+            "made without thinking that can be sent back, and Anthropic refuses thinking there; until then it "
+            "works without thinking")
 
 
 def for_record(message: dict[str, Any]) -> dict[str, Any]:

@@ -288,28 +288,33 @@ class AgentSession:
         return complete
 
     async def _note_reasoning(self, model: str) -> None:
-        """Say once when the reasoning asked for cannot reach the model, and each turn that starts
-        inside a tool loop that must go on without thinking (agent/llm/reasoning.py)."""
-        from agent.llm.reasoning import held_note, takes_effort, unsupported_note
+        """Say once when the reasoning asked for cannot reach the model, or waits for the end of the
+        tool loop the conversation is in (agent/llm/reasoning.py)."""
+        from agent.llm.reasoning import takes_effort, unsupported_note
 
         key = (model, self.config.reasoning)
         if key[1] == "off":
             return
-        if self.reasoning_held(model):
-            self.emit(WarningEvent(message=held_note(*key)))
+        self.note_reasoning_held(model)
         if key in self._reasoning_noted:
             return
         self._reasoning_noted.add(key)
         if not takes_effort(model):  # the model's facts, read without litellm
             self.emit(WarningEvent(message=unsupported_note(*key)))
 
-    def reasoning_held(self, model: str | None = None) -> bool:
-        """Whether the reasoning level waits for the end of the tool loop the conversation is in (a
-        Claude loop whose last calls came without thinking blocks: agent/llm/reasoning.py)."""
-        from agent.llm.reasoning import loop_without_thinking
+    def note_reasoning_held(self, model: str | None = None) -> bool:
+        """Say, once per tool loop, that the level waits for the end of the loop the conversation is
+        in (a Claude loop whose last calls came without thinking blocks); whether it waits."""
+        from agent.llm.reasoning import held_note, loop_without_thinking
 
-        model = model or self.config.model
-        return self.config.reasoning != "off" and model is not None and loop_without_thinking(self.messages, model)
+        model, level = model or self.config.model, self.config.reasoning
+        if level == "off" or model is None or not loop_without_thinking(self.messages, model):
+            return False
+        last = max(i for i, m in enumerate(self.messages) if m.get("role") == "assistant")
+        if (key := (f"held after message {last}", level)) not in self._reasoning_noted:
+            self._reasoning_noted.add(key)
+            self.emit(WarningEvent(message=held_note(model, level)))
+        return True
 
     def check_images(self) -> None:
         """ImageError naming the model when it does not take images (agent/images.py)."""

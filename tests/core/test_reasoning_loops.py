@@ -113,9 +113,9 @@ async def test_reasoning_turned_on_inside_a_tool_loop_starts_with_the_next_loop(
         try:
             stopped = await h.run("read a and b")  # two calls, then the step limit: the loop is open
             h.session.reasoning = "high"
-            held = h.session.reasoning_held()
+            held = h.session.note_reasoning_held()
             ended = await h.run("go on")
-            after_loop = h.session.reasoning_held()
+            after_loop = h.session.note_reasoning_held()
             done = await h.run("and c?")
         finally:
             await h.session.close()

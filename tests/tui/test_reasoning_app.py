@@ -99,8 +99,8 @@ async def test_the_last_reasoning_stops_thinking_when_the_turn_ends(make_app: An
 
 
 async def test_reasoning_turned_on_after_a_stopped_tool_loop_says_when_it_starts(make_app: Any, workspace: Path) -> None:
-    """The step limit leaves a Claude tool loop open without thinking: `/reasoning high` says the level
-    starts when that loop ends, and the prompt that continues it is accepted (without thinking)."""
+    """The step limit leaves a Claude tool loop open without thinking: `/reasoning high` says (once) the
+    level starts when that loop ends, and the prompt that continues it is accepted (without thinking)."""
     from agent import paths
     from agent.llm.reasoning import held_note
     from tests.fakellm import call
@@ -123,5 +123,7 @@ async def test_reasoning_turned_on_after_a_stopped_tool_loop_says_when_it_starts
             await submit(pilot, "go on")
             await wait_for(pilot, lambda: anthropic.remaining == 0 and status.state == "idle", timeout=90,
                            what="the loop to end")
+            again = [n for n in app.query("Notice") if n.message == note]  # the turn that went on
+    assert again == []  # said when the level changed, not again when the loop went on
     assert anthropic.rejected == []
     assert "thinking" not in anthropic.requests[-1]
