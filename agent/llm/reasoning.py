@@ -172,6 +172,15 @@ def request_level(messages: list[dict[str, Any]], model: str, level: str) -> str
     return "off" if level != "off" and loop_without_thinking(messages, model) else level
 
 
+def held(messages: list[dict[str, Any]], model: str, level: str) -> tuple[str, str] | None:
+    """When `level` waits for the end of the tool loop the conversation is in (`request_level`): a
+    key naming that loop and the level (a note about it is said once), else None."""
+    if level == "off" or not loop_without_thinking(messages, model):
+        return None
+    last = max(i for i, m in enumerate(messages) if m.get("role") == "assistant")
+    return f"tool loop after message {last}", level
+
+
 def held_note(model: str, level: str) -> str:
     """What the user is told when `level` waits for the end of the current tool loop."""
     return (f"reasoning {level} starts when {model} finishes the tool calls it is in the middle of: they were "

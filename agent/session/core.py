@@ -303,18 +303,16 @@ class AgentSession:
             self.emit(WarningEvent(message=unsupported_note(*key)))
 
     def note_reasoning_held(self, model: str | None = None) -> bool:
-        """Say, once per tool loop, that the level waits for the end of the loop the conversation is
-        in (a Claude loop whose last calls came without thinking blocks); whether it waits."""
-        from agent.llm.reasoning import held_note, loop_without_thinking
+        """Whether the level waits for the end of the tool loop the conversation is in, said once per
+        loop (agent/llm/reasoning.py `held`)."""
+        from agent.llm.reasoning import held, held_note
 
-        model, level = model or self.config.model, self.config.reasoning
-        if level == "off" or model is None or not loop_without_thinking(self.messages, model):
-            return False
-        last = max(i for i, m in enumerate(self.messages) if m.get("role") == "assistant")
-        if (key := (f"held after message {last}", level)) not in self._reasoning_noted:
+        model = model or self.config.model
+        key = held(self.messages, model, self.config.reasoning) if model else None
+        if key is not None and model and key not in self._reasoning_noted:
             self._reasoning_noted.add(key)
-            self.emit(WarningEvent(message=held_note(model, level)))
-        return True
+            self.emit(WarningEvent(message=held_note(model, self.config.reasoning)))
+        return key is not None
 
     def check_images(self) -> None:
         """ImageError naming the model when it does not take images (agent/images.py)."""
