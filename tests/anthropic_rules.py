@@ -12,8 +12,11 @@ error texts it answers with (status 400, `invalid_request_error`):
 - with `thinking` enabled: `budget_tokens` at least 1024 and below `max_tokens`, and the final
   assistant turn, when it holds a `tool_use`, starts with a `thinking` or `redacted_thinking`
   block; with thinking off, the final assistant turn holds no thinking block;
-- thinking blocks come back exactly as sent: the signature must be the one the server gave
-  that text (`Signer`), a redacted block's data one the server gave;
+- thinking blocks come back exactly as sent: a block of the latest assistant turn whose
+  signature the server gave for another text (a block changed, e.g. a secret masked in it) is
+  refused as "cannot be modified", any other block whose signature is not the one the server gave
+  that text as "Invalid `signature`" (`Signer`); a redacted block's data must be one the server gave;
+  blocks may be left out of past turns;
 - at most four `cache_control` marks in tools, system and messages;
 - tool names match `^[a-zA-Z0-9_-]{1,128}$`; text blocks are not empty.
 """
@@ -34,6 +37,8 @@ THINKING_FIRST = ("Expected `thinking` or `redacted_thinking`, but found `{found
                   "`tool_use` and `tool_result` blocks). We recommend you include thinking blocks from previous "
                   "turns. To avoid this requirement, disable `thinking`. Please consult our documentation at "
                   "https://docs.claude.com/en/docs/build-with-claude/extended-thinking")
+MODIFIED = ("`thinking` or `redacted_thinking` blocks in the latest assistant message cannot be modified. These "
+            "blocks must remain as they were in the original response.")
 
 
 class Signer:
@@ -42,10 +47,17 @@ class Signer:
     def __init__(self) -> None:
         self._key = secrets.token_bytes(16)
         self._redacted: set[str] = set()
+        self._given: set[str] = set()  # the signatures sent
 
     def sign(self, thinking: str) -> str:
         digest = hmac.new(self._key, thinking.encode(), hashlib.sha256).digest()
-        return base64.b64encode(b"sig1" + digest).decode()
+        signature = base64.b64encode(b"sig1" + digest).decode()
+        self._given.add(signature)
+        return signature
+
+    def modified(self, block: dict[str, Any]) -> bool:
+        """A block the server sent, changed: its signature is one it gave, for another text."""
+        return block.get("type") == "thinking" and block.get("signature") in self._given and not self.valid(block)
 
     def redacted(self, seed: str) -> str:
         data = base64.b64encode(b"redacted:" + hashlib.sha256((seed + str(len(self._redacted))).encode()).digest()).decode()
@@ -171,11 +183,9 @@ def _tool_pairs(turns: list[tuple[int, str, list[dict[str, Any]]]]) -> str | Non
 
 def _thinking_blocks(body: dict[str, Any], turns: list[tuple[int, str, list[dict[str, Any]]]],
                      signer: Signer) -> str | None:
-    for index, role, blocks in turns:
-        for position, block in enumerate(blocks):
-            if block.get("type") in THINKING and not signer.valid(block):
-                what = "data" if block["type"] == "redacted_thinking" else "signature"
-                return f"messages.{index}.content.{position}: Invalid `{what}` in `{block['type']}` block"
+    if (found := block_problem([(index, blocks) for index, role, blocks in turns if role == "assistant"],
+                               signer)) is not None:
+        return found
     enabled = (body.get("thinking") or {}).get("type") in ("enabled", "adaptive")
     final = next(((i, blocks) for i, role, blocks in reversed(turns) if role == "assistant"), None)
     if final is None:
@@ -186,4 +196,18 @@ def _thinking_blocks(body: dict[str, Any], turns: list[tuple[int, str, list[dict
     if not enabled and any(b.get("type") in THINKING for b in blocks):
         return (f"messages.{index}.content.0.type: When `thinking` is disabled, an `assistant` message in the "
                 "final position cannot contain `thinking`. To use thinking blocks, enable `thinking` in your request.")
+    return None
+
+
+def block_problem(assistant_turns: list[tuple[int, list[dict[str, Any]]]], signer: Signer) -> str | None:
+    """The refusal of a thinking block that did not come back as sent ((message index, blocks) of each
+    assistant turn, in order; the last is the latest)."""
+    for number, (index, blocks) in enumerate(assistant_turns):
+        for position, block in enumerate(blocks):
+            if block.get("type") not in THINKING or signer.valid(block):
+                continue
+            if number == len(assistant_turns) - 1 and signer.modified(block):
+                return f"messages.{index}.content.{position}: {MODIFIED}"
+            what = "data" if block["type"] == "redacted_thinking" else "signature"
+            return f"messages.{index}.content.{position}: Invalid `{what}` in `{block['type']}` block"
     return None

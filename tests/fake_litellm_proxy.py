@@ -6,7 +6,8 @@ With `reasoning_effort` in the request, a reply's `reasoning` streams as the pro
 "index": N}`, then one carrying the block's `signature`), as litellm's Anthropic adapter yields them.
 Requests are checked as the Claude behind it checks them (tests/anthropic_rules.py): with thinking
 on, the last assistant turn that holds tool calls must start with its thinking blocks, sent back in
-the assistant message's `thinking_blocks` exactly as received (the signature the server gave).
+the assistant message's `thinking_blocks` exactly as received (the signature the server gave; a
+changed block of the latest assistant message is refused as "cannot be modified").
 The refusal is the proxy's 400 wrapping of Anthropic's error.
 """
 
@@ -16,7 +17,7 @@ from typing import Any
 
 from aiohttp import web
 
-from tests.anthropic_rules import THINKING, THINKING_FIRST, Signer
+from tests.anthropic_rules import THINKING, THINKING_FIRST, Signer, block_problem
 from tests.fakellm import FakeLLM, Reply
 
 MODEL = "litellm_proxy/claude-sonnet-4-5"
@@ -59,10 +60,9 @@ class FakeLiteLLMProxy(FakeLLM):
 def thinking_problem(body: dict[str, Any], signer: Signer) -> str | None:
     """Claude's refusal of the conversation the proxy would send it (None: accepted)."""
     messages = body.get("messages") or []
-    for index, message in enumerate(messages):
-        for block in message.get("thinking_blocks") or []:
-            if block.get("type") in THINKING and not signer.valid(block):
-                return f"messages.{index}.content.0: Invalid `signature` in `{block.get('type')}` block"
+    turns = [(i, list(m.get("thinking_blocks") or [])) for i, m in enumerate(messages) if m.get("role") == "assistant"]
+    if (found := block_problem(turns, signer)) is not None:
+        return found
     if not body.get("reasoning_effort"):
         return None
     last = next((i for i in range(len(messages) - 1, -1, -1) if messages[i].get("role") == "assistant"), None)

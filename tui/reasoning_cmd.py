@@ -1,4 +1,9 @@
-"""`/reasoning [off | low | medium | high]`: the model's reasoning effort for this session."""
+"""`/reasoning [off | low | medium | high]`: the model's reasoning effort for this session.
+
+A change made while a turn runs applies from the next prompt (a tool loop keeps one thinking
+setting); a level turned on while the conversation is inside a Claude tool loop that ran without
+thinking (a stopped turn) starts when the model ends that loop, and the notice says so.
+"""
 
 from __future__ import annotations
 
@@ -33,3 +38,5 @@ async def reasoning_command(app: CoderApp, arg: str) -> None:
     later = " from the next prompt" if app.bridge.running else ""
     transcript.notice(f"reasoning: {level}{later} (this session; set `reasoning` in the config file to keep it)",
                       "info")
+    if not app.bridge.running:  # a stopped Claude tool loop goes on first: the session says so (once)
+        session.note_reasoning_held()

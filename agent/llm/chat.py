@@ -3,7 +3,8 @@ llama.cpp, Groq, DeepSeek, Together, Mistral, xAI, Gemini's OpenAI-compatible en
 LiteLLM proxy, all over one streamed POST /chat/completions.
 
 The conversation is already in this format; a request sends only the fields the API defines
-(`thinking_blocks` too for a LiteLLM proxy, which hands them to the Claude behind it). Streamed
+(`thinking_blocks` too for a LiteLLM proxy, which hands them to the Claude behind it, and
+DeepSeek's `reasoning_content` on tool-call turns). Streamed
 text, `reasoning_content` (or OpenRouter's `reasoning`), the proxy's `thinking_blocks` and tool-call
 pieces are assembled by index, so parallel calls arrive whole. OpenAI's reasoning models (o1, o3,
 o4, gpt-5) take `max_completion_tokens` instead of `max_tokens`.
@@ -15,7 +16,7 @@ import re
 from typing import Any
 
 from agent.llm.http import events, stream_error
-from agent.llm.reasoning import takes_effort
+from agent.llm.reasoning import TEXT_PROVIDERS, takes_effort
 from agent.llm.request import Request
 from agent.llm.types import ModelReply, TextHook, ToolCallRequest
 
@@ -42,14 +43,17 @@ def body(request: Request) -> dict[str, Any]:
 
 
 def messages(conversation: list[dict[str, Any]], provider: str) -> list[dict[str, Any]]:
-    """The conversation with only the fields Chat Completions defines (and a proxy's blocks)."""
-    blocks = provider == "litellm_proxy"
+    """The conversation with only the fields Chat Completions defines (and a proxy's blocks, and
+    DeepSeek's reasoning text: agent/llm/reasoning.py `for_request` chose which messages keep them)."""
+    blocks, text = provider == "litellm_proxy", provider in TEXT_PROVIDERS
     out = []
     for message in conversation:
         allowed = MESSAGE_KEYS.get(str(message.get("role")), tuple(message))
         kept = {k: v for k, v in message.items() if k in allowed}
         if blocks and message.get("thinking_blocks"):
             kept["thinking_blocks"] = message["thinking_blocks"]
+        if text and "reasoning_content" in message:
+            kept["reasoning_content"] = message["reasoning_content"]
         if "tool_calls" in kept:
             kept["tool_calls"] = [{k: v for k, v in call.items() if k in CALL_KEYS} for call in kept["tool_calls"]]
         out.append(kept)

@@ -3,7 +3,7 @@
 The route (agent/llm/routing.py) picks a built-in streaming client (OpenAI Chat Completions,
 Anthropic Messages, OpenAI Responses: agent/llm/chat.py, anthropic.py, responses.py) or litellm
 (agent/llm/litellm_client.py). Every path gets the conversation prepared the same way (thinking
-kept only where it may go back, cache marks for Anthropic, tool names and call ids the provider
+kept only where it may go back, and off while a Claude tool loop without it goes on, cache marks for Anthropic, tool names and call ids the provider
 accepts, no more tools than it takes), and every path's failures come back as the same kinds and
 words (agent/llm/errors.py): what is worth retrying is retried here with backoff, honouring the
 provider's retry-after; the rest is an `LLMError` whose message says what to fix.
@@ -22,7 +22,7 @@ from typing import Any
 from agent import secrets
 from agent.llm import toolschema
 from agent.llm.errors import LLMError, failure, gave_up, unknown_provider, waiting, where
-from agent.llm.reasoning import estimated_tokens, for_request
+from agent.llm.reasoning import estimated_tokens, for_request, request_level
 from agent.llm.request import Request
 from agent.llm.routing import Route, keyless_server, route
 from agent.llm.types import ModelReply, Retryable, RetryHook, TextHook
@@ -60,12 +60,13 @@ class LLM:
     async def complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]], on_text: TextHook,
                        on_retry: RetryHook, on_reasoning: TextHook | None = None) -> ModelReply:
         path = self.route()
-        messages = for_request(messages, self.model, self.reasoning)
+        level = request_level(messages, self.model, self.reasoning)
+        messages = for_request(messages, self.model, level)
         if caches_prompts(self.model):
             messages, tools = with_cache_markers(messages, tools)
         fitted = toolschema.fit(self.model, messages, tools)  # names, ids, schemas this provider accepts
         sent_tools = fitted.tools[: path.max_tools] if path.max_tools else fitted.tools  # agent/tools/toolsearch.py
-        request = self._request(path, fitted.messages, sent_tools)
+        request = replace(self._request(path, fitted.messages, sent_tools), reasoning=level)
         attempt = 0
         while True:
             try:

@@ -12,12 +12,27 @@ A reply's reasoning arrives as `reasoning_content` deltas and, from Anthropic, a
 (`thinking_blocks`, litellm's name) because Anthropic requires the last assistant turn of a
 tool-use loop to start with them; they are sent only to providers that accept them, and only
 while reasoning is on. Reasoning text without blocks is kept as `reasoning_content` for the
-record and the replay, and never sent back.
+record and the replay, and sent back only to DeepSeek, on tool-call turns (its thinking mode
+requires it there).
+
+Anthropic's rules for thinking in a conversation (its extended-thinking and tool-use docs): a
+block comes back byte for byte or not at all (a changed one is refused: "cannot be modified",
+"Invalid `signature`"); blocks of past turns may be left out; with thinking on, the last assistant
+turn, when it called tools, must start with its blocks, so one tool loop keeps one thinking
+setting. Two consequences here:
+- `for_record`: a block that masking a secret would change is not written to the session file;
+  its text is kept (masked) as `reasoning_content`, and the turn goes back without blocks;
+- `request_level`: while a Claude tool loop goes on whose last turn has no blocks (begun with
+  reasoning off, by another model, or resumed without its blocks), requests go with thinking off
+  until the model ends the loop; the next loop thinks at the level asked for (`held_note` says so).
 """
 
 from __future__ import annotations
 
+import json
 from typing import Any, Literal, get_args
+
+from agent.secrets import contains_secret
 
 Level = Literal["off", "low", "medium", "high"]
 LEVELS: tuple[str, ...] = get_args(Level)
@@ -25,6 +40,10 @@ LEVELS: tuple[str, ...] = get_args(Level)
 # its blocks), litellm's Bedrock and Vertex adapters, and a LiteLLM proxy (which does the same
 # for the Claude behind it: without them its second tool-loop request is refused).
 BLOCK_PROVIDERS = ("anthropic", "bedrock", "vertex_ai", "litellm_proxy")
+# Providers that take the reasoning text of a tool-call turn back: DeepSeek, whose thinking mode (on
+# by default) refuses a request whose tool-call turns lack it ("The `reasoning_content` in the
+# thinking mode must be passed back to the API"); a turn without one (another model's) sends "".
+TEXT_PROVIDERS = ("deepseek",)
 PRIVATE_KEYS = ("thinking_blocks", "reasoning_content")
 # Anthropic's thinking budgets per level (litellm's own: the same request on either path)
 BUDGETS = {"low": 1024, "medium": 2048, "high": 4096}
@@ -121,19 +140,91 @@ def provider_keeps_blocks(model: str) -> bool:
     return provider_prefix(model) in BLOCK_PROVIDERS
 
 
+def signs_thinking(model: str, messages: list[dict[str, Any]]) -> bool:
+    """Whether `model` is a Claude that signs its thinking: Anthropic's API, or Bedrock, Vertex and a
+    LiteLLM proxy when the name says Claude or the conversation already holds its blocks (a proxy
+    alias that names no Claude is known only once it has sent blocks)."""
+    from agent.llm.routing import provider_prefix
+
+    provider = provider_prefix(model)
+    if provider == "anthropic":
+        return True
+    return provider in BLOCK_PROVIDERS and ("claude" in model.lower() or any(m.get("thinking_blocks") for m in messages))
+
+
+def loop_without_thinking(messages: list[dict[str, Any]], model: str) -> bool:
+    """Whether the conversation ends inside a Claude tool loop whose last assistant turn (consecutive
+    assistant messages, as Anthropic merges them) called tools without starting with thinking blocks."""
+    last = next((i for i in range(len(messages) - 1, -1, -1) if messages[i].get("role") == "assistant"), None)
+    if last is None:
+        return False
+    first = last
+    while first > 0 and messages[first - 1].get("role") == "assistant":
+        first -= 1
+    turn = messages[first : last + 1]
+    return (any(m.get("tool_calls") for m in turn) and not turn[0].get("thinking_blocks")
+            and signs_thinking(model, messages))
+
+
+def request_level(messages: list[dict[str, Any]], model: str, level: str) -> str:
+    """The level a request goes with: `level`, or "off" while a Claude tool loop without thinking goes
+    on (Anthropic refuses thinking there: the last turn must start with its blocks)."""
+    return "off" if level != "off" and loop_without_thinking(messages, model) else level
+
+
+def held(messages: list[dict[str, Any]], model: str, level: str) -> tuple[str, str] | None:
+    """When `level` waits for the end of the tool loop the conversation is in (`request_level`): a
+    key naming that loop and the level (a note about it is said once), else None."""
+    if level == "off" or not loop_without_thinking(messages, model):
+        return None
+    last = max(i for i, m in enumerate(messages) if m.get("role") == "assistant")
+    return f"tool loop after message {last}", level
+
+
+def held_note(model: str, level: str) -> str:
+    """What the user is told when `level` waits for the end of the current tool loop."""
+    return (f"reasoning {level} starts when {model} finishes the tool calls it is in the middle of: they were "
+            "made without thinking that can be sent back, and Anthropic refuses thinking there; until then it "
+            "works without thinking")
+
+
+def for_record(message: dict[str, Any]) -> dict[str, Any]:
+    """An assistant message as the session file keeps it. Secrets are masked in the file, and a signed
+    block changed by the mask would be refused when a resumed session sends it back: a message whose
+    blocks hold a secret (text, signature or redacted data) keeps no blocks, only its reasoning as
+    text (masked with the rest of the line). Resumed, Anthropic takes that turn without its blocks
+    (a past turn), or the tool loop it leaves open goes on without thinking (`request_level`)."""
+    blocks = message.get("thinking_blocks")
+    if not blocks or not contains_secret(json.dumps(blocks, ensure_ascii=False)):
+        return message
+    kept = {k: v for k, v in message.items() if k != "thinking_blocks"}
+    kept["reasoning_content"] = shown_text(message)
+    return kept
+
+
 def for_request(messages: list[dict[str, Any]], model: str, level: str) -> list[dict[str, Any]]:
     """The conversation as `model` may receive it: thinking blocks only for a provider that takes
     them back while reasoning is on (another provider rejects foreign blocks, and Anthropic rejects
-    thinking blocks when thinking is off), reasoning text never. Messages without either are
-    passed as they are (no copy of a long history for nothing)."""
+    thinking blocks when thinking is off), reasoning text only on DeepSeek's tool-call turns.
+    Messages with nothing to take out or add are passed as they are (no copy of a long history for
+    nothing)."""
+    from agent.llm.routing import provider_prefix
+
     keep = level != "off" and provider_keeps_blocks(model)
-    if not any(key in message for message in messages for key in PRIVATE_KEYS):
+    text = provider_prefix(model) in TEXT_PROVIDERS
+    if not any(_private(message, text) for message in messages):
         return messages
-    out = []
-    for message in messages:
-        if any(key in message for key in PRIVATE_KEYS):
-            message = {k: v for k, v in message.items() if k == "thinking_blocks" and keep or k not in PRIVATE_KEYS}
-        out.append(message)
+    return [_sent(message, keep, text) if _private(message, text) else message for message in messages]
+
+
+def _private(message: dict[str, Any], text: bool) -> bool:
+    return any(key in message for key in PRIVATE_KEYS) or (text and bool(message.get("tool_calls")))
+
+
+def _sent(message: dict[str, Any], keep: bool, text: bool) -> dict[str, Any]:
+    out = {k: v for k, v in message.items() if k == "thinking_blocks" and keep or k not in PRIVATE_KEYS}
+    if text and message.get("tool_calls"):
+        out["reasoning_content"] = str(message.get("reasoning_content") or "")
     return out
 
 

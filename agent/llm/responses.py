@@ -5,7 +5,9 @@ The conversation becomes input items: leading system text the `instructions`, me
 messages (images as `input_image`), each tool call a `function_call` and each result a
 `function_call_output` with its `call_id`. Tools are flat function tools, not strict (our schemas
 are plain JSON Schema). A reasoning level asks for that effort and a reasoning summary, which
-streams back as reasoning. Calls are assembled per output item, so parallel calls arrive whole.
+streams back as reasoning; reasoning items are not sent back (no encrypted content is asked for),
+so a level changed inside a tool loop or a resumed session with masked reasoning needs nothing of
+them. Calls are assembled per output item, so parallel calls arrive whole.
 """
 
 from __future__ import annotations

@@ -288,15 +288,31 @@ class AgentSession:
         return complete
 
     async def _note_reasoning(self, model: str) -> None:
-        """Say once when the reasoning asked for cannot reach the model (agent/llm/reasoning.py)."""
+        """Say once when the reasoning asked for cannot reach the model, or waits for the end of the
+        tool loop the conversation is in (agent/llm/reasoning.py)."""
         from agent.llm.reasoning import takes_effort, unsupported_note
 
         key = (model, self.config.reasoning)
-        if key[1] == "off" or key in self._reasoning_noted:
+        if key[1] == "off":
+            return
+        self.note_reasoning_held(model)
+        if key in self._reasoning_noted:
             return
         self._reasoning_noted.add(key)
         if not takes_effort(model):  # the model's facts, read without litellm
             self.emit(WarningEvent(message=unsupported_note(*key)))
+
+    def note_reasoning_held(self, model: str | None = None) -> bool:
+        """Whether the level waits for the end of the tool loop the conversation is in, said once per
+        loop (agent/llm/reasoning.py `held`)."""
+        from agent.llm.reasoning import held, held_note
+
+        model = model or self.config.model
+        key = held(self.messages, model, self.config.reasoning) if model else None
+        if key is not None and model and key not in self._reasoning_noted:
+            self._reasoning_noted.add(key)
+            self.emit(WarningEvent(message=held_note(model, self.config.reasoning)))
+        return key is not None
 
     def check_images(self) -> None:
         """ImageError naming the model when it does not take images (agent/images.py)."""

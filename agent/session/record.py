@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from agent import paths
+from agent.llm.reasoning import for_record
 from agent.secrets import redact
 from agent.session import media
 from agent.session.lock import SessionLock, SessionLocked
@@ -214,7 +215,7 @@ class SessionWriter:
         self._write("meta", data)
 
     def message(self, message: dict[str, Any]) -> None:
-        self._write("message", media.recorded(message, media.folder(self.path)))
+        self._write("message", _kept(message, media.folder(self.path)))
 
     def note(self, message: dict[str, Any]) -> None:
         """A message coder-tui adds for the model: recorded, but no reason to start the file."""
@@ -236,13 +237,13 @@ class SessionWriter:
     def compaction(self, summary: dict[str, Any], kept: list[dict[str, Any]]) -> None:
         """The conversation was compacted: from here on it is `summary` followed by `kept`."""
         where = media.folder(self.path)
-        self._write("compaction", {"summary": summary, "kept": [media.recorded(m, where) for m in kept]})
+        self._write("compaction", {"summary": summary, "kept": [_kept(m, where) for m in kept]})
 
     def rewind(self, messages: list[dict[str, Any]], cut: dict[str, Any]) -> None:
         """The conversation went back to before the prompt `cut`: from here on it is `messages`."""
         where = media.folder(self.path)
-        self._write("rewind", {"messages": [media.recorded(m, where) for m in messages],
-                               "cut": media.recorded(cut, where)}, starts=False)
+        self._write("rewind", {"messages": [_kept(m, where) for m in messages], "cut": _kept(cut, where)},
+                    starts=False)
 
     def close(self) -> None:
         """Write what waits (if there is room now), release the file and its lock. Lines that
@@ -263,6 +264,12 @@ class SessionWriter:
     def lost(self) -> int:
         """Lines that could not be written (counted once the writer is closed)."""
         return self._unwritten.count(b"\n") + (len(self._pending or []) if self._failure else 0)
+
+
+def _kept(message: dict[str, Any], where: Path) -> dict[str, Any]:
+    """A message as the file keeps it: images beside it, and no signed thinking the mask would change
+    (agent/llm/reasoning.py `for_record`)."""
+    return media.recorded(for_record(message), where)
 
 
 def _drop_partial_tail(path: Path) -> None:

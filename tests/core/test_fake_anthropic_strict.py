@@ -77,3 +77,23 @@ def test_a_system_message_right_after_a_user_message_is_taken_as_claude_code_sen
     with FakeAnthropic(Reply(text="fine")) as server:
         response = post(server, model="claude-opus-4-8", messages=[USER, {"role": "system", "content": "agents: ..."}])
     assert response.status_code == 200 and server.rejected == []
+
+
+def test_a_changed_block_is_refused_as_anthropic_refuses_it_and_a_past_turn_may_leave_it_out() -> None:
+    """Anthropic's rules: blocks come back unchanged ("cannot be modified" in the latest assistant
+    message, "Invalid `signature`" before it); blocks of a past turn may be left out."""
+    thinking = {"thinking": {"type": "enabled", "budget_tokens": 1024}, "max_tokens": 4096}
+    with FakeAnthropic(Reply(reasoning="Plan: read it.", text="hm"), Reply(text="ok")) as server:
+        block = post(server, **thinking).json()["content"][0]
+        changed = {**block, "thinking": "Plan: [redacted]."}
+        past = {"role": "assistant", "content": [changed, {"type": "text", "text": "hm"}]}
+        latest = {"role": "assistant", "content": [changed, *CALL["content"]]}
+        assert refused(post(server, **thinking, messages=[USER, latest, RESULT])) == (
+            "messages.1.content.0: `thinking` or `redacted_thinking` blocks in the latest assistant message cannot "
+            "be modified. These blocks must remain as they were in the original response.")
+        assert refused(post(server, **thinking, messages=[USER, past, {"role": "user", "content": "go on"},
+                                                           {"role": "assistant", "content": "fine"}, USER])) == (
+            "messages.1.content.0: Invalid `signature` in `thinking` block")
+        left_out = {"role": "assistant", "content": [{"type": "text", "text": "hm"}]}
+        accepted = post(server, **thinking, messages=[USER, left_out, {"role": "user", "content": "go on"}])
+    assert accepted.status_code == 200, accepted.text

@@ -124,3 +124,70 @@ async def test_acp_sends_the_reasoning_as_thought_chunks(isolated_home: Path, an
         await again.stop()
     assert [t.split(":")[0] for t in replayed] == ["Step 1", "[redacted thinking]\n\nStep 2", "Step 3",
                                                    "All three read; time to answer."]
+
+
+async def test_acp_loading_a_stopped_tool_loop_with_reasoning_on_says_when_it_starts(isolated_home: Path,
+                                                                                      tmp_path: Path) -> None:
+    """ACP's way to change the level: load the session with another `--reasoning`. A Claude tool loop
+    the step limit left open without thinking goes on without it (the strict server would refuse
+    thinking there), and the editor is told when the level starts."""
+    from agent.llm.reasoning import held_note
+    from tests.fakellm import Reply, call
+
+    root = write_files(tmp_path / "ws", FILES)
+    with FakeAnthropic(Reply(tool_calls=[call("read_file", file_path="a.txt")]), Reply(text="a holds 1.")) as server:
+        first = await AcpClient(isolated_home, server, "--mode", "allow", "--max-steps", "1").start()  # type: ignore[arg-type]
+        try:
+            await first.initialize(fs=False)
+            sid = (await first.request("session/new", {"cwd": str(root), "mcpServers": []}))["sessionId"]
+            stopped = await first.request("session/prompt", {"sessionId": sid, "prompt": [
+                {"type": "text", "text": "read a"}]}, timeout=120)
+        finally:
+            await first.stop()
+        again = await AcpClient(isolated_home, server, "--mode", "allow", "--reasoning", "high").start()  # type: ignore[arg-type]
+        try:
+            await again.initialize(fs=False)
+            await again.request("session/load", {"sessionId": sid, "cwd": str(root), "mcpServers": []})
+            start = len(again.seen)
+            result = await again.request("session/prompt", {"sessionId": sid, "prompt": [
+                {"type": "text", "text": "go on"}]}, timeout=120)
+            said = "".join(u["content"]["text"] for u in again.updates(sid, "agent_message_chunk", start))
+        finally:
+            await again.stop()
+    assert stopped["stopReason"] == "max_turn_requests"
+    assert server.rejected == [] and result["stopReason"] == "end_turn"
+    assert "thinking" not in server.requests[-1]
+    assert f"⚠ {held_note(server.model, 'high')}" in said and "a holds 1." in said
+
+
+def chat(server: ServeProcess, text: str, session_id: str | None = None) -> list[dict[str, Any]]:
+    token = server.banner[1].removeprefix("token: ").strip()
+    body: dict[str, Any] = {"messages": [{"role": "user", "content": text}], **({"session_id": session_id} if session_id else {})}
+    with httpx.stream("POST", server.url + "/api/chat", headers={"Authorization": f"Bearer {token}"}, json=body,
+                      timeout=120) as response:
+        return [json.loads(line[6:]) for line in response.iter_lines() if line.startswith("data: ")]
+
+
+def test_serve_continuing_a_stopped_tool_loop_with_reasoning_on_says_when_it_starts(isolated_home: Path,
+                                                                                     tmp_path: Path) -> None:
+    """serve's way to change the level: continue a recorded session from a server started with another
+    `--reasoning`; the stream's warning says when the level starts, and the loop goes on accepted."""
+    from agent.llm.reasoning import held_note
+    from tests.fakellm import Reply, call
+
+    root = write_files(tmp_path / "ws", FILES)
+    with FakeAnthropic(Reply(tool_calls=[call("read_file", file_path="a.txt")]), Reply(text="a holds 1.")) as llm:
+        first = ServeProcess(isolated_home, root, llm, "--mode", "allow", "--max-steps", "1")  # type: ignore[arg-type]
+        try:
+            stopped = chat(first, "read a")
+        finally:
+            assert first.stop() == 0
+        session_id = next(e["session_id"] for e in stopped if "session_id" in e)
+        again = ServeProcess(isolated_home, root, llm, "--mode", "allow", "--reasoning", "high")  # type: ignore[arg-type]
+        try:
+            events = chat(again, "go on", session_id)
+        finally:
+            assert again.stop() == 0
+    assert llm.rejected == [] and "thinking" not in llm.requests[-1]
+    assert {"type": "warning", "message": held_note(llm.model, "high")} in events
+    assert {"type": "complete", "success": True, "completion_reason": "answered"} in events

@@ -96,3 +96,34 @@ async def test_the_last_reasoning_stops_thinking_when_the_turn_ends(make_app: An
         await wait_for(pilot, lambda: status.state == "idle", timeout=60, what="the stop")
         line = rendered_text(block.query_one(".reasoning-line"))
         assert "thinking" not in line and "▸ thought" in line and block.has_class("-folded")
+
+
+async def test_reasoning_turned_on_after_a_stopped_tool_loop_says_when_it_starts(make_app: Any, workspace: Path) -> None:
+    """The step limit leaves a Claude tool loop open without thinking: `/reasoning high` says (once) the
+    level starts when that loop ends, and the prompt that continues it is accepted (without thinking)."""
+    from agent import paths
+    from agent.llm.reasoning import held_note
+    from tests.fakellm import call
+
+    write_abc(workspace)
+    paths.user_config_file().parent.mkdir(parents=True, exist_ok=True)
+    paths.user_config_file().write_text("max_steps = 2\n")
+    with FakeAnthropic(Reply(tool_calls=[call("read_file", file_path="a.txt")]),
+                       Reply(tool_calls=[call("read_file", file_path="b.txt")]),
+                       Reply(text="a and b hold 1 and 2.")) as anthropic:
+        app = make_app("--mode", "allow", fake=anthropic)
+        async with app.run_test(size=APP_SIZE) as pilot:
+            status = (await ready(pilot)).query_one("#status")
+            await submit(pilot, "read a and b")
+            await wait_for(pilot, lambda: anthropic.remaining == 1 and status.state == "idle", timeout=90,
+                           what="the step limit")
+            await submit(pilot, "/reasoning high")
+            note = held_note(anthropic.model, "high")
+            await wait_for(pilot, lambda: any(n.message == note for n in app.query("Notice")), what="the notice")
+            await submit(pilot, "go on")
+            await wait_for(pilot, lambda: anthropic.remaining == 0 and status.state == "idle", timeout=90,
+                           what="the loop to end")
+            again = [n for n in app.query("Notice") if n.message == note]  # the turn that went on
+    assert again == []  # said when the level changed, not again when the loop went on
+    assert anthropic.rejected == []
+    assert "thinking" not in anthropic.requests[-1]
