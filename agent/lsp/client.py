@@ -116,6 +116,13 @@ class LspClient:
             value = value.get(part) if isinstance(value, dict) else None
         return value
 
+    def alive(self) -> bool:
+        """Serving: not failed, and its process has not exited (pygls may not have noticed yet)."""
+        process = self.client._server
+        if self.failure is None and process is not None and process.returncode is not None:
+            self.failure = f"{self.spec.label} exited (code {process.returncode})"
+        return self.failure is None
+
     async def exited(self, code: int | None) -> None:
         if self.failure is None:
             await asyncio.sleep(0.05)  # the last of its stderr, for the reason
@@ -242,6 +249,8 @@ class LspClient:
             while not fresh() and self.failure is None:
                 if not await self._until(deadline):
                     return None
+            if self.failure is not None:  # it exited while we waited: what it said before is not about this text
+                return None
             seen, quiet = self._counts.get(uri, 0), loop.time() + SETTLE
             while self.failure is None:  # later publications for the same text replace it (pyright sends two)
                 if not await self._until(min(deadline, quiet)):

@@ -79,7 +79,7 @@ class LspManager:
         lock = self._locks.setdefault(spec.name, asyncio.Lock())
         async with lock:
             running = self._clients.get(spec.name)
-            if running is not None and running.failure is None:
+            if running is not None and running.alive():
                 return running
             if running is not None:
                 self._clients.pop(spec.name)
