@@ -33,6 +33,7 @@ SLOW_MODULES = {
     "tests/tui/test_stuck_screens.py",
     "tests/lsp/test_lsp_servers.py",  # real language servers (basedpyright on Node, typescript-language-server)
     "tests/fleet/test_fleet.py",  # three worker processes, a redis-server, batches of jobs
+    "tests/core/test_fast_tier.py",  # inner pytest sessions (one with two xdist workers) of slow tests
 }
 # Single in-process tests measured over about 1 s (file::name, parameters left out).
 SLOW_TESTS = {
