@@ -90,9 +90,9 @@ def _exists(dotted: str) -> bool:
     return False
 
 
-def test_every_module_and_file_the_docs_name_exists() -> None:
+def test_every_module_and_file_the_docs_and_agents_md_name_exists() -> None:
     missing = []
-    for page, text in _pages().items():
+    for page, text in {**_pages(), "AGENTS.md": (ROOT / "AGENTS.md").read_text()}.items():
         missing += [f"{page}: {d}" for d in sorted(set(DOTTED.findall(text))) if not _exists(d)]
         missing += [f"{page}: {p}" for p in sorted(set(REPO_PATH.findall(text))) if not (ROOT / p).exists()]
     assert missing == []
