@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 
 from tests.conftest import TEST_KEY, run_cli
+from tests.host.conftest import host_files
 from tests.fakellm import FakeLLM, Reply, call
 from tests.host.test_host_fanout import EDIT, session_lines
 
@@ -79,12 +80,11 @@ def test_no_host_runs_in_process_and_starts_one_for_the_next_run_whose_log_has_n
                     **auto(runtime_dir, CODER_TUI_HOST_IDLE="120"))
     assert first.returncode == 0 and first.stdout == "One.\n\n", first.stderr
     assert not through_host(isolated_home, session_of(first.stderr))
-    place = runtime_dir / "coder-tui"
-    wait_for(lambda: b"listening on" in _read(place / "host.log"))  # started in the background
+    wait_for(lambda: any(b"listening on" in _read(log) for log in host_files(runtime_dir, ".log")))  # started in the background
     second = run_cli(isolated_home, *run_args(fake_llm, ws, "say hi", "--mode", "allow"), **auto(runtime_dir))
     assert second.returncode == 0 and second.stdout == "Two.\n\n", second.stderr
     assert through_host(isolated_home, session_of(second.stderr))
-    assert TEST_KEY.encode() not in _read(place / "host.log")
+    assert all(TEST_KEY.encode() not in _read(log) for log in host_files(runtime_dir, ".log"))
     assert TEST_KEY not in (isolated_home / "data" / "coder-tui" / "sessions" /
                             f"{session_of(second.stderr)}.jsonl").read_text()
 
@@ -113,7 +113,7 @@ def test_host_off_never_starts_a_host(fake_llm: FakeLLM, ws: Path, isolated_home
     done = run_cli(isolated_home, *run_args(fake_llm, ws, "say hi", "--mode", "allow"),
                    **auto(runtime_dir, CODER_TUI_HOST="off"))
     assert done.returncode == 0, done.stderr
-    assert not (runtime_dir / "coder-tui" / "host.log").exists()
+    assert not host_files(runtime_dir, ".log")
 
 
 def _read(path: Path) -> bytes:
