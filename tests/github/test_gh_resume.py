@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import subprocess
 from pathlib import Path
+from types import SimpleNamespace
 
 from tests.conftest import cli, cli_env
 from tests.fakellm import FakeLLM, Reply, call
@@ -56,3 +57,21 @@ def test_resuming_it_without_a_github_token_says_so_in_one_line(fake_llm, gh_ser
     assert f"session {session_id} was recorded on github:octo/hello" in said and "needs a GitHub token" in said
     assert "GITHUB_TOKEN" in said
     assert len(fake_llm.requests) == asked  # nothing ran on the local folder
+
+
+async def test_the_app_opening_a_local_folder_without_a_config_gets_the_recorded_repository(
+        fake_llm, gh_server, repo, isolated_home, monkeypatch):
+    from agent.session.target import TargetSpec, open_target
+    from tests.github.conftest import TOKEN
+
+    session_id = recorded_session(fake_llm, gh_server, isolated_home)
+    monkeypatch.setenv("GITHUB_TOKEN", TOKEN)
+    monkeypatch.setenv("CODER_TUI_GITHUB_API_URL", gh_server.url)
+    spec = TargetSpec.from_options(SimpleNamespace(resume=session_id[:15]))  # as the app reads `--resume ID`
+    assert (spec.github, spec.clone, spec.recorded) == ("octo/hello", False, True)
+    target = await open_target(spec, None)  # the app's local opener passes no config
+    try:
+        assert target.label == "github:octo/hello"
+        assert await target.workspace.read_text("README.md") == "# Hello there\n"
+    finally:
+        await target.close()
