@@ -286,8 +286,10 @@ async def _send(client: Client, writer: asyncio.StreamWriter) -> None:
 def _drop(client: Client, writer: asyncio.StreamWriter) -> None:
     """A client that left more than its outbox's limit unread: logged, its connection cut (its
     reader then ends, and it leaves its session like a client that died; the run goes on)."""
-    print(f"coder-tui host: dropped {client.name}: it left more than {client.limit:,} bytes unread "
-          "(it stopped reading)", file=sys.stderr, flush=True)
+    unread = (f"more than {client.limit:,} bytes" if client.waiting > client.limit
+              else f"{client.max_lines:,} lines")
+    print(f"coder-tui host: dropped {client.name}: it left {unread} unread (it stopped reading)",
+          file=sys.stderr, flush=True)
     writer.transport.abort()
 
 
