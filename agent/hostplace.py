@@ -33,7 +33,8 @@ KEYED_NAMES = ("GITHUB_TOKEN", "GH_TOKEN", "GOOGLE_APPLICATION_CREDENTIALS")
 KEYED_SUFFIXES = ("_API_KEY", "_API_BASE", "_BASE_URL", "_API_VERSION")
 KEYED_PREFIXES = ("CODER_TUI_", "AWS_", "AZURE_", "VERTEX")
 # ...but not what only a front end or the host's own lifetime reads
-NOT_KEYED = frozenset({"CODER_TUI_HOST", "CODER_TUI_HOST_IDLE", "CODER_TUI_HOST_OUTBOX", "CODER_TUI_SERVE_TOKEN"})
+NOT_KEYED = frozenset({"CODER_TUI_HOST", "CODER_TUI_HOST_IDLE", "CODER_TUI_HOST_OUTBOX", "CODER_TUI_HOST_OUTBOX_LINES",
+                       "CODER_TUI_SERVE_TOKEN"})
 
 
 class HostPlaceError(Exception):
