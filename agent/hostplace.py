@@ -25,7 +25,6 @@ from pathlib import Path
 
 from agent import paths
 
-SOCKET_NAME = "host.sock"  # a host started with `--socket` elsewhere: its lock is host.lock beside it
 MAX_LINE = 8 * 1024 * 1024  # bytes of one line on the socket: a longer request is refused (agent/host/wire.py)
 KEY_LENGTH = 12  # hex digits of the host's key in its file names
 # What a host takes from its environment that a session depends on (each value only as a digest):
