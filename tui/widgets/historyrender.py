@@ -104,16 +104,27 @@ def _reasoning(block: Any, style_of: StyleOf) -> RenderableType:
     return Group(Text(""), line, body)
 
 
-def _tool(block: Any, style_of: StyleOf) -> RenderableType:
+def _tool_line(block: Any, style_of: StyleOf) -> RenderableType:
+    """` ✓ name  key  note  0.12s`; a line too long for the width wraps under the name, not the icon."""
     icon = "✓" if block.ok else "✗" if block.ok is False else "·"
-    line = Text(f" {icon} ", style="bold") + Text(block.who, style="bold")
+    style = style_of("error" if block.ok is False else "muted")
+    text = Text(block.who, style="bold")
     if block.key:
-        line += Text(f"  {block.key}")
+        text += Text(f"  {block.key}")
     if block.note:
-        line += Text(f"  {block.note}", style="italic")
+        text += Text(f"  {block.note}", style="italic")
     if block.duration is not None:
-        line += Text(f"  {block.duration:.2f}s")
-    line.stylize(style_of("error" if block.ok is False else "muted"))
+        text += Text(f"  {block.duration:.2f}s")
+    text.stylize(style)
+    line = Table.grid()
+    line.add_column(no_wrap=True)
+    line.add_column(ratio=1)
+    line.add_row(Text(f" {icon} ", style=style + Style(bold=True)), text)
+    return line
+
+
+def _tool(block: Any, style_of: StyleOf) -> RenderableType:
+    line = _tool_line(block, style_of)
     if not block.expanded:
         if block.preview:
             return Group(line, Padding(Text(block.preview, style=style_of("muted")), (0, 0, 0, 4)))
@@ -132,8 +143,9 @@ def _diff(path: str, diff: str, style_of: StyleOf) -> RenderableType:
     files = parse_unified(diff, path)
     shown = 0
     for file in files:
+        mark = "  new file" if file.created else "  deleted" if file.deleted else ""
         grid.add_row(Text(f"{file.path}  ", style="bold") + Text(f"+{file.added}", style=style_of("added-sign"))
-                     + Text(f" -{file.removed}", style=style_of("removed-sign")))
+                     + Text(f" -{file.removed}", style=style_of("removed-sign")) + Text(mark, style=style_of("muted")))
         for hunk in file.hunks:
             grid.add_row(Text(hunk.header, style=style_of("hunk")))
             for line in hunk.lines:
