@@ -38,6 +38,7 @@ class Presenter(EventHandler):
         self.on_run_start: Callable[[Any], None] = lambda event: None
         self.on_run_end: Callable[[Any], None] = lambda event: None
         self.on_room: Callable[[Any], None] = lambda event: None
+        self.on_restored: Callable[[Any], None] = lambda event: None  # the files went back to a checkpoint
         self.title: str | None = None  # what the next run_started shows on the timeline
         self.running_tool: dict[str, str] = {}  # call id -> tool name
         self.approved: set[str] = set()  # call ids whose change the user saw and approved
@@ -146,6 +147,8 @@ class Presenter(EventHandler):
 
     def on_checkpoint(self, event: ev.CheckpointEvent) -> None:
         self.timeline.checkpoint(event.id, event.label, time.time())
+        if event.restored:
+            self.on_restored(event)
 
     def on_usage(self, event: ev.Usage) -> None:
         self.status.set_usage(event.total_prompt_tokens, event.total_completion_tokens, event.total_cost,
