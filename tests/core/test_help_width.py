@@ -12,9 +12,11 @@ from tui.attach_cli import attach_parser
 from tui.cli import launch_parser, trust_parser
 from tui.cliargs import serve_parser
 from tui.fleet_cli import fleet_parser
+from tui.knowledge_cli import explore_parser, map_parser, tasks_parser
 
 PARSERS: list[Callable[[], argparse.ArgumentParser]] = [launch_parser, attach_parser, trust_parser, serve_parser,
-                                                        fleet_parser]
+                                                        fleet_parser, tasks_parser, map_parser,
+                                                        explore_parser]
 
 
 def help_at(make: Callable[[], argparse.ArgumentParser], columns: int, monkeypatch: pytest.MonkeyPatch) -> str:
