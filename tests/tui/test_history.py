@@ -123,7 +123,8 @@ def removed_background(history: HistoryView) -> str:
 
 
 async def test_an_earlier_tool_line_wraps_under_itself_and_a_new_file_says_so() -> None:
-    # A resumed (or earlier) turn drew a long tool line's second row at the margin, left of its ✗,
+    # A resumed (or earlier) turn drew a long tool line's second row at the margin, left of its ✗
+    # (the live row wraps under its icon),
     # and a created file's diff lost the "new file" mark the live diff showed.
     app = Host()
     async with app.run_test(size=(60, 30)) as pilot:
@@ -136,6 +137,6 @@ async def test_an_earlier_tool_line_wraps_under_itself_and_a_new_file_says_so() 
         first = next(i for i, line in enumerate(lines) if "✗ write_file" in line)
         column = lines[first].index("✗")
         wrapped = lines[first + 1]
-        assert "reads." in wrapped and len(wrapped) - len(wrapped.lstrip()) == column + 2, wrapped
+        assert "reads." in wrapped and len(wrapped) - len(wrapped.lstrip()) == column, wrapped
         header = next(line for line in lines if "hello.py  +1" in line)
         assert header.rstrip().endswith("new file")

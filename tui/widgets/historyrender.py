@@ -105,22 +105,17 @@ def _reasoning(block: Any, style_of: StyleOf) -> RenderableType:
 
 
 def _tool_line(block: Any, style_of: StyleOf) -> RenderableType:
-    """` ✓ name  key  note  0.12s`; a line too long for the width wraps under the name, not the icon."""
+    """` ✓ name  key  note  0.12s`; a line too long for the width wraps under its icon, as the live row does."""
     icon = "✓" if block.ok else "✗" if block.ok is False else "·"
-    style = style_of("error" if block.ok is False else "muted")
-    text = Text(block.who, style="bold")
+    line = Text(icon, style="bold") + Text(f" {block.who}", style="bold")
     if block.key:
-        text += Text(f"  {block.key}")
+        line += Text(f"  {block.key}")
     if block.note:
-        text += Text(f"  {block.note}", style="italic")
+        line += Text(f"  {block.note}", style="italic")
     if block.duration is not None:
-        text += Text(f"  {block.duration:.2f}s")
-    text.stylize(style)
-    line = Table.grid()
-    line.add_column(no_wrap=True)
-    line.add_column(ratio=1)
-    line.add_row(Text(f" {icon} ", style=style + Style(bold=True)), text)
-    return line
+        line += Text(f"  {block.duration:.2f}s")
+    line.stylize(style_of("error" if block.ok is False else "muted"))
+    return Padding(line, (0, 0, 0, 1))
 
 
 def _tool(block: Any, style_of: StyleOf) -> RenderableType:
