@@ -14,6 +14,7 @@ from agent import events as ev
 from agent.consumer import EventHandler
 from agent.lsp.report import shown_lines
 from agent.textsafe import line, shown_copy
+from agent.tools.textutil import line_count
 from tui.toolresult import decision_notes, shown_result
 from tui.widgets.scratchpad import show_scratchpad
 from tui.widgets.statusbar import LOADING_MODELS, StatusBar
@@ -172,7 +173,7 @@ class Presenter(EventHandler):
         show_scratchpad(self.timeline, event)
 
     def on_file_ready(self, event: ev.FileReady) -> None:
-        self.transcript.notice(f"Saved {event.path} ({event.lines} lines) from a code block of the answer", "success")
+        self.transcript.notice(f"Saved {event.path} ({line_count(event.lines)}) from a code block of the answer", "success")
 
     def on_error(self, event: ev.ErrorEvent) -> None:
         self.transcript.notice(event.message, "error")

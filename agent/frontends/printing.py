@@ -11,6 +11,7 @@ from agent.consumer import EventHandler
 from agent.lsp.report import shown_lines
 from agent.secrets import redact
 from agent.textsafe import json_line, shown_copy, visible
+from agent.tools.textutil import line_count
 
 ICONS = {"pending": "○", "in_progress": "◐", "completed": "●", "cancelled": "⊘"}
 STEP_ICONS = {"pending": "○", "in_progress": "◐", "done": "✓", "failed": "✗", "skipped": "⊘"}
@@ -192,7 +193,7 @@ class TextPrinter(EventHandler):
                                f"{event.commit[:7]}: {event.compare_url}", "green"), self.err)
 
     def on_file_ready(self, event: ev.FileReady) -> None:
-        self._line(self._paint(f"saved {event.path} ({event.lines} lines) from a code block", "green"), self.err)
+        self._line(self._paint(f"saved {event.path} ({line_count(event.lines)}) from a code block", "green"), self.err)
 
     def on_compacted(self, event: ev.Compacted) -> None:
         self._line(self._paint(f"◇ {describe(event)}", "dim"), self.err)
