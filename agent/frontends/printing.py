@@ -102,7 +102,10 @@ class TextPrinter(EventHandler):
         ms = f"{event.duration * 1000:.0f} ms"
         if event.ok:
             first = (event.output or "").strip().splitlines()
-            self._line(self._paint(f"  ✓ {ms} · {first[0][:100] if first else 'done'}", "dim"))
+            summary = (first[0] if len(first[0]) <= 100 else first[0][:99] + "…") if first else "done"
+            if summary.endswith(":") and len(first) > 1:  # what it leads into is not printed
+                summary += " …"
+            self._line(self._paint(f"  ✓ {ms} · {summary}", "dim"))
         else:
             self._line(self._paint(f"  ✗ {ms} · {(event.error or '').splitlines()[0][:200]}", "red"))
 
