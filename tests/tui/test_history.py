@@ -140,3 +140,14 @@ async def test_an_earlier_tool_line_wraps_under_itself_and_a_new_file_says_so() 
         assert "reads." in wrapped and len(wrapped) - len(wrapped.lstrip()) == column, wrapped
         header = next(line for line in lines if "hello.py  +1" in line)
         assert header.rstrip().endswith("new file")
+
+
+async def test_an_earlier_numbered_list_keeps_its_numbers_periods() -> None:
+    # Live, "1. first"; once the turn moved into the history, Rich drew "1 first".
+    app = Host()
+    async with app.run_test(size=(60, 20)) as pilot:
+        history = app.query_one(HistoryView)
+        history.extend([Block("answer", "Steps:\n\n1. first\n2. second\n\n- a bullet")])
+        await pilot.pause()
+        lines = [line.strip() for line in view_lines(history) if line.strip()]
+        assert lines[1:] == ["1. first", "2. second", "• a bullet"], lines

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from typing import Any
 
 from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
-from rich.markdown import Heading, Markdown
+from rich.markdown import Heading, ListItem, Markdown
 from rich.padding import Padding
 from rich.segment import Segment
 from rich.style import Style
@@ -32,8 +32,22 @@ class _LeftHeading(Heading):
         yield self.text
 
 
+class _NumberedItem(ListItem):
+    """Numbered items as in the live chat: "1. first", not Rich's "1 first"."""
+
+    def render_number(self, console: Console, options: ConsoleOptions, number: int, last_number: int
+                      ) -> RenderResult:
+        width = len(str(last_number)) + 2
+        lines = console.render_lines(self.elements, options.update(width=options.max_width - width), style=self.style)
+        style = console.get_style("markdown.item.number", default="none")
+        for index, line in enumerate(lines):
+            yield Segment(f"{number}.".rjust(width - 1) + " " if index == 0 else " " * width, style)
+            yield from line
+            yield Segment("\n")
+
+
 class ChatMarkdown(Markdown):
-    elements = {**Markdown.elements, "heading_open": _LeftHeading}
+    elements = {**Markdown.elements, "heading_open": _LeftHeading, "list_item_open": _NumberedItem}
 
 
 class LeftBar:
