@@ -20,7 +20,7 @@ from agent.lsp.report import render_diagnostics
 from agent.secrets import redact
 from agent.tools.base import Proposal, Tool, ToolArgs, ToolContext, ToolError
 from agent.tools.registry import ArgumentError, ToolRegistry
-from agent.tools.textutil import number, text_size, to_lines
+from agent.tools.textutil import line_count, number, text_size, to_lines
 from agent.workspace_input import protected
 from agent.workspaces.base import WorkspaceError, refuse_git_path
 
@@ -317,13 +317,14 @@ def _describe(change: FileChange) -> str:
     """What an applied change did, with the changed region re-numbered for follow-up edits."""
     added, removed = count_changes(change)
     if change.old is None:
-        head = f"Created {change.path} ({len(to_lines(change.new or '')[0])} lines, {text_size(change.new or '')})."
+        head = f"Created {change.path} ({line_count(len(to_lines(change.new or '')[0]))}, {text_size(change.new or '')})."
     else:
         head = f"Edited {change.path}: +{added} -{removed} lines, now {text_size(change.new or '')}."
     lines, _ = to_lines(change.new or "")
     start, end = change.changed_lines()
     if not lines or start == 0:
-        return head + f" The file now has {len(lines)} lines."
+        return head + f" The file now has {line_count(len(lines))}."
     lo, hi = max(1, start - 2), min(len(lines), end + 2, start + 40)
     region = number(lines[lo - 1 : hi], lo)
-    return f"{head} The file now has {len(lines)} lines; lines {lo}-{hi} now read:\n{region}"
+    where = f"line {lo} now reads" if lo == hi else f"lines {lo}-{hi} now read"
+    return f"{head} The file now has {line_count(len(lines))}; {where}:\n{region}"

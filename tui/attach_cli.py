@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from tui.cliargs import MODES, connection_options
+from tui.helpformat import WrappedRawHelp
 
 HELP = """Open the app on a session in the session host: join it if it is live (another front end,
 e.g. `coder-tui run --attach`, drives it too), or have the host open the recorded session (or a
@@ -16,7 +17,7 @@ host can be used, the app says so once and opens the session in-process, as `cod
 
 def attach_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="coder-tui attach", description=HELP,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+                                     formatter_class=WrappedRawHelp)
     parser.add_argument("session", metavar="ID", nargs="?", default="",
                         help="a session id, a unique prefix, `last` (this folder's newest) or `new`; without "
                              "it, a picker of the live sessions (and who is attached) and this folder's recent ones")

@@ -19,6 +19,7 @@ from agent import __version__
 from tui import fleet_cli, knowledge_cli
 from tui.cliargs import (MODES, WORKFLOWS, connection_options, max_steps_option, positive, room_id, serve_parser,
                          workspace_option)
+from tui.helpformat import WrappedRawHelp
 
 SANDBOXES = ("auto", "bwrap", "off")
 COMMANDS_HELP = """commands:
@@ -115,7 +116,7 @@ def _room_options(parser: argparse.ArgumentParser, positional: bool) -> None:
 def launch_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="coder-tui", description="A terminal coding agent that shows every edit as a diff and asks first.",
-        epilog=COMMANDS_HELP.format(knowledge=knowledge_cli.HELP + fleet_cli.HELP), formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog=COMMANDS_HELP.format(knowledge=knowledge_cli.HELP + fleet_cli.HELP), formatter_class=WrappedRawHelp,
     )
     parser.add_argument("workspace", nargs="?", default=".", metavar="DIR", help="folder to work in")
     _model_options(parser)
@@ -235,7 +236,7 @@ def acp_parser() -> argparse.ArgumentParser:
 
 def trust_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="coder-tui trust", formatter_class=argparse.RawDescriptionHelpFormatter, description=(
+        prog="coder-tui trust", formatter_class=WrappedRawHelp, description=(
             "Trust a folder, list the folders you answered for, or forget an answer.\n\n"
             "A folder's own files (.coder-tui.toml, .coder-tui/profiles/, the prompt files they name) come\n"
             "with the repository. Until you trust the folder they give the model text (prompts,\n"

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 
+from tui.helpformat import WrappedRawHelp
+
 MODES = ("plan", "ask", "allow")
 REASONING = ("off", "low", "medium", "high")  # agent/llm/reasoning.py LEVELS (not imported: --help stays fast)
 WORKFLOWS = ("auto", "direct", "structured")  # agent/planning/models.py (not imported: --help stays fast)
@@ -95,7 +97,7 @@ def _port(text: str) -> int:
 
 def serve_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="coder-tui serve", description=SERVE_HELP,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+                                     formatter_class=WrappedRawHelp)
     parser.add_argument("workspace", nargs="?", default=".", metavar="DIR", help="folder to work in (default: .)")
     parser.add_argument("--github", metavar="OWNER/REPO[@REF]", help="work on a GitHub repository through the API")
     parser.add_argument("--clone", action="store_true", help="with --github: work in a blobless clone")

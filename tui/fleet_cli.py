@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 
 from tui.cliargs import MODES, WORKFLOWS, positive
+from tui.helpformat import WrappedRawHelp
 
 HELP = """  coder-tui fleet worker | run | status | approve
                                the agent over many repositories on Celery workers (`coder-tui fleet --help`)
@@ -103,7 +104,7 @@ def _approve(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 def fleet_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="coder-tui fleet", description=DESCRIPTION,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+                                     formatter_class=WrappedRawHelp)
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for add in (_worker, _run, _status, _approve):
         add(sub)

@@ -71,7 +71,8 @@ def tasks_parser() -> argparse.ArgumentParser:
     workspace_option(parser)
     _github(parser, "the tasks of a GitHub repository", "run in the cached clone")
     parser.add_argument("--status", choices=("pending", "in-progress", "completed", "failed", "cancelled"),
-                        help="list only tasks with this status")
+                        metavar="STATUS", help="list only tasks with this status: pending, in-progress, "
+                                               "completed, failed or cancelled")
     parser.add_argument("--mode", choices=MODES, help="approval mode for tasks run now")
     connection_options(parser, reasoning=False)
     parser.add_argument("--json", action="store_true", help="one JSON event per line on stdout")

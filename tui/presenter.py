@@ -14,6 +14,7 @@ from agent import events as ev
 from agent.consumer import EventHandler
 from agent.lsp.report import shown_lines
 from agent.textsafe import line, shown_copy
+from agent.tools.textutil import line_count
 from tui.toolresult import decision_notes, shown_result
 from tui.widgets.scratchpad import show_scratchpad
 from tui.widgets.statusbar import LOADING_MODELS, StatusBar
@@ -38,6 +39,7 @@ class Presenter(EventHandler):
         self.on_run_start: Callable[[Any], None] = lambda event: None
         self.on_run_end: Callable[[Any], None] = lambda event: None
         self.on_room: Callable[[Any], None] = lambda event: None
+        self.on_restored: Callable[[Any], None] = lambda event: None  # the files went back to a checkpoint
         self.title: str | None = None  # what the next run_started shows on the timeline
         self.running_tool: dict[str, str] = {}  # call id -> tool name
         self.approved: set[str] = set()  # call ids whose change the user saw and approved
@@ -146,6 +148,8 @@ class Presenter(EventHandler):
 
     def on_checkpoint(self, event: ev.CheckpointEvent) -> None:
         self.timeline.checkpoint(event.id, event.label, time.time())
+        if event.restored:
+            self.on_restored(event)
 
     def on_usage(self, event: ev.Usage) -> None:
         self.status.set_usage(event.total_prompt_tokens, event.total_completion_tokens, event.total_cost,
@@ -169,7 +173,7 @@ class Presenter(EventHandler):
         show_scratchpad(self.timeline, event)
 
     def on_file_ready(self, event: ev.FileReady) -> None:
-        self.transcript.notice(f"Saved {event.path} ({event.lines} lines) from a code block of the answer", "success")
+        self.transcript.notice(f"Saved {event.path} ({line_count(event.lines)}) from a code block of the answer", "success")
 
     def on_error(self, event: ev.ErrorEvent) -> None:
         self.transcript.notice(event.message, "error")

@@ -21,6 +21,7 @@ from agent.consumer import EventHandler
 from agent.textsafe import shown_copy
 from agent.attachments import typed_part
 from agent.llm.reasoning import shown_text
+from agent.lsp.report import shown_lines
 from tui.presenter import QUIET_TOOLS, Presenter
 from tui.toolresult import decision_notes, shorten, shown_result
 from tui.widgets.history import Block
@@ -34,6 +35,7 @@ class Recorded:
     """What the events of a session file say, beside its messages."""
 
     calls: dict[str, Block] = field(default_factory=dict)  # call id -> its row as shown live
+    diffs: dict[str, list[Block]] = field(default_factory=dict)  # call id -> the diffs of what it changed
     restores: dict[int, list[str]] = field(default_factory=dict)  # runs before it -> notices
     mode: str | None = None  # the mode of the last run (or the session's first)
 
@@ -95,6 +97,14 @@ class _Recorder(EventHandler):
         self.decided: dict[str, str] = {}  # call id -> the user's answer, as its row shows it
         self.labels: dict[str, str] = {}  # checkpoint id -> label
         self.runs = 0
+        self.call = ""  # the call whose changes the next file_changed events are
+
+    def on_tool_call(self, event: ev.ToolCallEvent) -> None:
+        self.call = event.call_id
+
+    def on_file_changed(self, event: ev.FileChanged) -> None:
+        note = "\n".join(shown_lines(event.diagnostics))
+        self.recorded.diffs.setdefault(self.call, []).append(Block("diff", event.diff, event.path, note=note))
 
     def on_run_started(self, event: ev.RunStarted) -> None:
         self.runs += 1
@@ -155,6 +165,8 @@ def _conversation(messages: list[dict[str, Any]], transcript: Transcript, key_ar
             blocks.extend(_calls(message, calls, key_argument))
         elif role == "tool" and (call := calls.get(message.get("tool_call_id", ""))) is not None:
             _result(call, message.get("tool_call_id", ""), text, recorded)
+            at = next(i for i in range(len(blocks) - 1, -1, -1) if blocks[i] is call) + 1
+            blocks[at:at] = recorded.diffs.pop(message.get("tool_call_id", ""), [])  # as live: under the call
     blocks.extend(Block("notice", notice, "warning") for notice in recorded.restores.get(runs, []))
     transcript.history.extend(blocks)
 

@@ -62,12 +62,14 @@ async def compose_side(app: CoderApp) -> None:
                           app.key_argument)
     presenter.on_files_changed = lambda event, approved: app.live_diff().landed(event, approved)
     presenter.on_run_start = lambda event: _run_started(app)
+    presenter.on_restored = lambda event: _run_started(app)  # what the strip shows is undone
     presenter.on_run_end = lambda event: app.agent_idle()
     presenter.on_room = lambda event: app.refresh_pane()
     app.presenter = presenter
 
 
 def _run_started(app: CoderApp) -> None:
+    """The edits the strip shows are no longer news (a new request) or no longer there (a restore)."""
     for strip in app.query("#livediff"):  # only once it was shown (its module loads then)
         cast("LiveDiff", strip).new_run()
 

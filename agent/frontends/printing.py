@@ -11,6 +11,7 @@ from agent.consumer import EventHandler
 from agent.lsp.report import shown_lines
 from agent.secrets import redact
 from agent.textsafe import json_line, shown_copy, visible
+from agent.tools.textutil import line_count
 
 ICONS = {"pending": "○", "in_progress": "◐", "completed": "●", "cancelled": "⊘"}
 STEP_ICONS = {"pending": "○", "in_progress": "◐", "done": "✓", "failed": "✗", "skipped": "⊘"}
@@ -101,7 +102,10 @@ class TextPrinter(EventHandler):
         ms = f"{event.duration * 1000:.0f} ms"
         if event.ok:
             first = (event.output or "").strip().splitlines()
-            self._line(self._paint(f"  ✓ {ms} · {first[0][:100] if first else 'done'}", "dim"))
+            summary = (first[0] if len(first[0]) <= 100 else first[0][:99] + "…") if first else "done"
+            if summary.endswith(":") and len(first) > 1:  # what it leads into is not printed
+                summary += " …"
+            self._line(self._paint(f"  ✓ {ms} · {summary}", "dim"))
         else:
             self._line(self._paint(f"  ✗ {ms} · {(event.error or '').splitlines()[0][:200]}", "red"))
 
@@ -192,7 +196,7 @@ class TextPrinter(EventHandler):
                                f"{event.commit[:7]}: {event.compare_url}", "green"), self.err)
 
     def on_file_ready(self, event: ev.FileReady) -> None:
-        self._line(self._paint(f"saved {event.path} ({event.lines} lines) from a code block", "green"), self.err)
+        self._line(self._paint(f"saved {event.path} ({line_count(event.lines)}) from a code block", "green"), self.err)
 
     def on_compacted(self, event: ev.Compacted) -> None:
         self._line(self._paint(f"◇ {describe(event)}", "dim"), self.err)

@@ -68,6 +68,15 @@ def problem(exc: ValidationError) -> str:
     return "; ".join(parts)
 
 
+def _for_user(error: str, reply: ModelReply) -> str:
+    """The planner's last error as the user reads it (what the model was told is addressed to it)."""
+    if reply.tool_calls:
+        return error
+    said = " ".join(reply.text.split())
+    said = said if len(said) <= 120 else said[:119] + "…"
+    return f"the model answered in text instead of calling {SUBMIT}, also when asked again" + (f" (it said: {said})" if said else "")
+
+
 class Planner:
     def __init__(self, session: PlanHost, llm: LLM) -> None:
         self.session = session
@@ -91,7 +100,7 @@ class Planner:
                 return draft
             if error is not None:
                 if sent_back:
-                    raise PlanningError(f"the planner did not produce a valid plan: {error}")
+                    raise PlanningError(f"the planner did not produce a valid plan: {_for_user(error, reply)}")
                 sent_back = True
                 if not reply.tool_calls:
                     messages.append({"role": "user", "content": f"{error} Call {SUBMIT} with the plan now."})

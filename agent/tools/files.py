@@ -9,7 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from agent.diffing import FileChange
 from agent.tools.base import EditArgs, EditTool, Tool, ToolArgs, ToolContext, ToolError
 from agent.tools.lines import numbered_view
-from agent.tools.textutil import closest_lines, human_size, line_of, occurrences
+from agent.tools.textutil import closest_lines, human_size, line_count, line_of, occurrences
 from agent.workspaces.base import DirEntry, Workspace, WorkspaceError
 
 MAX_DIR_ENTRIES = 500
@@ -35,7 +35,7 @@ class ReadFile(Tool):
         freshen = ctx.extras.get("map_freshen")
         if freshen is not None:
             freshen.read(path)  # a stale map summary of it is refreshed in the background
-        return f"{path} ({count} lines, {size})\n{view}" if count else view
+        return f"{path} ({line_count(count)}, {size})\n{view}" if count else view
 
 
 class ListDirArgs(ToolArgs):

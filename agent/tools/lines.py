@@ -10,7 +10,7 @@ from pydantic import Field
 
 from agent.diffing import FileChange
 from agent.tools.base import EditArgs, EditTool, Tool, ToolArgs, ToolContext, ToolError
-from agent.tools.textutil import content_lines, from_lines, number, text_size, to_lines, window
+from agent.tools.textutil import content_lines, from_lines, line_count, number, text_size, to_lines, window
 
 
 class LineRangeArgs(ToolArgs):
@@ -23,9 +23,9 @@ def _check_range(path: str, count: int, start: int, end: int) -> None:
     if end < start:
         raise ToolError(f"end_line {end} is before start_line {start}")
     if start > count:
-        raise ToolError(f"start_line {start} is past the end of {path} ({count} lines)")
+        raise ToolError(f"start_line {start} is past the end of {path} ({line_count(count)})")
     if end > count:
-        raise ToolError(f"end_line {end} is past the end of {path} ({count} lines)")
+        raise ToolError(f"end_line {end} is past the end of {path} ({line_count(count)})")
 
 
 async def numbered_view(ctx: ToolContext, file_path: str, start: int | None,
@@ -40,7 +40,7 @@ async def numbered_view(ctx: ToolContext, file_path: str, start: int | None,
         return path, f"{path} is empty.", 0, text_size(text)
     first = start or 1
     if first > len(lines):
-        raise ToolError(f"start_line {first} is past the end of {path} ({len(lines)} lines)")
+        raise ToolError(f"start_line {first} is past the end of {path} ({line_count(len(lines))})")
     if end is not None and end < first:
         raise ToolError(f"end_line {end} is before start_line {first}")
     first, last, note = window(lines, first, end)
@@ -111,7 +111,7 @@ class InsertAtLine(EditTool):
             raise ToolError("content is empty: nothing to insert")
         if args.line > len(lines) + 1:
             raise ToolError(
-                f"line {args.line} is past the end of {path} ({len(lines)} lines; "
+                f"line {args.line} is past the end of {path} ({line_count(len(lines))}; "
                 f"use line={len(lines) + 1} to append)"
             )
         lines[args.line - 1 : args.line - 1] = content_lines(args.content)

@@ -23,6 +23,11 @@ def text_size(text: str) -> str:
     return human_size(len(text.encode("utf-8", "surrogatepass")))
 
 
+def line_count(count: int) -> str:
+    """`1 line`, `2 lines`: a count of lines as a sentence says it."""
+    return f"{count} line" if count == 1 else f"{count} lines"
+
+
 def to_lines(text: str) -> tuple[list[str], bool]:
     """The lines of a text and whether it ends with a newline."""
     if text == "":

@@ -28,3 +28,17 @@ def test_a_shell_opened_without_a_command_prints_no_none(isolated_home: Path, fa
     assert done.returncode == 0, done.stderr
     assert "None" not in done.stdout + done.stderr
     assert "→ shell_open\n" in done.stdout and f"bash  (in {tmp_path})\n" in done.stderr
+
+
+def test_a_result_line_that_leads_into_more_lines_says_there_are_more() -> None:
+    # `run` printed "✓ 194 ms · Created hello.py (1 line, 15 B). ... line 1 now reads:" and stopped there.
+    out, err = io.StringIO(), io.StringIO()
+    printer = TextPrinter(out, err)
+    output = "Created a.py (1 line, 6 B). The file now has 1 line; line 1 now reads:\n     1\tx = 1"
+    printer.on_tool_result(ev.ToolResultEvent(call_id="c1", tool="write_file", ok=True, output=output, duration=0.2))
+    printer.on_tool_result(ev.ToolResultEvent(call_id="c2", tool="read_file", ok=True, output="a.py (1 line, 6 B)\n"
+                                              "     1\tx = 1", duration=0.01))
+    printer.on_tool_result(ev.ToolResultEvent(call_id="c3", tool="bash_exec", ok=True, output="x" * 150, duration=0))
+    assert out.getvalue().splitlines() == [
+        "  ✓ 200 ms · Created a.py (1 line, 6 B). The file now has 1 line; line 1 now reads: …",
+        "  ✓ 10 ms · a.py (1 line, 6 B)", "  ✓ 0 ms · " + "x" * 99 + "…"]  # a cut line says it was cut

@@ -32,6 +32,8 @@ async def test_read_file_numbers_lines_and_pages_large_files(make_harness: Any) 
     assert out.endswith("  2999\trow 2999\n  3000\trow 3000")
     out = await use(h, "read_file", file_path="missing.py")
     assert out == "Error: missing.py does not exist"
+    h.root.joinpath("one.txt").write_text("only\n")
+    assert await use(h, "read_file", file_path="one.txt") == "one.txt (1 line, 5 B)\n     1\tonly"
 
 
 async def test_get_line_range_and_its_errors(make_harness: Any) -> None:
@@ -77,7 +79,8 @@ async def test_todo_write_updates_the_plan(make_harness: Any) -> None:
 async def test_write_file_creates_and_keeps_final_newline(make_harness: Any) -> None:
     h = make_harness(files={"keep.txt": "old\n"})
     out = await use(h, "write_file", file_path="new/dir/n.py", content="x = 1\n")
-    assert out.startswith("Created new/dir/n.py (1 lines, 6 B).")
+    # one line is "1 line", and its region "line 1" (the model and `run` read "1 lines", "lines 1-1")
+    assert out == "Created new/dir/n.py (1 line, 6 B). The file now has 1 line; line 1 now reads:\n     1\tx = 1"
     assert h.read("new/dir/n.py") == "x = 1\n"
     out = await use(h, "write_file", file_path="keep.txt", content="new")
     assert h.read("keep.txt") == "new\n" and out.startswith("Edited keep.txt: +1 -1 lines, now 4 B.")

@@ -162,3 +162,15 @@ async def test_a_plan_made_in_plan_mode_runs_on_ok_once_the_mode_allows(make_har
     assert h.of("step_complete")[-1].summary == "did one" and h.session.unfinished_plan is None
     h.script(Reply(text="direct answer"))
     assert (await h.run("go ahead")).final_response == "direct answer"  # no plan left: the direct loop
+
+
+async def test_a_model_that_only_answers_in_text_gets_a_plan_error_meant_for_the_user(make_harness: Any) -> None:
+    # The user was shown the model's instruction: "No plan was submitted: answer by calling submit_plan."
+    h = make_harness(mode="plan")
+    h.session.workflow = "structured"
+    h.script(Reply(text="Here is my plan: do it."), Reply(text="Step 1: do it."))
+    complete = await h.run("plan something")
+    assert complete.completion_reason == "error"
+    assert complete.final_response == ("the planner did not produce a valid plan: the model answered in text "
+                                       "instead of calling submit_plan, also when asked again (it said: Step 1: "
+                                       "do it.)")

@@ -61,5 +61,5 @@ def test_run_prints_the_saved_files(fake_llm: Any, isolated_home: Any, tmp_path:
     done = run_cli(isolated_home, "run", "make an app", "--workspace", str(ws), "--model", fake_llm.model,
                    "--api-base", fake_llm.url, "--api-key", TEST_KEY, "--mode", "allow", "--profile", "writer")
     assert done.returncode == 0, done.stderr
-    assert "saved src/app.py (1 lines) from a code block" in done.stderr
+    assert "saved src/app.py (1 line) from a code block" in done.stderr  # not "(1 lines)"
     assert (ws / "src" / "util.py").read_text() == "X = 1\n"

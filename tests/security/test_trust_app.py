@@ -77,3 +77,32 @@ async def test_trust_applies_the_file_and_is_remembered(workspace: Path, isolate
         assert mode == "allow" and good.requests == [] and len(evil.requests) == 1
         assert any(n.startswith("trusted ") for n in notices)
         assert f'[folder_trust."{workspace}"]' in paths.user_config_file().read_text()
+
+
+async def test_a_long_setting_wraps_under_its_text_not_under_its_bullet(tmp_path: Path) -> None:
+    # At 80 columns "where your key and code are sent" went back under the "•".
+    from textual.app import App
+
+    from agent.workspace_input.policy import Ignored
+    from tui.screens.trust import TrustScreen
+    from tui.theme_vars import derive_app_variables
+
+    why = "it would choose the model, and with it where your key and code are sent"
+    ignored = [Ignored("model = 'openai/other'", why, str(tmp_path / ".coder-tui.toml"))]
+
+    class Host(App[None]):
+        def get_theme_variable_defaults(self) -> dict[str, str]:
+            return derive_app_variables(self.current_theme)
+
+        def on_mount(self) -> None:
+            self.push_screen(TrustScreen(tmp_path, ignored))
+
+    app = Host()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_for(pilot, lambda: isinstance(app.screen, TrustScreen) and app.screen.query(".trust-item"))
+        await pilot.pause()
+        lines = [strip.text for strip in app.screen._compositor.render_strips()]
+        first = next(i for i, line in enumerate(lines) if "• model = 'openai/other'" in line)
+        text_column = lines[first].index("model")
+        second = lines[first + 1]
+        assert "code are sent" in second and second.index(second.strip("│ ")) == text_column, lines[first:first + 2]

@@ -58,7 +58,8 @@ def test_the_page_follows_a_live_run_and_its_allow_button_answers_the_approval(m
     serve = make_serve(mode="ask", files={"a.txt": "one\n"})
     held = threading.Event()
     serve.llm.script(Reply(text=f"I will write b.txt {HOSTILE} now.", hold=held,
-                           tool_calls=[call("write_file", file_path="b.txt", content=HOSTILE_FILE)]),
+                           tool_calls=[call("write_file", file_path="b.txt", content=HOSTILE_FILE,
+                                                       reason=f"to say hi {HOSTILE}")]),
                      Reply(text="Wrote b.txt."))
     events: list[dict[str, Any]] = []
     turn = _turn(serve, f"make b.txt {HOSTILE}", events)
@@ -74,6 +75,7 @@ def test_the_page_follows_a_live_run_and_its_allow_button_answers_the_approval(m
     card = page.locator(".approval")
     card.get_by_role("button", name="Allow").wait_for(timeout=WAIT)
     assert "b.txt" in card.inner_text() and HOSTILE_FILE.strip() in card.locator("pre.diff").inner_text()
+    assert card.locator(".why").inner_text() == f"why: to say hi {HOSTILE}"  # the model's reason, as the app shows it
     assert page.locator("#state").inner_text() == "waits for your approval"
     assert not (serve.root / "b.txt").exists()
     card.get_by_role("button", name="Allow").click()

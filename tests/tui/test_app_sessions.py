@@ -357,3 +357,20 @@ async def test_fast_tools_in_a_row_each_show_their_result(make_app: Any, workspa
         await idle(pilot)
         lines = [str(row.query_one(".tool-line", Static).content) for row in pilot.app.query(ToolRow)]
         assert len(lines) == 2 and all(line.startswith("✓ read_file") for line in lines), lines
+
+
+async def test_undo_takes_the_edits_it_reverted_off_the_applied_without_asking_strip(
+        make_app: Any, workspace: Path, fake_llm: Any) -> None:
+    # After /undo the strip still said "Applied without asking (1 file)" with the diff of an edit
+    # that was no longer in the file.
+    fake_llm.script(Reply(tool_calls=[patch("print('hello')", "print('hi')")]), Reply(text="done"))
+    app = make_app("--mode", "allow")
+    async with app.run_test(size=APP_SIZE) as pilot:
+        await ready(pilot)
+        await submit(pilot, "edit it")
+        await idle(pilot)
+        live = app.query_one("#livediff")
+        assert live.has_class("-open") and list(live.diffs) == ["app.py"]
+        await submit(pilot, "/undo")
+        await wait_for(pilot, lambda: "print('hello')" in (workspace / "app.py").read_text(), what="the undo")
+        await wait_for(pilot, lambda: not live.diffs and not live.has_class("-open"), what="the strip to clear")

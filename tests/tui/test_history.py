@@ -120,3 +120,34 @@ def removed_background(history: HistoryView) -> str:
     line = next(history.render_line(y) for y in range(6) if "- a" in history.render_line(y).text)
     segment = next(s for s in line if s.text.strip() == "a")
     return segment.style.bgcolor.triplet.hex.upper()
+
+
+async def test_an_earlier_tool_line_wraps_under_itself_and_a_new_file_says_so() -> None:
+    # A resumed (or earlier) turn drew a long tool line's second row at the margin, left of its ✗
+    # (the live row wraps under its icon),
+    # and a created file's diff lost the "new file" mark the live diff showed.
+    app = Host()
+    async with app.run_test(size=(60, 30)) as pilot:
+        history = app.query_one(HistoryView)
+        note = "write_file is blocked in plan mode, which only reads. Describe the change instead"
+        history.extend([Block("tool", "", "write_file", key="hello.py", ok=False, note=note, duration=0.0),
+                        Block("diff", "--- /dev/null\n+++ b/hello.py\n@@ -0,0 +1 @@\n+print('hello')\n", "hello.py")])
+        await pilot.pause()
+        lines = [line for line in view_lines(history) if line.strip()]
+        first = next(i for i, line in enumerate(lines) if "✗ write_file" in line)
+        column = lines[first].index("✗")
+        wrapped = lines[first + 1]
+        assert "reads." in wrapped and len(wrapped) - len(wrapped.lstrip()) == column, wrapped
+        header = next(line for line in lines if "hello.py  +1" in line)
+        assert header.rstrip().endswith("new file")
+
+
+async def test_an_earlier_numbered_list_keeps_its_numbers_periods() -> None:
+    # Live, "1. first"; once the turn moved into the history, Rich drew "1 first".
+    app = Host()
+    async with app.run_test(size=(60, 20)) as pilot:
+        history = app.query_one(HistoryView)
+        history.extend([Block("answer", "Steps:\n\n1. first\n2. second\n\n- a bullet")])
+        await pilot.pause()
+        lines = [line.strip() for line in view_lines(history) if line.strip()]
+        assert lines[1:] == ["1. first", "2. second", "• a bullet"], lines

@@ -31,6 +31,7 @@ async def test_always_allow_saves_the_narrowest_rule_and_the_same_command_runs_u
         panel = await approval(pilot)
         text = panel_text(panel)
         assert "From now on: bash_exec(touch one) → your config.toml" in text  # shown before it is saved
+        assert "config.toml (w: workspace)" in text  # where w saves it instead, not "(w switches)"
         assert "Always allow (r)" in text and "no network" in text  # "allow all" says what it grants
         assert not paths.user_config_file().exists() or not _saved()
         await pilot.press("r")

@@ -545,3 +545,23 @@ async def test_each_at_completion_asks_once_for_a_fresh_file_list() -> None:
         await pilot.press("escape")
         await type_text(pilot, " and @")
         assert app.asked == 2
+
+
+class LongCommandsApp(HostApp):
+    def compose(self) -> ComposeResult:
+        yield Static("conversation", id="log")
+        yield PromptInput(commands=[("mode", "plan | ask | allow: how much the agent may do without asking, "
+                                             "and a good deal more said about it"), *COMMANDS[1:]], id="prompt")
+
+
+async def test_a_long_command_description_is_cut_to_one_row_with_an_ellipsis() -> None:
+    # At 60 columns the description does not fit: it wrapped under the command's name (column 0),
+    # and the list, sized one row a command, hid the commands below behind a scroll bar.
+    app = LongCommandsApp()
+    async with app.run_test(size=(60, 30)) as pilot:
+        await type_text(pilot, "/")
+        popup = app.popup
+        assert popup.region.height == len(COMMANDS) + 2
+        lines = [popup.render_line(y).text for y in range(popup.size.height)]
+        assert lines[0].rstrip().endswith("…") and lines[0].lstrip().startswith("/mode")
+        assert [line.split()[0] for line in lines] == ["/mode", "/model", "/help", "/clear"]

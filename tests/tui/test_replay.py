@@ -8,6 +8,7 @@ from typing import Any
 
 from tests.fakellm import Reply, call
 from tests.tui.conftest import APP_SIZE, ready, rendered_text, wait_for
+from tests.tui.test_history import view_lines
 from tests.tui.test_app_sessions import approval, deny_with_feedback, idle, patch, submit
 
 
@@ -132,3 +133,26 @@ async def test_a_recorded_event_of_an_unknown_or_damaged_shape_is_skipped_and_sa
         assert len(said) == 1 and "2 recorded events of an unknown or damaged shape were skipped" in said[0], said
         assert app.mode == "allow"  # the events that parse are replayed as before
         assert [(b.who, b.ok) for b in app.query_one("#history").blocks if b.kind == "tool"] == [("read_file", True)]
+
+
+async def test_a_resumed_session_shows_the_diff_of_each_edit_under_its_call(make_app: Any, fake_llm: Any,
+                                                                           workspace: Path) -> None:
+    # Live, an applied edit shows its diff under the call; resumed, only "✓ write_file new.py" was left.
+    fake_llm.script(Reply(tool_calls=[call("write_file", file_path="new.py", content="x = 1\n")]),
+                    Reply(tool_calls=[patch("print('hello')", "print('hi')")]), Reply(text="Done."))
+    app = make_app("--mode", "allow")
+    async with app.run_test(size=APP_SIZE) as pilot:
+        await ready(pilot)
+        await submit(pilot, "make them")
+        await idle(pilot)
+        await app.bridge.shutdown()
+    app = make_app("--resume", "last")
+    async with app.run_test(size=APP_SIZE) as pilot:
+        await ready(pilot)
+        blocks = [b for b in app.query_one("#history").blocks if b.kind in ("tool", "diff")]
+        assert [(b.kind, b.who) for b in blocks] == [("tool", "write_file"), ("diff", "new.py"),
+                                                     ("tool", "patch_file"), ("diff", "app.py")]
+        assert "+x = 1" in blocks[1].text and "-    print('hello')" in blocks[3].text
+        await pilot.pause()
+        text = "\n".join(view_lines(app.query_one("#history")))
+        assert "new.py  +1 -0  new file" in text and "app.py  +1 -1" in text

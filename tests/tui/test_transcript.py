@@ -136,3 +136,25 @@ async def test_an_answer_that_ends_while_its_first_chunk_is_drawn_is_shown() -> 
         await wait_for(pilot, lambda: answer.drawn, what="the answer drawn")
         await pilot.pause()
         assert [block.source for block in answer.query("MarkdownBlock")] == ["The answer is forty-two."]
+
+
+async def test_a_level_one_heading_in_an_answer_starts_at_its_left_edge() -> None:
+    # Textual centred "# Title" in the live answer; the history (and every other heading) is left-aligned.
+    from textual.app import App, ComposeResult
+
+    from tui.theme_vars import derive_app_variables
+    from tui.widgets.answer import AssistantMessage
+
+    class Host(App[None]):
+        def get_theme_variable_defaults(self) -> dict[str, str]:
+            return derive_app_variables(self.current_theme)
+
+        def compose(self) -> ComposeResult:
+            yield AssistantMessage("# Title\n\nSome text.")
+
+    app = Host()
+    async with app.run_test(size=(60, 12)) as pilot:
+        await pilot.pause()
+        lines = [strip.text for strip in app.screen._compositor.render_strips()]
+        title = next(line for line in lines if "Title" in line)
+        assert title.index("Title") <= 2, lines

@@ -39,7 +39,9 @@ class TrustScreen(ModalScreen[bool]):
                 f"that {'asks' if len(files) == 1 else 'ask'} for settings only a folder you trust may use:",
                 classes="trust-text", markup=False)
             for line in self.ignored:
-                yield Static(f"• {line.setting}: {line.why}", classes="trust-item", markup=False)
+                with Horizontal(classes="trust-row"):  # a long item wraps under its text, not its bullet
+                    yield Static("•", classes="trust-bullet", markup=False)
+                    yield Static(f"{line.setting}: {line.why}", classes="trust-item", markup=False)
             yield Static("Trust it only if you know who wrote it. Without trust these settings are left "
                          "out and everything else applies. Your answer is remembered for this folder; "
                          "`coder-tui trust DIR` or `coder-tui trust --revoke DIR` changes it.",

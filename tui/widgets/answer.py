@@ -26,6 +26,9 @@ class AssistantMessage(Markdown):
         background: transparent;
         &.-continued { margin-top: 0; }
         & MarkdownFence { margin: 1 0; }
+        /* Textual centres a level-1 heading; a chat answer's headings start at its left edge, as they
+           do once the turn moves into the history (tui/widgets/historyrender.py). */
+        & MarkdownH1 { content-align: left middle; }
     }
     """
 

@@ -68,7 +68,8 @@ class RuleOffer(Horizontal):
             return Content("No lasting rule can allow this call (it runs a command a rule cannot see).")
         where = ".coder-tui.toml (this workspace)" if self.in_workspace else "your config.toml"
         rules = ", ".join(line(rule) for rule in self.rules)
-        return Content.assemble("From now on: ", (rules, "bold"), f" → {where} (w switches)")
+        other = "w: yours" if self.in_workspace else "w: workspace"  # where w saves it instead
+        return Content.assemble("From now on: ", (rules, "bold"), f" → {where} ({other})")
 
     def toggle_target(self) -> None:
         self.in_workspace = not self.in_workspace

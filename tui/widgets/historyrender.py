@@ -7,7 +7,7 @@ from collections.abc import Callable
 from typing import Any
 
 from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
-from rich.markdown import Heading, Markdown
+from rich.markdown import Heading, ListItem, Markdown
 from rich.padding import Padding
 from rich.segment import Segment
 from rich.style import Style
@@ -32,8 +32,22 @@ class _LeftHeading(Heading):
         yield self.text
 
 
+class _NumberedItem(ListItem):
+    """Numbered items as in the live chat: "1. first", not Rich's "1 first"."""
+
+    def render_number(self, console: Console, options: ConsoleOptions, number: int, last_number: int
+                      ) -> RenderResult:
+        width = len(str(last_number)) + 2
+        lines = console.render_lines(self.elements, options.update(width=options.max_width - width), style=self.style)
+        style = console.get_style("markdown.item.number", default="none")
+        for index, line in enumerate(lines):
+            yield Segment(f"{number}.".rjust(width - 1) + " " if index == 0 else " " * width, style)
+            yield from line
+            yield Segment("\n")
+
+
 class ChatMarkdown(Markdown):
-    elements = {**Markdown.elements, "heading_open": _LeftHeading}
+    elements = {**Markdown.elements, "heading_open": _LeftHeading, "list_item_open": _NumberedItem}
 
 
 class LeftBar:
@@ -104,9 +118,10 @@ def _reasoning(block: Any, style_of: StyleOf) -> RenderableType:
     return Group(Text(""), line, body)
 
 
-def _tool(block: Any, style_of: StyleOf) -> RenderableType:
+def _tool_line(block: Any, style_of: StyleOf) -> RenderableType:
+    """` ✓ name  key  note  0.12s`; a line too long for the width wraps under its icon, as the live row does."""
     icon = "✓" if block.ok else "✗" if block.ok is False else "·"
-    line = Text(f" {icon} ", style="bold") + Text(block.who, style="bold")
+    line = Text(icon, style="bold") + Text(f" {block.who}", style="bold")
     if block.key:
         line += Text(f"  {block.key}")
     if block.note:
@@ -114,6 +129,11 @@ def _tool(block: Any, style_of: StyleOf) -> RenderableType:
     if block.duration is not None:
         line += Text(f"  {block.duration:.2f}s")
     line.stylize(style_of("error" if block.ok is False else "muted"))
+    return Padding(line, (0, 0, 0, 1))
+
+
+def _tool(block: Any, style_of: StyleOf) -> RenderableType:
+    line = _tool_line(block, style_of)
     if not block.expanded:
         if block.preview:
             return Group(line, Padding(Text(block.preview, style=style_of("muted")), (0, 0, 0, 4)))
@@ -132,8 +152,9 @@ def _diff(path: str, diff: str, style_of: StyleOf) -> RenderableType:
     files = parse_unified(diff, path)
     shown = 0
     for file in files:
+        mark = "  new file" if file.created else "  deleted" if file.deleted else ""
         grid.add_row(Text(f"{file.path}  ", style="bold") + Text(f"+{file.added}", style=style_of("added-sign"))
-                     + Text(f" -{file.removed}", style=style_of("removed-sign")))
+                     + Text(f" -{file.removed}", style=style_of("removed-sign")) + Text(mark, style=style_of("muted")))
         for hunk in file.hunks:
             grid.add_row(Text(hunk.header, style=style_of("hunk")))
             for line in hunk.lines:

@@ -135,6 +135,8 @@ function approvalCard(e) {
   card.dataset.id = e.approval_id;
   card.append(el("h3", "", "Approval needed: " + (e.kind || e.tool)));
   if (e.summary) card.append(el("p", "summary", e.summary));
+  const why = (e.args || {}).reason;  // the model's reason for the call, as the app's "why:" line
+  if (why) card.append(el("p", "why", "why: " + why));
   if (e.command) card.append(el("pre", "command", "$ " + e.command + (e.cwd ? "   (in " + e.cwd + ")" : "")));
   if (e.url) card.append(el("pre", "command", e.url));
   for (const file of e.files || []) {
