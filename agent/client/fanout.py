@@ -4,7 +4,7 @@ reader of `events()` (each its own queue, so a slow one holds up nobody)."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 
 from agent import events as ev
 
@@ -17,7 +17,13 @@ class Fanout:
         self.log: list[Item] = []
         self._text: list[str] = []  # streamed text since the log's last item (joined when read)
         self._readers: list[asyncio.Queue[object]] = []
+        self._listeners: list[Callable[[Item], None]] = []
         self.closed = False
+
+    def listen(self, listener: Callable[[Item], None]) -> None:
+        """`listener(item)` for each item from now on, called as it comes (before a prompt it ends
+        is answered): for a front end that must see a turn's last event before its reply."""
+        self._listeners.append(listener)
 
     def publish(self, item: Item) -> None:
         if isinstance(item, ev.TextDelta):
@@ -25,6 +31,8 @@ class Fanout:
         else:
             self._join()
             self.log.append(item)
+        for listener in list(self._listeners):
+            listener(item)
         for queue in self._readers:
             queue.put_nowait(item)
 

@@ -14,7 +14,7 @@ runs every front-end behaviour on both.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import Protocol, runtime_checkable
 
 from agent.client.commands import Command, Note, Reply
@@ -47,6 +47,10 @@ class SessionHandle(Protocol):
         ...
 
     def history(self) -> list[Item]: ...
+
+    def listen(self, listener: Callable[[Item], None]) -> None:
+        """`listener(item)` for each item as it comes, before the prompt it ends is answered."""
+        ...
 
     async def close(self, detach: bool = False) -> None:
         """detach=True: a run in the session host goes on; else this handle's run is stopped."""

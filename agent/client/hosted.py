@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 from pydantic import ValidationError
@@ -84,6 +84,9 @@ class HostedHandle:
     def history(self) -> list[Item]:
         return self.fanout.history()
 
+    def listen(self, listener: Callable[[Item], None]) -> None:
+        self.fanout.listen(listener)
+
     async def submit(self, command: cmd.Command) -> Reply:
         try:
             if isinstance(command, cmd.Prompt):
@@ -133,13 +136,7 @@ class HostedHandle:
 
     def _line(self, line: Data) -> None:
         kind = line.get("type")
-        if kind == "turn_done":
-            self._end(line.get("ticket"), Reply(data={k: v for k, v in line.items() if k != "type"}))
-        elif kind == "prompts_dropped":
-            for ticket in line.get("tickets", []):
-                self._end(ticket, Reply(data={"ticket": ticket, "success": False, "completion_reason": "stopped",
-                                              "dropped": True}))
-        elif kind == "mode_changed":
+        if kind == "mode_changed":
             self._mode = str(line.get("mode"))
         elif kind == "approval_required":
             self._pending.append(str(line.get("approval_id")))
@@ -147,7 +144,13 @@ class HostedHandle:
             self._pending.remove(str(line.get("approval_id")))
         item = _item(line)
         if item is not None:
-            self.fanout.publish(item)
+            self.fanout.publish(item)  # before the turn's reply: its listeners have seen all of it
+        if kind == "turn_done":
+            self._end(line.get("ticket"), Reply(data={k: v for k, v in line.items() if k != "type"}))
+        elif kind == "prompts_dropped":
+            for ticket in line.get("tickets", []):
+                self._end(ticket, Reply(data={"ticket": ticket, "success": False, "completion_reason": "stopped",
+                                              "dropped": True}))
 
     def _end(self, ticket: Any, reply: Reply) -> None:
         if not isinstance(ticket, int):

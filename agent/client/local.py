@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -105,6 +105,9 @@ class LocalHandle:
 
     def history(self) -> list[Item]:
         return self.fanout.history()
+
+    def listen(self, listener: Callable[[Item], None]) -> None:
+        self.fanout.listen(listener)
 
     async def submit(self, command: cmd.Command) -> Reply:
         if isinstance(command, cmd.Prompt):
