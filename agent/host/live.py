@@ -87,6 +87,7 @@ class LiveSession:
         self._text: list[str] = []  # streamed text since the transcript's last line
         self.queue: list[Turn] = []
         self.current: Turn | None = None
+        self.title = ""  # the words the user typed first (the session lists and the attach picker show it)
         self.answered_by: dict[str, str] = {}  # approval id -> the client that answered it
         self.pending: list[str] = []  # approval ids waiting, in the order they were asked
         self.resolved_by: dict[str, str] = {}  # approval id -> who answered it (for a late answer's refusal)
@@ -111,6 +112,10 @@ class LiveSession:
     def restore(self, session: AgentSession) -> None:
         """The session's recorded events start the transcript (a resumed session's history)."""
         self.session = session
+        from agent.attachments import typed_part
+
+        first = next((m.get("content") for m in session.messages if m.get("role") == "user"), None)
+        self.title = " ".join(typed_part(first)[0].split())[:200] if isinstance(first, str) else ""
         if session.restored is not None:
             self.log.extend(encode(event) for event in session.restored.events)
 
@@ -179,6 +184,7 @@ class LiveSession:
     def prompt(self, text: str, by: str, mentions: list[str] | None = None) -> tuple[int, int]:
         """Queue a turn; returns its ticket and how many turns run or wait before it."""
         turn = Turn(next(self._tickets), text, by, list(mentions or []))
+        self.title = self.title or " ".join(text.split())[:200]
         ahead = len(self.queue) + (self.current is not None)
         self.queue.append(turn)
         if ahead:

@@ -268,7 +268,7 @@ class Host:
             rows.append({"session_id": live.session_id, "workspace": session.workspace.label,
                          "running": live.current is not None, "queued": len(live.queue),
                          "clients": [c.name for c in live.clients], "pending_approvals": list(live.pending),
-                         "answered_approvals": list(live.resolved_by)[-64:],
+                         "answered_approvals": list(live.resolved_by)[-64:], "prompt": live.title,
                          "mode": session.mode})
         return rows
 

@@ -93,7 +93,8 @@ async def test_the_view_answers_an_approval_of_a_session_a_terminal_started(star
         done = await next_of(terminal, "turn_done")
     finally:
         await terminal.close()
-    assert any(asked["approval_id"] in [p["id"] for p in row["pending_approvals"]] for row in listed)
+    [row] = [row for row in listed if asked["approval_id"] in [p["id"] for p in row["pending_approvals"]]]
+    assert row["prompt"] == "edit a.py"  # a live session's title, as the view lists it (was "(no prompt yet)")
     assert answered.status_code == 200, answered.text
     assert answered.json()["session_id"] == done.get("session_id", answered.json()["session_id"])
     assert late.status_code == 409 and "answered already" in late.json()["error"], late.text
@@ -117,3 +118,12 @@ def test_a_late_answer_in_this_process_is_409(make_serve) -> None:  # noqa: F811
             pass
     assert first.status_code == 200 and late.status_code == 409, late.text
     assert Path(serve.root / "a.py").read_text().endswith("return 2\n")
+
+
+def test_the_attach_picker_shows_a_live_session_s_title() -> None:
+    from tui.screens.attachpicker import live_label
+
+    row = {"session_id": "20260101-000000-abcdef", "prompt": "fix the failing test", "running": True,
+           "clients": ["run --attach"], "workspace": "~/proj"}
+    assert "fix the failing test" in live_label(row).plain
+    assert "(no prompt yet)" in live_label({**row, "prompt": ""}).plain

@@ -254,5 +254,6 @@ async def listing(sessions: Any) -> list[Data]:
     for row in hosted.values():  # live in the host, opened by another front end
         rows.append({"session_id": row["session_id"], "running": row["running"], "mode": row["mode"],
                      "workspace": row["workspace"], "live": True, "attached": row["clients"],
+                     "prompt": row.get("prompt", ""),
                      "pending_approvals": [{"type": "approval_required", "id": approval} for approval in row["pending_approvals"]]})
     return rows
