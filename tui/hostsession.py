@@ -183,7 +183,8 @@ class HostSession:
             self._tickets.add(line["ticket"])
             if mine:
                 self.host.notice(f"Queued in the session host behind {line['ahead']} turn(s); it runs when they "
-                                 "end (Esc stops the running one).", "dim")
+                                 "end. Esc stops the running turn and drops what is queued: your prompt comes "
+                                 "back to the input.", "dim")
             else:
                 self.host.notice(f"{safe_line(by)} queued: {safe_line(line['prompt'])}", "dim")
         elif kind == "turn_started":
@@ -216,7 +217,7 @@ class HostSession:
             self._tickets.discard(item["ticket"])
             self._done.add(item["ticket"])
             if item.get("by") == self.name and self._unshown:
-                self._unshown.pop(0)  # ours, never started: never shown
+                self.host.restore_prompt(self._unshown.pop(0))  # ours, never started: back in the input
         listed = "; ".join(f"{safe_line(str(p.get('by')))}: {safe_line(str(p.get('prompt')))}" for p in prompts)
         self.host.notice(f"Stopped by {safe_line(by)}: the queued prompt{'s' if len(prompts) != 1 else ''} "
                          f"did not run ({listed}).", "info")

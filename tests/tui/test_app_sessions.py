@@ -357,3 +357,26 @@ async def test_fast_tools_in_a_row_each_show_their_result(make_app: Any, workspa
         await idle(pilot)
         lines = [str(row.query_one(".tool-line", Static).content) for row in pilot.app.query(ToolRow)]
         assert len(lines) == 2 and all(line.startswith("✓ read_file") for line in lines), lines
+
+
+async def test_esc_puts_a_prompt_queued_behind_the_run_back_in_the_input(make_app: Any, fake_llm: Any) -> None:
+    """A stop drops the prompts queued behind the run: their text goes back into the input (it was lost)."""
+    from tui.widgets.prompt import PromptInput
+
+    release = threading.Event()
+    fake_llm.script(Reply(text="never finished", hold=release))
+    app = make_app()
+    try:
+        async with app.run_test(size=APP_SIZE) as pilot:
+            await ready(pilot)
+            await submit(pilot, "a long task")
+            await wait_for(pilot, lambda: len(fake_llm.requests) == 1, what="the held request")
+            await submit(pilot, "then this")
+            assert app.bridge.waiting == [("then this", [])]
+            await pilot.press("escape")
+            prompt = app.query_one("#prompt", PromptInput)
+            await wait_for(pilot, lambda: prompt.value == "then this", what="the queued prompt back in the input")
+            assert app.bridge.waiting == []
+            assert any("back in the input" in n for n in notices(app))
+    finally:
+        release.set()
