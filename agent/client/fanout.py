@@ -45,11 +45,16 @@ class Fanout:
             self.log.append(ev.TextDelta(text="".join(self._text)))
             self._text = []
 
-    async def stream(self) -> AsyncIterator[Item]:
+    def stream(self) -> AsyncIterator[Item]:
+        """Every item from this call on (the reader is registered now, not at the first read)."""
         queue: asyncio.Queue[object] = asyncio.Queue()
         if self.closed:
-            return
-        self._readers.append(queue)
+            queue.put_nowait(_END)
+        else:
+            self._readers.append(queue)
+        return self._drain(queue)
+
+    async def _drain(self, queue: asyncio.Queue[object]) -> AsyncIterator[Item]:
         try:
             while (item := await queue.get()) is not _END:
                 yield item

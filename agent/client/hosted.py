@@ -22,16 +22,37 @@ from agent import events as ev
 from agent.client import commands as cmd
 from agent.client.commands import Note, Reply, refusal_kind
 from agent.client.fanout import Fanout, Item
-from agent.host.client import HostClient, HostRefused
+from agent.host.client import HostClient, HostRefused, HostUnavailable, live_sessions
 from agent.host.wire import HOST_TYPES
+from agent.hostplace import HostPlaceError
+
+__all__ = ["HostRefused", "HostUnavailable", "HostedHandle", "live_sessions", "open_in_host"]
 
 Data = dict[str, Any]
 REPLAY_WAIT = 60.0
 
 
+async def open_in_host(session: str, name: str, options: Data | None = None, *, live_only: bool = False,
+                       start: bool = True, env: dict[str, str] | None = None) -> HostedHandle:
+    """Session `session` (an id, a prefix, `last`, `new`) opened or joined in the session host, which
+    is started when none runs (`start`). HostUnavailable: no host to use; HostRefused: the host's
+    reason (an unknown session, one in use elsewhere...); ConnectionError: it went away meanwhile."""
+    if start:
+        client = await HostClient.connect_or_start()
+    else:
+        try:
+            client = await HostClient.connect()
+        except (OSError, HostPlaceError) as exc:
+            raise HostUnavailable(f"no session host runs ({exc})") from None
+    handle = await HostedHandle.open(client, session, name, options, live_only=live_only, env=env)
+    handle.started_host = client.started
+    return handle
+
+
 class HostedHandle:
     def __init__(self, client: HostClient, name: str, opened: Data) -> None:
         self.client, self._name = client, name
+        self.started_host = False  # opening it started the host
         self._session_id: str = opened["session_id"]
         self._mode: str = str(opened.get("mode"))
         self.model: str | None = opened.get("model")

@@ -25,7 +25,7 @@ from acp.schema import AllowedOutcome, ImageContentBlock, PermissionOption, Prom
 
 from agent import events as ev
 from agent.client.commands import MODES, Answer, Note, Prompt, Reply, SetMode, Stop
-from agent.client.hosted import HostedHandle
+from agent.client.hosted import HostedHandle, HostRefused, HostUnavailable, open_in_host
 from agent.frontends.acp.hosted_events import HostedEvents, approval_content
 from agent.frontends.acp.permission import APPROVAL_OPTIONS
 from agent.frontends.acp.prompt import prompt_text
@@ -33,7 +33,6 @@ from agent.frontends.acp.session import STOP_REASONS
 from agent.frontends.acp.tools import tool_kind, tool_locations, tool_title
 from agent.frontends.acp.updates import UpdateStream
 from agent.frontends.acp.withdraw import PermissionIds
-from agent.host.client import HostClient, HostRefused, HostUnavailable
 from agent.textsafe import visible
 
 log = logging.getLogger("coder_tui.acp")
@@ -76,7 +75,9 @@ class HostedSession:
         """The session joined in the host (started if none runs); else None and what to say in-process
         (that no host can be used: once per process)."""
         try:
-            client = await HostClient.connect_or_start()
+            handle = await open_in_host(session_id, f"acp (pid {os.getpid()})", open_options(options, root))
+        except (HostRefused, ConnectionError, TimeoutError) as exc:
+            raise RequestError.invalid_params({"sessionId": session_id, "message": str(exc)}) from None
         except HostUnavailable as exc:
             if _said:
                 return None, []
@@ -84,10 +85,6 @@ class HostedSession:
             log.warning("the session host is not available (%s); sessions load in-process", visible(str(exc)))
             return None, [f"the session host is not available ({visible(str(exc))}); this session runs in this "
                           "process only"]
-        try:
-            handle = await HostedHandle.open(client, session_id, f"acp (pid {os.getpid()})", open_options(options, root))
-        except (HostRefused, ConnectionError, TimeoutError) as exc:
-            raise RequestError.invalid_params({"sessionId": session_id, "message": str(exc)}) from None
         self = cls(conn, handle, ids, session_id, root)
         handle.listen(self._listen)
         for item in handle.history():
@@ -96,7 +93,7 @@ class HostedSession:
         for server in mcp_servers:
             self.events.note(f"⚠ MCP server {visible(server)} not added: a session shared in the session host "
                              "keeps its own")
-        if client.started:
+        if handle.started_host:
             self.events.note("started the session host (it stays for the next front end)")
         await self.stream.flush()
         return self, []

@@ -27,8 +27,7 @@ from typing import Any
 from agent import events as ev
 from agent.approval import Decision
 from agent.client.commands import Answer, Note, Prompt, Reply, SetMode, SetProfile, Stop
-from agent.client.hosted import HostedHandle
-from agent.host.client import HostClient, HostRefused, HostUnavailable
+from agent.client.hosted import HostedHandle, HostRefused, HostUnavailable, live_sessions, open_in_host
 
 Data = dict[str, Any]
 
@@ -65,7 +64,7 @@ class HostedSession:
         self.handle, self.workspace = handle, workspace
         self.session_id: str = handle.session_id
         self.model: str | None = handle.model
-        self.restored = Restored([_data(item) for item in handle.history()])
+        self.restored = Restored([item_data(item) for item in handle.history()])
         self.plan_reviewer = NoPlanReview()
         self.sink: Any = None  # serve's Live.sink: this session's own turns
         self.others: Any = None  # serve's follow log: every other event
@@ -138,7 +137,8 @@ class HostedSession:
         await self.handle.close(detach=True)
 
 
-def _data(item: object) -> Data:
+def item_data(item: object) -> Data:
+    """A handle's item in the `run --json` shapes (a host line as the host sent it)."""
     return dict(item.data) if isinstance(item, Note) else item.model_dump(mode="json")  # type: ignore[attr-defined]
 
 
@@ -159,16 +159,14 @@ class Hub:
 
     async def open(self, session_id: str | None) -> HostedSession | None:
         """The session opened (or joined) in the host; None when no host can be used (said once)."""
+        self._names += 1
         try:
-            client = await HostClient.connect_or_start()
+            handle = await open_in_host(session_id or "new", f"serve (pid {os.getpid()}) #{self._names}", self.options)
         except HostUnavailable as exc:
             self.usable = False
             print(f"coder-tui serve: the session host is not available ({exc}); sessions run in this process",
                   file=sys.stderr, flush=True)
             return None
-        self._names += 1
-        handle = await HostedHandle.open(client, session_id or "new", f"serve (pid {os.getpid()}) #{self._names}",
-                                         self.options)
         return HostedSession(handle, HostedWorkspace(self.root, self.label))
 
     async def answer_elsewhere(self, approval_id: str, decision: Decision) -> str | None:
@@ -182,10 +180,9 @@ class Hub:
         if row is None:
             return None
         try:
-            client = await HostClient.connect()
-            handle = await HostedHandle.open(client, row["session_id"], f"serve view (pid {os.getpid()})",
-                                             live_only=True)
-        except (OSError, HostRefused, ConnectionError):
+            handle = await open_in_host(row["session_id"], f"serve view (pid {os.getpid()})", live_only=True,
+                                        start=False)
+        except (HostUnavailable, HostRefused, ConnectionError, TimeoutError):
             return None  # it ended meanwhile
         try:
             reply = await handle.submit(Answer(approval_id, decision.decision, decision.feedback))
@@ -197,8 +194,6 @@ class Hub:
 
     async def listing(self) -> list[Data]:
         """The host's live sessions of serve's folder, with who is attached (empty when none runs)."""
-        from agent.host.client import live_sessions
-
         rows = await live_sessions() or []
         return [{**row, "live": True} for row in rows if row.get("workspace") == self.label]
 
