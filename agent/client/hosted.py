@@ -26,7 +26,8 @@ from agent.host.client import HostClient, HostRefused, HostUnavailable, live_ses
 from agent.host.wire import HOST_TYPES
 from agent.hostplace import HostPlaceError
 
-__all__ = ["HostRefused", "HostUnavailable", "HostedHandle", "live_sessions", "open_in_host"]
+__all__ = ["HOST_TYPES", "HostClient", "HostRefused", "HostUnavailable", "HostedHandle", "live_sessions",
+           "open_in_host"]
 
 Data = dict[str, Any]
 REPLAY_WAIT = 60.0
