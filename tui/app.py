@@ -203,6 +203,11 @@ class CoderApp(App[int]):
 
         show_prompt(self, text, mentions)
 
+    def restore_prompt(self, text: str) -> None:
+        from tui.prompting import restore_prompt
+
+        restore_prompt(self, text)
+
     def show_prompt_of(self, text: str, who: str) -> None:
         self.query_one(Transcript).user(text, who)
 

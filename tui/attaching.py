@@ -17,7 +17,7 @@ from tui.widgets.timeline import Timeline
 from tui.widgets.transcript import Transcript
 
 if TYPE_CHECKING:
-    from agent.host.client import HostClient
+    from agent.client.hosted import HostClient
     from tui.app import CoderApp
     from tui.hostsession import HostSession
 
@@ -27,7 +27,7 @@ CANCELLED = "Nothing attached (Esc)."
 async def boot_attached(app: CoderApp) -> bool:
     """`coder-tui attach [ID]`: True when the app is attached (or gave up, and said why); False
     when no host can be used and boot opens the session in-process (`options.resume` set)."""
-    from agent.host.client import HostClient, HostUnavailable
+    from agent.client.hosted import HostClient, HostUnavailable
 
     ref = str(app.options.attach or "")
     try:
@@ -55,7 +55,7 @@ async def boot_attached(app: CoderApp) -> bool:
 
 async def attach_command(app: CoderApp, arg: str) -> None:
     """/attach [ID]: the running app switches to a session in the host (a picker without ID)."""
-    from agent.host.client import HostClient, HostUnavailable
+    from agent.client.hosted import HostClient, HostUnavailable
 
     bridge = app.bridge
     if bridge.session is not None and bridge.session.running:
@@ -77,7 +77,7 @@ async def attach_command(app: CoderApp, arg: str) -> None:
 async def attach_with(app: CoderApp, client: HostClient, ref: str) -> str | None:
     """Open or join `ref` (the picker's choice when empty) on `client`: None once attached, else
     why not ("" when the picker was cancelled)."""
-    from agent.host.client import HostRefused
+    from agent.client.hosted import HostRefused
     from tui.hostsession import HostSession
 
     if not ref:
@@ -90,7 +90,7 @@ async def attach_with(app: CoderApp, client: HostClient, ref: str) -> str | None
     remote = HostSession(client, app, app.show_event)
     try:
         replay = await remote.open(ref, open_options(app, ref))
-    except (HostRefused, ConnectionError) as exc:
+    except (HostRefused, ConnectionError, TimeoutError) as exc:
         return f"attach: {safe_line(str(exc))}"
     await app.bridge.attach_remote(remote)
     _reset_view(app)
@@ -113,7 +113,7 @@ def open_options(app: CoderApp, ref: str) -> dict[str, Any]:
 
 
 async def _live_last(app: CoderApp, client: HostClient) -> str | None:
-    from agent.host.client import HostRefused
+    from agent.client.hosted import HostRefused
 
     try:
         live = list((await client.request("list"))["sessions"])
@@ -125,7 +125,7 @@ async def _live_last(app: CoderApp, client: HostClient) -> str | None:
 
 
 async def _pick(app: CoderApp, client: HostClient | None) -> str | None:
-    from agent.host.client import HostRefused
+    from agent.client.hosted import HostRefused
     from tui.screens.attachpicker import AttachPicker
 
     live: list[dict[str, Any]] = []
@@ -160,7 +160,7 @@ def _reset_view(app: CoderApp) -> None:
 def _show_replay(app: CoderApp, remote: HostSession, lines: list[dict[str, Any]]) -> None:
     """The session so far: its recorded part as a resumed session shows it, then what the host ran
     since it opened it (prompts, events, the approval that waits), as it was shown live."""
-    from agent.host.wire import HOST_TYPES
+    from agent.client.hosted import HOST_TYPES
 
     status = app.query_one("#status", StatusBar)
     status.set_workspace(remote.workspace)

@@ -203,7 +203,9 @@ class AgentBridge:
 
     def stop(self) -> bool:
         self._quiet = True
-        self.waiting.clear()
+        dropped, self.waiting = self.waiting, []
+        for text, _mentions in reversed(dropped):  # back in the input, the first one first
+            self.host.restore_prompt(text)
         if self.remote is not None:
             return self.remote.stop()
         if self.room is not None:

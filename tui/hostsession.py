@@ -17,11 +17,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
-from pydantic import ValidationError
-
 from agent import events as ev
-from agent.host.client import HostClient, HostRefused
-from agent.host.wire import HOST_TYPES
+from agent.client.commands import Answer, Note, Prompt, Stop
+from agent.client.hosted import HOST_TYPES, HostClient, HostedHandle
 from agent.textsafe import line as safe_line
 
 if TYPE_CHECKING:
@@ -50,27 +48,36 @@ class HostSession:
         self._asking: dict[str, asyncio.Task[None]] = {}
         self._follow: asyncio.Task[None] | None = None
         self._leaving = False
+        self.handle: HostedHandle | None = None
+        self._early: list[object] | None = []  # items between the replay and `follow`
 
     # -- opening --------------------------------------------------------------------------
     async def open(self, ref: str, options: dict[str, Any]) -> list[dict[str, Any]]:
         """Open or join session `ref` in the host; returns the session so far (its replay lines).
         HostRefused with the host's reason; ConnectionError when the host goes away meanwhile."""
-        opened = await self.client.request("open", session=ref, client=self.name, options=options)
-        self.session_id = str(opened["session_id"])
-        self.workspace, self.mode, self.model = str(opened["workspace"]), str(opened["mode"]), str(opened["model"])
-        replay: list[dict[str, Any]] = []
-        while (line := await self.client.lines.get()) is not None:
-            if line.get("type") == "replay_end":
-                self.pending, self.others = list(line["pending"]), list(line["clients"])
-                if line["running"] or line["queued"]:
-                    self._tickets.update(_open_tickets(replay))
-                return replay
-            replay.append(line)
-        raise ConnectionError("the session host closed the connection during the replay")
+        self.handle = handle = await HostedHandle.open(self.client, ref, self.name, options)
+        self.session_id, self.workspace = handle.session_id, handle.workspace_label
+        self.mode, self.model = handle.mode, str(handle.model)
+        handle.listen(self._listen)
+        replay = [_data(item) for item in handle.history()]
+        self.pending, self.others = handle.pending, list(handle.state.get("clients", []))
+        if handle.state.get("running") or handle.state.get("queued"):
+            self._tickets.update(_open_tickets(replay))
+        return replay
 
     def follow(self) -> None:
         """The live stream from here on (and the approvals that wait now)."""
-        self._follow = asyncio.get_running_loop().create_task(self._read(), name="host-follow")
+        early, self._early = self._early or [], None
+        for item in early:
+            self.show(_data(item))
+        assert self.handle is not None
+        self._follow = asyncio.get_running_loop().create_task(self._watch(self.handle), name="host-follow")
+
+    def _listen(self, item: object) -> None:
+        if self._early is not None:
+            self._early.append(item)
+        else:
+            self.show(_data(item))
 
     @property
     def root(self) -> Path | None:
@@ -93,20 +100,15 @@ class HostSession:
         return "host-queued" if queued else "started"
 
     async def _prompt(self, text: str, mentions: list[str]) -> None:
+        assert self.handle is not None
         try:
-            prompt = await self._with_files(text, mentions)
-            ticket = int((await self.client.request("prompt", text=prompt))["ticket"])
-        except HostRefused as exc:
-            self.host.notice(f"Not sent (Up recalls it): {exc}", "warning")
-            if text in self._unshown:
-                self._unshown.remove(text)
-            return
-        except ConnectionError:
-            return  # the reader says the host is gone
+            reply = await self.handle.submit(Prompt(await self._with_files(text, mentions)))
         finally:
             self._sending -= 1
-        if ticket not in self._done:
-            self._tickets.add(ticket)
+        if not reply.ok and reply.kind != "unavailable":  # gone: the watcher says the host is gone
+            self.host.notice(f"Not sent (Up recalls it): {reply.error}", "warning")
+            if text in self._unshown:
+                self._unshown.remove(text)
 
     async def _with_files(self, text: str, mentions: list[str]) -> str:
         if not mentions:
@@ -126,25 +128,24 @@ class HostSession:
         return prompt
 
     def stop(self) -> bool:
-        self._spawn(self._request("stop"))
+        self._spawn(self._request(Stop()))
         return True
 
-    async def _request(self, kind: str, **fields: Any) -> None:
-        try:
-            await self.client.request(kind, **fields)
-        except HostRefused as exc:
-            self.host.notice(f"{kind}: {exc}", "warning")
-        except ConnectionError:
-            pass
+    async def _request(self, command: Stop | Answer) -> None:
+        assert self.handle is not None
+        reply = await self.handle.submit(command)
+        if not reply.ok and reply.kind != "unavailable":
+            self.host.notice(f"{'stop' if isinstance(command, Stop) else 'approve'}: {reply.error}", "warning")
 
     async def detach(self) -> None:
         """Leave the session (its run goes on in the host) and close the connection."""
         self._leaving = True
         for task in self._asking.values():
             task.cancel()
-        with contextlib.suppress(HostRefused, ConnectionError, OSError):
-            await asyncio.wait_for(self.client.request("detach"), 10)
-        await self.client.close()
+        if self.handle is not None:
+            await self.handle.close(detach=True)
+        else:
+            await self.client.close()
         if self._follow is not None:
             self._follow.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -153,13 +154,12 @@ class HostSession:
     # -- the stream -----------------------------------------------------------------------
     def show(self, line: dict[str, Any], live: bool = True) -> None:
         """One line from the host: an event for the presenter, or a host line for the chat."""
-        kind = line.get("type")
-        if kind in HOST_TYPES:
+        if line.get("type") in HOST_TYPES:
             self._host_line(line, live)
             return
         try:
             event = ev.parse_event(line)
-        except ValidationError:
+        except ValueError:
             return  # a shape from another version: nothing to show
         if isinstance(event, ev.ApprovalRequired) and (live or event.approval_id in self.pending):
             self._ask(event)
@@ -167,9 +167,8 @@ class HostSession:
             task.cancel()  # answered elsewhere: the panel closes
         self.sink(event)
 
-    async def _read(self) -> None:
-        while (line := await self.client.lines.get()) is not None:
-            self.show(line)
+    async def _watch(self, handle: HostedHandle) -> None:
+        await handle.lost.wait()
         if not self._leaving:
             self._tickets.clear()
             if self.lost is not None:
@@ -183,7 +182,8 @@ class HostSession:
             self._tickets.add(line["ticket"])
             if mine:
                 self.host.notice(f"Queued in the session host behind {line['ahead']} turn(s); it runs when they "
-                                 "end (Esc stops the running one).", "dim")
+                                 "end. Esc stops the running turn and drops what is queued: your prompt comes "
+                                 "back to the input.", "dim")
             else:
                 self.host.notice(f"{safe_line(by)} queued: {safe_line(line['prompt'])}", "dim")
         elif kind == "turn_started":
@@ -216,7 +216,7 @@ class HostSession:
             self._tickets.discard(item["ticket"])
             self._done.add(item["ticket"])
             if item.get("by") == self.name and self._unshown:
-                self._unshown.pop(0)  # ours, never started: never shown
+                self.host.restore_prompt(self._unshown.pop(0))  # ours, never started: back in the input
         listed = "; ".join(f"{safe_line(str(p.get('by')))}: {safe_line(str(p.get('prompt')))}" for p in prompts)
         self.host.notice(f"Stopped by {safe_line(by)}: the queued prompt{'s' if len(prompts) != 1 else ''} "
                          f"did not run ({listed}).", "info")
@@ -233,20 +233,11 @@ class HostSession:
             decision = await self.host.ask_approval(request)
         finally:
             self._asking.pop(event.approval_id, None)
-        await self._request("approve", **answer_fields(event.approval_id, decision))
+        await self._request(Answer(event.approval_id, decision.decision, decision.feedback, decision.rejected_hunks,
+                                   decision.edited))
 
     def _spawn(self, work: Any) -> asyncio.Task[None]:
         return asyncio.get_running_loop().create_task(work)
-
-
-def answer_fields(approval_id: str, decision: Decision) -> dict[str, Any]:
-    """The host's `approve` request for a decision (rejected hunks: per-hunk approval)."""
-    fields: dict[str, Any] = {"approval_id": approval_id, "decision": decision.decision, "feedback": decision.feedback}
-    if decision.rejected_hunks:
-        fields["rejected_hunks"] = decision.rejected_hunks
-    if decision.edited:
-        fields["edited"] = decision.edited
-    return fields
 
 
 def key_argument(args: dict[str, Any]) -> str:
@@ -305,3 +296,8 @@ def _applied(old: str, diff: str, path: str) -> str | None:
         out += [d.text + ("" if d.no_newline else "\n") for d in hunk.lines if d.tag != "removed"]
         at = hunk.old_start + hunk.old_len
     return "".join(out + old_lines[at:])
+
+
+def _data(item: object) -> dict[str, Any]:
+    """A handle's item as the host's line (the shapes `show` and the replay read)."""
+    return dict(item.data) if isinstance(item, Note) else item.model_dump(mode="json")  # type: ignore[attr-defined]

@@ -56,6 +56,10 @@ class SessionHost(TaskRunner, Protocol):
         """A line in the chat (the images a prompt sends)."""
         ...
 
+    def restore_prompt(self, text: str) -> None:
+        """A queued prompt a stop dropped before it ran: its text goes back into the input."""
+        ...
+
     def configuration_failed(self, message: str) -> None:
         """The model or provider was rejected (or there is no key): let the user choose again."""
         ...

@@ -27,9 +27,11 @@ def send_prompt(app: CoderApp, text: str, mentions: list[str]) -> None:
         show_prompt(app, text, mentions)
         app.notify("Sent to the running plan: a question is answered, a change replans the rest.", timeout=4)
     elif outcome == "host-queued":
-        app.notify("Queued in the session host: it runs when the current turn ends.", timeout=4)
+        app.notify("Queued in the session host: it runs when the turns before it end (Esc stops and puts "
+                   "it back in the input).", timeout=4)
     elif outcome == "queued":
-        app.notify("Queued: sent when the current run ends (Esc stops it).", timeout=4)
+        app.notify("Queued: sent when the current run ends (Esc stops the run and puts this back in the "
+                   "input).", timeout=4)
     elif outcome == "failed" and (failure := app.bridge.failure) is not None:
         message, fix = failure
         app.notice(f"Not sent (Up recalls it): {message}. {fix}", "warning")
@@ -54,3 +56,18 @@ async def ask_model(app: CoderApp) -> None:
         "e.g. anthropic/claude-sonnet-4-5, openai/gpt-4.1, ollama_chat/qwen2.5-coder"))
     if answer:
         await command(app, f"/model {answer}")
+
+
+def restore_prompt(app: CoderApp, text: str) -> None:
+    """A queued prompt a stop dropped: its text back in the input, before what is typed there now."""
+    from textual.css.query import NoMatches
+
+    from tui.widgets.prompt import PromptInput
+
+    try:
+        prompt = app.query_one("#prompt", PromptInput)
+    except NoMatches:
+        return
+    typed = prompt.value
+    prompt.value = text if not typed.strip() else f"{text}\n{typed}"
+    app.notice("Not sent (a stop dropped it): it is back in the input.", "dim")

@@ -55,17 +55,8 @@ class RoomLink:
         self.agent.ask(prompt)
 
     def clear_queue(self) -> None:
-        """A stop also drops the prompts typed here and not answered yet; the room's own triggers
-        stay queued (their authors wait for them, with a spinner in their document)."""
+        """A stop drops every prompt waiting: those typed here and the room's own triggers, whose
+        authors are told in the chat (agent/session/room.py `RoomAgent.stop`)."""
         agent = self.agent
-        if agent is None:
-            return
-        jobs = []
-        while not agent.queue.empty():
-            jobs.append(agent.queue.get_nowait())
-        status = agent.client.status  # its queue labels the jobs waiting, in the same order
-        kept = [(job, label) for job, label in zip(jobs, status.queue) if job.trigger.source != "local"]
-        status.queue[:] = [label for _, label in kept]
-        for job, _ in kept:
-            agent.queue.put_nowait(job)
-        agent.client.publish("queue", len(status.queue))
+        if agent is not None:
+            agent.stop()

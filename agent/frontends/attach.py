@@ -12,6 +12,7 @@ runs in-process (`run --resume ID`, started by tui/cli.py on `IN_PROCESS`) and s
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import sys
 import threading
@@ -20,12 +21,14 @@ from typing import Any
 from pydantic import ValidationError
 
 from agent import events as ev
+from agent.client.commands import Answer, Note, Prompt, Reply, Stop
+from agent.client.hosted import HostedHandle, HostRefused, HostUnavailable, open_in_host
 from agent.frontends.common import UsageError, handle_ctrl_c
 from agent.frontends.printing import JsonPrinter, TextPrinter
 from agent.frontends.stdin import SHORTHAND, DecisionLine
-from agent.host.client import HostClient, HostRefused, HostUnavailable
 from agent.session.ports import SessionOptions
-from agent.textsafe import visible
+from agent.secrets import redact
+from agent.textsafe import json_line, visible
 
 UNANSWERED = 3
 CLOSED = "stdin is closed, so nobody here can answer approvals; answer on stdin, from another front end, or use --mode allow"
@@ -35,20 +38,20 @@ IN_PROCESS = -1  # main's answer when no host can be used: the caller runs `run`
 
 
 async def run_attached(options: SessionOptions, ref: str) -> int:
+    attached = Attached(options)
     try:
-        client = await HostClient.connect_or_start()
+        return await attached.run(ref)
     except HostUnavailable as exc:
         print(f"coder-tui: the session host is not available ({visible(str(exc))}); running in-process",
               file=sys.stderr)
         return IN_PROCESS
-    try:
-        return await Attached(client, options).run(ref)
-    except ConnectionError:  # the host went away between two of its lines (its end is reported in _follow)
+    except (ConnectionError, TimeoutError):  # the host went away while the session was opened
         print("coder-tui: error: the session host stopped (connection lost); `coder-tui run --attach ID` or "
               "`run --resume ID` continues the session from its record", file=sys.stderr)
         return 1
     finally:
-        await client.close()
+        if attached.handle is not None:
+            await attached.handle.close(detach=True)
 
 
 def _open_options(options: SessionOptions) -> dict[str, Any]:
@@ -61,10 +64,12 @@ def _open_options(options: SessionOptions) -> dict[str, Any]:
 
 
 class Attached:
-    def __init__(self, client: HostClient, options: SessionOptions) -> None:
-        self.client, self.options = client, options
+    """`run --attach`: one `HostedHandle` (agent/client/hosted.py), printed as `run` prints."""
+
+    def __init__(self, options: SessionOptions) -> None:
+        self.options = options
+        self.handle: HostedHandle | None = None
         self.printer: Any = JsonPrinter(sys.stdout) if options.json else TextPrinter(sys.stdout, sys.stderr)
-        self.ticket: int | None = None
         self.mine = False  # this command's turn is the running one
         self.early: list[dict[str, Any]] = []  # answers typed before their approval came
         self.stdin_closed = False
@@ -72,81 +77,69 @@ class Attached:
         self.session_id = ""
         self.complete: ev.Complete | None = None
         self.pending: list[str] = []  # approval ids waiting, oldest first
-        self._asked_in_replay: dict[str, dict[str, Any]] = {}
         self._totals: Any = None
-        self._running = False
+        self._ended: asyncio.Future[int] | None = None  # the host closing, or the turn waited for ending
         self.name = f"run --attach (pid {os.getpid()})"
 
     async def run(self, ref: str) -> int:
         if ref == "new" and not self.options.workspace:
             self.options = self.options.model_copy(update={"workspace": os.getcwd()})
         try:
-            opened = await self.client.request("open", session=ref, client=self.name,
-                                               options=_open_options(self.options))
+            self.handle = handle = await open_in_host(ref, self.name, _open_options(self.options))
         except HostRefused as exc:
             raise UsageError(f"--attach: {exc}") from None
-        self.session_id = opened["session_id"]
-        if self.client.started:
+        self._ended = asyncio.get_running_loop().create_future()
+        handle.listen(self._item)  # no await since the replay: nothing is missed
+        self.session_id = handle.session_id
+        if handle.started_host:
             self.printer.notice("started the session host (it stays for the next front end)")
-        await self._replay()
-        if self.options.prompt.strip():
-            self.ticket = (await self.client.request("prompt", text=self.options.prompt))["ticket"]
-        elif not self._running:
+        self._replay(handle)
+        running = bool(handle.state.get("running") or handle.state.get("queued"))
+        if not self.options.prompt.strip() and not running:
             return 0
         self._listen_stdin()
         _interrupt(self)
-        return await self._follow()
+        return await self._until_done(handle)
 
-    async def _replay(self) -> None:
+    def _replay(self, handle: HostedHandle) -> None:
         """The session so far: printed whole in JSON mode; in text mode, one line and what waits."""
-        count = 0
-        while (line := await self.client.lines.get()) is not None:
-            if line.get("type") == "replay_end":
-                self._running = bool(line["running"] or line["queued"])
-                if self.options.json:
-                    self._print_host(line)
-                else:
-                    others = ", ".join(line["clients"]) or "nobody else"
-                    self.printer.notice(f"attached to session {self.session_id} ({count} earlier lines; "
-                                        f"attached: {others})")
-                    for approval_id in line["pending"]:
-                        if approval_id in self._asked_in_replay:
-                            self.printer.handle(ev.parse_event(self._asked_in_replay[approval_id]))
-                self.pending = list(line["pending"])
-                return
-            count += 1
-            if self.options.json:
-                self._show(line)
-            elif line.get("type") == "approval_required":
-                self._asked_in_replay[line["approval_id"]] = line
-        raise ConnectionError("the session host closed the connection during the replay")
+        history = handle.history()
+        self.pending = handle.pending
+        if self.options.json:
+            for item in history:
+                self._item(item, live=False)
+            self._print_host(handle.state)
+            return
+        others = ", ".join(handle.state.get("clients", [])) or "nobody else"
+        self.printer.notice(f"attached to session {self.session_id} ({len(history)} earlier lines; attached: {others})")
+        asked = {item.approval_id: item for item in history if isinstance(item, ev.ApprovalRequired)}
+        for approval_id in self.pending:
+            if approval_id in asked:
+                self.printer.handle(asked[approval_id])
 
-    async def _follow(self) -> int:
-        while True:
-            line = await self.client.lines.get()
-            if line is None:
-                print(f"coder-tui: error: the session host stopped (connection lost); session {self.session_id} "
-                      f"is recorded up to its last event: `coder-tui run --resume {self.session_id}` or "
-                      f"`--attach {self.session_id}` continues it", file=sys.stderr)
-                return 1
-            self._show(line)
-            kind = line.get("type")
-            if kind == "turn_started":
-                self.mine = line["ticket"] == self.ticket
-            elif kind == "approval_required":
-                self._asked(line["approval_id"])
-            elif kind == "approval_resolved" and line["approval_id"] in self.pending:
-                self.pending.remove(line["approval_id"])
-            elif kind == "turn_done" and (line["ticket"] == self.ticket or self.ticket is None):
-                return self._exit_code(line)
-            elif kind == "prompts_dropped" and self.ticket in line["tickets"]:
-                print(f"coder-tui: stopped: {visible(str(line['by']))} stopped the run, and this command's prompt, "
-                      f"queued behind it, was dropped (session {self.session_id})", file=sys.stderr)
-                return 1
-            elif kind == "host_closing":
-                print(f"coder-tui: error: the session host is closing; session {self.session_id} is recorded",
-                      file=sys.stderr)
-                return 1
+    async def _until_done(self, handle: HostedHandle) -> int:
+        """This command's prompt's turn (or, without one, the turn running now) to its end."""
+        assert self._ended is not None
+        lost = asyncio.ensure_future(handle.lost.wait())
+        waits: set[asyncio.Future[Any]] = {self._ended, lost}
+        if self.options.prompt.strip():
+            waits.add(asyncio.ensure_future(handle.submit(Prompt(self.options.prompt))))
+        done, rest = await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+        for waiting in rest:
+            waiting.cancel()
+        if self._ended in done:
+            return self._ended.result()
+        result = None if lost in done else next(iter(done)).result()
+        if not isinstance(result, Reply) or result.kind == "unavailable":
+            print(f"coder-tui: error: the session host stopped (connection lost); session {self.session_id} "
+                  f"is recorded up to its last event: `coder-tui run --resume {self.session_id}` or "
+                  f"`--attach {self.session_id}` continues it", file=sys.stderr)
+            return 1
+        if not result.ok:
+            raise UsageError(f"--attach: {result.error}")
+        if result.data.get("dropped"):
+            return 1  # said as the prompts_dropped line came
+        return self._exit_code(result.data)
 
     def _exit_code(self, done: dict[str, Any]) -> int:
         if self.complete is not None and not self.options.json:
@@ -161,46 +154,62 @@ class Attached:
             return UNANSWERED
         return 0 if done.get("success") else 1
 
-    def _show(self, line: dict[str, Any]) -> None:
-        kind = line.get("type")
-        if kind in ("reply",):
+    def _item(self, item: object, live: bool = True) -> None:
+        if isinstance(item, Note):
+            self._note(item.data, live)
             return
-        from agent.host.wire import HOST_TYPES
-
-        if kind in HOST_TYPES:
-            self._print_host(line)
-            return
-        try:
-            event = ev.parse_event(line)
-        except ValidationError:
-            return
+        event: Any = item
+        if live and isinstance(event, ev.ApprovalRequired):
+            self._asked(event.approval_id)
+        elif live and isinstance(event, ev.ApprovalResolved) and event.approval_id in self.pending:
+            self.pending.remove(event.approval_id)
         if isinstance(event, ev.Complete) and self.mine:
             self.complete = event
         if isinstance(event, ev.Usage):
             self._totals = _totals(event)
         self.printer.handle(event)
 
+    def _note(self, line: dict[str, Any], live: bool) -> None:
+        self._print_host(line)
+        kind = line.get("type")
+        if not live:
+            return
+        if kind == "turn_started":
+            self.mine = line.get("by") == self.name
+        elif kind == "turn_done" and not self.options.prompt.strip():
+            self._end(self._exit_code(line))  # no prompt of its own: the turn running when it attached
+        elif kind == "prompts_dropped" and any(p.get("by") == self.name for p in line.get("prompts", [])):
+            print(f"coder-tui: stopped: {visible(str(line['by']))} stopped the run, and this command's prompt, "
+                  f"queued behind it, was dropped (session {self.session_id})", file=sys.stderr)
+        elif kind == "host_closing":
+            print(f"coder-tui: error: the session host is closing; session {self.session_id} is recorded",
+                  file=sys.stderr)
+            self._end(1)
+
+    def _end(self, code: int) -> None:
+        if self._ended is not None and not self._ended.done():
+            self._ended.set_result(code)
+
     def _print_host(self, line: dict[str, Any]) -> None:
         if self.options.json:
-            from agent.host.wire import encode
-
-            sys.stdout.write(encode(line).decode())
+            sys.stdout.write(json_line(redact(json.dumps(line, ensure_ascii=False))) + "\n")
             sys.stdout.flush()
             return
         kind = line["type"]
+        mine = line.get("by") == self.name
         if kind == "client_joined" and line["client"] != self.name:
             self.printer.notice(f"· {line['client']} attached")
         elif kind == "client_left":
             self.printer.notice(f"· {line['client']} left")
-        elif kind == "prompt_queued" and line["ticket"] == self.ticket:
+        elif kind == "prompt_queued" and mine:
             self.printer.notice(f"· queued behind {line['ahead']} turn(s)")
-        elif kind == "turn_started" and line["ticket"] != self.ticket:
+        elif kind == "turn_started" and not mine:
             self.printer.notice(f"▶ {line['by']}: {line['prompt']}")
         elif kind == "approval_answered":
             self.printer.notice(f"  answered by {line['by']}")
         elif kind == "mode_changed":
             self.printer.notice(f"· {line['by']} set the mode to {str(line['mode']).upper()}")
-        elif kind == "prompts_dropped" and self.ticket not in line["tickets"]:
+        elif kind == "prompts_dropped" and not any(p.get("by") == self.name for p in line.get("prompts", [])):
             self.printer.notice(f"· {line['by']} stopped the run; {len(line['tickets'])} queued prompt(s) dropped")
 
     # -- answers on stdin ---------------------------------------------------------------------
@@ -251,21 +260,15 @@ class Attached:
 
     def _send(self, answer: dict[str, Any]) -> None:
         async def send() -> None:
-            try:
-                await self.client.request("approve", **answer)
-            except HostRefused as exc:
-                self.printer.handle(ev.ErrorEvent(message=f"ignored decision: {exc}", recoverable=True))
-            except ConnectionError:
-                pass
+            assert self.handle is not None
+            reply = await self.handle.submit(Answer(answer.get("approval_id"), answer["decision"], answer.get("feedback")))
+            if not reply.ok and reply.kind != "unavailable":
+                self.printer.handle(ev.ErrorEvent(message=f"ignored decision: {reply.error}", recoverable=True))
         asyncio.get_running_loop().create_task(send())
 
     def stop(self) -> None:
-        async def send() -> None:
-            try:
-                await self.client.request("stop")
-            except (HostRefused, ConnectionError):
-                pass
-        asyncio.get_running_loop().create_task(send())
+        if self.handle is not None:
+            asyncio.get_running_loop().create_task(self.handle.submit(Stop()))
 
 
 def _parse(text: str) -> dict[str, Any]:

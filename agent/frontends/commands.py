@@ -96,7 +96,7 @@ def list_sessions(options: Any) -> int:
 
 async def _hosts() -> list[tuple[HostRecord, list[dict[str, Any]] | None]]:
     """Each running host of this user with its live sessions (None: it did not answer); never starts one."""
-    from agent.host.client import live_sessions
+    from agent.client.hosted import live_sessions
 
     return [(record, await live_sessions(record.socket)) for record in running_hosts()]
 

@@ -19,6 +19,7 @@ from typing import Any
 from agent import events as ev
 from agent.approval import Decision
 from agent.host.wire import encode, event_line
+from agent.session import settings
 from agent.session.core import AgentSession
 from agent.session.target import Target
 
@@ -87,6 +88,7 @@ class Turn:
     ticket: int
     text: str
     by: str
+    mentions: list[str] = field(default_factory=list)
 
 
 class LiveSession:
@@ -98,6 +100,7 @@ class LiveSession:
         self._text: list[str] = []  # streamed text since the transcript's last line
         self.queue: list[Turn] = []
         self.current: Turn | None = None
+        self.title = ""  # the words the user typed first (the session lists and the attach picker show it)
         self.answered_by: dict[str, str] = {}  # approval id -> the client that answered it
         self.pending: list[str] = []  # approval ids waiting, in the order they were asked
         self.resolved_by: dict[str, str] = {}  # approval id -> who answered it (for a late answer's refusal)
@@ -122,6 +125,10 @@ class LiveSession:
     def restore(self, session: AgentSession) -> None:
         """The session's recorded events start the transcript (a resumed session's history)."""
         self.session = session
+        from agent.attachments import typed_part
+
+        first = next((m.get("content") for m in session.messages if m.get("role") == "user"), None)
+        self.title = " ".join(typed_part(first)[0].split())[:200] if isinstance(first, str) else ""
         if session.restored is not None:
             self.log.extend(encode(event) for event in session.restored.events)
 
@@ -187,9 +194,10 @@ class LiveSession:
             self._retire(self)
 
     # -- turns ----------------------------------------------------------------------------
-    def prompt(self, text: str, by: str) -> tuple[int, int]:
+    def prompt(self, text: str, by: str, mentions: list[str] | None = None) -> tuple[int, int]:
         """Queue a turn; returns its ticket and how many turns run or wait before it."""
-        turn = Turn(next(self._tickets), text, by)
+        turn = Turn(next(self._tickets), text, by, list(mentions or []))
+        self.title = self.title or " ".join(text.split())[:200]
         ahead = len(self.queue) + (self.current is not None)
         self.queue.append(turn)
         if ahead:
@@ -205,7 +213,7 @@ class LiveSession:
             self.note({"type": "turn_started", "ticket": turn.ticket, "by": turn.by, "prompt": turn.text[:200]})
             done: dict[str, Any] = {"type": "turn_done", "ticket": turn.ticket, "by": turn.by}
             try:
-                complete = await self.session.run(turn.text)
+                complete = await self.session.run(await self._prompt_text(turn))
                 done.update(success=complete.success, completion_reason=complete.completion_reason)
             except Exception as exc:  # noqa: BLE001 - one turn's failure is reported; the next turns run
                 done.update(success=False, completion_reason="error", error=f"{type(exc).__name__}: {exc}")
@@ -215,6 +223,18 @@ class LiveSession:
         self._worker = None
         if self.idle:
             self._retire(self)
+
+    async def _prompt_text(self, turn: Turn) -> str:
+        """The turn's text, with the files it mentions attached (as the app attaches them)."""
+        if not turn.mentions:
+            return turn.text
+        from agent.attachments import attach_mentions
+
+        assert self.session is not None
+        text, problems = await attach_mentions(self.session.workspace, turn.text, turn.mentions)
+        for problem in problems:
+            self.session.emit(ev.WarningEvent(message=problem))
+        return text
 
     def answer(self, approval_id: str | None, decision: Decision, by: str) -> str:
         """Answer a pending approval (None: the oldest); ValueError when none waits with that id."""
@@ -243,11 +263,44 @@ class LiveSession:
         return self.session is not None and self.session.stop(), [turn.ticket for turn in dropped]
 
     def set_mode(self, mode: str, by: str) -> None:
-        """The approval mode a client asked for, for every turn from now on (the others are told)."""
+        """The approval mode a client asked for, for every turn from now on (the others are told);
+        ValueError for a mode that is none."""
         assert self.session is not None
-        if mode != self.session.mode:
-            self.session.mode = mode  # type: ignore[assignment] - checked by SessionOptions
+        before = self.session.mode
+        problem = settings.set_mode(self.session, mode)
+        if problem:
+            raise ValueError(problem)
+        if self.session.mode != before:
             self.note({"type": "mode_changed", "mode": mode, "by": by})
+
+    def configure(self, by: str, mode: str | None = None, profile: str | None = None, model: str | None = None,
+                  reasoning: str | None = None, plan: dict[str, Any] | None = None) -> None:
+        """A `set` request: each setting given applies from the next turn on (ValueError: why one
+        cannot; those before it stay applied)."""
+        assert self.session is not None
+        if profile is not None:
+            _check(settings.set_profile(self.session, profile))
+        if mode is not None:
+            self.set_mode(mode, by)
+        if model is not None:
+            _check(settings.set_model(self.session, model))
+        if reasoning is not None:
+            _check(settings.set_reasoning(self.session, reasoning))
+        if plan is not None:
+            _check(settings.decide_plan(self.session, plan))
+
+    async def undo(self, ref: str | None) -> str:
+        """Restore a checkpoint while no turn runs (ValueError: why not); its label."""
+        from agent.checkpoints import CheckpointError
+
+        assert self.session is not None
+        if self.current is not None or self.queue:
+            raise ValueError("undo: a turn is running; stop it first")
+        try:
+            restored, _saved = await self.session.undo(ref)
+        except CheckpointError as exc:
+            raise ValueError(f"undo: {exc}") from None
+        return restored.label
 
     async def close(self) -> None:
         if self._worker is not None and not self._worker.done():
@@ -259,3 +312,8 @@ class LiveSession:
         if self.session is not None:
             await self.session.close()
         await self.target.close()
+
+
+def _check(problem: str | None) -> None:
+    if problem:
+        raise ValueError(problem)

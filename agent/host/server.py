@@ -29,8 +29,8 @@ from agent.host.live import Client, LiveSession
 from agent.host.opening import OpenFailed, Opener, recorded_id
 from agent.hostplace import lock_path, prepare_dir, remove_record, write_record
 from agent.host.wire import (MAX_LINE, ApproveRequest, BadLine, DetachRequest, InputRequest, ListRequest,
-                             OpenRequest, PromptRequest, Request, RunRequest, StopRequest, encode, parse_request,
-                             refusal, reply)
+                             OpenRequest, PromptRequest, Request, RunRequest, SetRequest, StopRequest, UndoRequest,
+                             encode, parse_request, refusal, reply)
 
 DEFAULT_IDLE = 600.0  # seconds without a live session or a client before the host exits
 
@@ -210,7 +210,7 @@ class Host:
         if isinstance(request, PromptRequest):
             if not request.text.strip() and live.session is not None and live.session.unfinished_plan is None:
                 raise ValueError("prompt: the text is empty")
-            ticket, ahead = live.prompt(request.text, client.name)
+            ticket, ahead = live.prompt(request.text, client.name, request.mentions)
             return reply(request.id, ticket=ticket, ahead=ahead)
         if isinstance(request, ApproveRequest):
             decision = Decision(request.decision, request.feedback, rejected_hunks=request.rejected_hunks,
@@ -220,6 +220,11 @@ class Host:
         if isinstance(request, StopRequest):
             stopped, dropped = live.stop(client.name)
             return reply(request.id, stopped=stopped, dropped=dropped)
+        if isinstance(request, SetRequest):
+            live.configure(client.name, request.mode, request.profile, request.model, request.reasoning, request.plan)
+            return reply(request.id, mode=live.session.mode if live.session is not None else None)
+        if isinstance(request, UndoRequest):
+            return reply(request.id, restored=await live.undo(request.ref))
         assert isinstance(request, DetachRequest)
         live.leave(client)
         return reply(request.id, detached=True)
@@ -266,6 +271,7 @@ class Host:
             rows.append({"session_id": live.session_id, "workspace": session.workspace.label,
                          "running": live.current is not None, "queued": len(live.queue),
                          "clients": [c.name for c in live.clients], "pending_approvals": list(live.pending),
+                         "answered_approvals": list(live.resolved_by)[-64:], "prompt": live.title,
                          "mode": session.mode})
         return rows
 

@@ -11,6 +11,10 @@ Requests (client → host; `id` is echoed in the reply):
     {"type": "run", "id": 7, "options": {...}, "env": {...}, "json": false, "color": false}
                                                              `coder-tui run` one-shot (agent/frontends/oneshot.py)
     {"type": "input", "id": 8, "text": "y"}                  a stdin line of that run (null: stdin closed)
+    {"type": "set", "id": 9, "mode": "plan", "profile": "reviewer", "model": "...", "reasoning": "low",
+     "plan": {"decision": "approve"}}                       settings from the next turn on (each optional),
+                                                             a plan decision for the running turn
+    {"type": "undo", "id": 10, "ref": null}                  restore the last checkpoint (no turn running)
 A connection is attached to at most one session (the one `open` named).
 
 Host → client: `{"type": "reply", "id": N, "ok": true, ...}` (or `"ok": false, "error": "..."`),
@@ -53,6 +57,7 @@ class OpenRequest(_Request):
 class PromptRequest(_Request):
     type: Literal["prompt"]
     text: str
+    mentions: list[str] = Field(default_factory=list)  # workspace paths whose files are attached to the text
 
 
 class ApproveRequest(_Request):
@@ -70,6 +75,20 @@ class StopRequest(_Request):
 
 class DetachRequest(_Request):
     type: Literal["detach"]
+
+
+class SetRequest(_Request):
+    type: Literal["set"]
+    mode: str | None = None
+    profile: str | None = None
+    model: str | None = None
+    reasoning: str | None = None
+    plan: dict[str, Any] | None = None  # the decision a plan review (or failed step) waits for
+
+
+class UndoRequest(_Request):
+    type: Literal["undo"]
+    ref: str | None = None
 
 
 class ListRequest(_Request):
@@ -92,7 +111,7 @@ class InputRequest(_Request):
 
 
 Request = (OpenRequest | PromptRequest | ApproveRequest | StopRequest | DetachRequest | ListRequest | RunRequest
-           | InputRequest)
+           | InputRequest | SetRequest | UndoRequest)
 _REQUEST: TypeAdapter[Request] = TypeAdapter(Annotated[Request, Field(discriminator="type")])
 
 

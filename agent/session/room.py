@@ -16,7 +16,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from agent.events import ErrorEvent, TriggerEvent
+from agent.events import ErrorEvent, TriggerEvent, WarningEvent
 from agent.oct.approvals import RoomApprovals
 from agent.oct.client import RoomClient
 from agent.oct.planchat import PlanChat
@@ -134,6 +134,28 @@ class RoomAgent:
 
     def _label(self, trigger: Trigger) -> str:
         return f"{trigger.where}: {trigger.prompt[:60]}"
+
+    def stop(self, by: str = "the person running coder-tui") -> int:
+        """A stop: the running turn ends and every prompt waiting behind it is dropped, each
+        answered so that nobody waits for it: a peer's chat message in the chat (to them alone if
+        it was direct), a document prompt in the chat naming where it is. Returns how many were dropped."""
+        dropped: list[_Job] = []
+        while not self.queue.empty():
+            dropped.append(self.queue.get_nowait())
+        self.client.status.queue.clear()
+        for job in dropped:
+            trigger = job.trigger
+            if trigger.source == "local":
+                continue  # typed here: the app said so, and put nothing back in anyone's way
+            what = f"your request {trigger.prompt[:60]!r}" if trigger.source == "chat" else \
+                f"the request at {trigger.where} ({trigger.prompt[:60]!r})"
+            self.client.send_chat(f"Stopped by {by} before it ran: {what}. Ask again to have it answered.",
+                                  to=trigger.origin if job.direct else None)
+        if dropped:
+            self.client.publish("queue", 0)
+            self.emit(WarningEvent(message=f"the stop dropped {len(dropped)} queued request(s); the room was told"))
+        self.session.stop()
+        return len(dropped)
 
     # -- answering ------------------------------------------------------------------------
     async def run(self) -> None:

@@ -24,6 +24,7 @@ CORE = "The core (every agent module but agent.frontends) never imports a front 
 APART = "Front ends never import each other; the helpers they share never import a front end"
 NO_TUI = "Front ends never import the Textual app (tui)"
 FLOORS = "The core's floors import downwards only"
+HANDLES = "Front ends and the app reach the session host through agent.client, never its client or wire module"
 NO_UI = "The core (agent) never imports Textual or rich"
 LINT = "import sys\nfrom importlinter.cli import lint_imports_command\nsys.exit(lint_imports_command())"
 
@@ -71,6 +72,9 @@ def altered(tree: Path, tmp_path: Path, path: str, line: str) -> Path:
     ("agent/oct/client.py", "import agent.workspaces.room", FLOORS),
     ("agent/tools/base.py", "import agent.planning.workflow", FLOORS),
     ("agent/planning/talk.py", "import agent.session.open", FLOORS),
+    ("agent/frontends/serve/ws.py", "import agent.host.client", HANDLES),  # a handle, not the host's client
+    ("tui/prompting.py", "import agent.host.wire", HANDLES),
+    ("agent/host/live.py", "import agent.client.hosted", FLOORS),  # the client floor sits above the host
 ])
 def test_a_forbidden_import_breaks_its_contract(tree: Path, tmp_path: Path, path: str, line: str,
                                                 contract: str) -> None:

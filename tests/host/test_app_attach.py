@@ -399,6 +399,12 @@ async def test_a_prompt_typed_during_the_others_turn_waits_in_the_host_and_esc_s
             await wait_for(pilot, lambda: any("the queued prompt did not run" in n and "after that" in n
                                               for n in notices(app)), timeout=WAIT, what="the dropped prompt")
             assert ("you", "after that") not in prompts(app) and len(fake_llm.requests) == 1
+            # ...and its text is back in the input, to send again or edit (it was lost)
+            from tui.widgets.prompt import PromptInput
+
+            await wait_for(pilot, lambda: app.query_one("#prompt", PromptInput).value == "after that", timeout=WAIT,
+                           what="the dropped prompt back in the input")
+            assert any("Esc stops the running turn and drops what is queued" in n for n in notices(app))
     finally:
         release.set()
 

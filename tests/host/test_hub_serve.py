@@ -66,10 +66,10 @@ async def test_an_approval_of_a_serve_turn_is_answered_in_the_host_first_answer_
     `approval_answered` line yet (it follows `approval_resolved`; a late answer overtook it once
     in a full run, and was told 404 "no pending approval")."""
     if who_line == "not read yet":
-        from agent.frontends.serve.hosted import HostedSession
+        from agent.client.hosted import HostedHandle
 
-        read = HostedSession._line
-        monkeypatch.setattr(HostedSession, "_line",
+        read = HostedHandle._line
+        monkeypatch.setattr(HostedHandle, "_line",
                             lambda self, line: None if line.get("type") == "approval_answered" else read(self, line))
     host = start_host()
     serve = make_serve(mode="ask", hub=True, files={"a.py": "def f():\n    return 1\n"})

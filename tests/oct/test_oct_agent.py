@@ -291,3 +291,26 @@ async def test_a_chat_answer_over_several_model_turns_keeps_them_apart(rig):
     r.host.send(cmd="chat", text="@agent is it readable?")
     chat = await r.host.expect("chat")
     assert "readability:The" not in chat["text"], chat["text"]
+
+
+async def test_a_stop_drops_and_answers_the_peers_queued_requests(rig):
+    """A stop ends the running turn and answers every request queued behind it in the chat (they
+    stayed queued before, and ran after the stop)."""
+    release = threading.Event()
+    r = await rig()
+    r.llm.script(Reply(text="first answer", hold=release), Reply(text="never asked"))
+    try:
+        r.host.send(cmd="chat", text="@agent first question")
+        await wait_for(lambda: len(r.llm.requests) == 1)
+        r.host.send(cmd="chat", text="@agent second question")
+        await wait_for(lambda: r.agent.queue.qsize() == 1)
+        assert r.agent.stop("the operator") == 1
+        told = await r.host.expect("chat")
+    finally:
+        release.set()
+    assert told["text"] == ("Stopped by the operator before it ran: your request 'second question'. "
+                            "Ask again to have it answered.")
+    await wait_for(lambda: r.agent.answered == 1)
+    assert r.agent.queue.empty() and r.client.status.queue == []
+    assert len(r.llm.requests) == 1  # the dropped request never ran
+    assert any("dropped 1 queued request" in e.message for e in r.of("warning"))

@@ -95,7 +95,8 @@ def test_ask_mode_sends_approvals_answered_by_post(make_serve):
     with serve.client() as client:
         gone = client.post(f"/api/approvals/{second['id']}", json={"decision": "allow_once"})
         wrong = client.post("/api/approvals/ap_x", json={"decision": "maybe"})
-    assert gone.status_code == 404 and second["id"] in gone.json()["error"]
+    # answered already: a late answer is a 409 naming who answered, as in the session host (issue 33)
+    assert gone.status_code == 409 and second["id"] in gone.json()["error"] and "by serve" in gone.json()["error"]
     assert wrong.status_code == 400 and "decision" in wrong.json()["error"]
 
 

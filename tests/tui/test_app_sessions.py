@@ -374,3 +374,26 @@ async def test_undo_takes_the_edits_it_reverted_off_the_applied_without_asking_s
         await submit(pilot, "/undo")
         await wait_for(pilot, lambda: "print('hello')" in (workspace / "app.py").read_text(), what="the undo")
         await wait_for(pilot, lambda: not live.diffs and not live.has_class("-open"), what="the strip to clear")
+
+
+async def test_esc_puts_a_prompt_queued_behind_the_run_back_in_the_input(make_app: Any, fake_llm: Any) -> None:
+    """A stop drops the prompts queued behind the run: their text goes back into the input (it was lost)."""
+    from tui.widgets.prompt import PromptInput
+
+    release = threading.Event()
+    fake_llm.script(Reply(text="never finished", hold=release))
+    app = make_app()
+    try:
+        async with app.run_test(size=APP_SIZE) as pilot:
+            await ready(pilot)
+            await submit(pilot, "a long task")
+            await wait_for(pilot, lambda: len(fake_llm.requests) == 1, what="the held request")
+            await submit(pilot, "then this")
+            assert app.bridge.waiting == [("then this", [])]
+            await pilot.press("escape")
+            prompt = app.query_one("#prompt", PromptInput)
+            await wait_for(pilot, lambda: prompt.value == "then this", what="the queued prompt back in the input")
+            assert app.bridge.waiting == []
+            assert any("back in the input" in n for n in notices(app))
+    finally:
+        release.set()

@@ -76,5 +76,6 @@ def live_label(row: dict[str, Any]) -> Text:
     if row.get("pending_approvals"):
         state += ", approval waiting"
     clients = ", ".join(str(c) for c in row.get("clients", [])) or "nobody"
-    return (Text("live      ", style="bold") + Text(f"{state} · attached: {line(clients)}  ")
+    title = str(row.get("prompt") or "") or "(no prompt yet)"
+    return (Text("live      ", style="bold") + Text(line(title[:70]) + "  ") + Text(f"{state} · attached: {line(clients)}  ")
             + Text(line(str(row.get("workspace", ""))), style="dim") + Text(f"  {row['session_id']}", style="dim"))

@@ -107,7 +107,7 @@ class AcpAgent:
                             **kwargs: Any) -> ListSessionsResponse:
         """Recorded sessions on folders (of `cwd` when given), newest first, a page at a time; those live
         in the session host first (`_meta.coder-tui.live`)."""
-        from agent.host.client import live_sessions
+        from agent.client.hosted import live_sessions
 
         if cwd:
             _folder(cwd)

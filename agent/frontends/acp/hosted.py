@@ -22,9 +22,10 @@ from typing import Any
 
 from acp import RequestError
 from acp.schema import AllowedOutcome, ImageContentBlock, PermissionOption, PromptResponse, ToolCallUpdate
-from pydantic import ValidationError
 
 from agent import events as ev
+from agent.client.commands import MODES, Answer, Note, Prompt, Reply, SetMode, Stop
+from agent.client.hosted import HostedHandle, HostRefused, HostUnavailable, open_in_host
 from agent.frontends.acp.hosted_events import HostedEvents, approval_content
 from agent.frontends.acp.permission import APPROVAL_OPTIONS
 from agent.frontends.acp.prompt import prompt_text
@@ -32,8 +33,6 @@ from agent.frontends.acp.session import STOP_REASONS
 from agent.frontends.acp.tools import tool_kind, tool_locations, tool_title
 from agent.frontends.acp.updates import UpdateStream
 from agent.frontends.acp.withdraw import PermissionIds
-from agent.host.client import HostClient, HostRefused, HostUnavailable
-from agent.host.wire import HOST_TYPES
 from agent.textsafe import visible
 
 log = logging.getLogger("coder_tui.acp")
@@ -48,13 +47,12 @@ def open_options(options: Any, root: Path) -> dict[str, Any]:
 
 
 class HostedSession:
-    """One ACP session joined in the session host; the same face to AcpAgent as AcpSession."""
+    """One ACP session joined in the session host; the same face to AcpAgent as AcpSession. The
+    replay, the follow and who answered first are the `HostedHandle`'s (agent/client/hosted.py)."""
 
-    def __init__(self, conn: Any, client: HostClient, ids: PermissionIds, session_id: str, opened: dict[str, Any],
-                 root: Path, name: str) -> None:
-        self.conn, self.client, self.ids, self.name = conn, client, ids, name
+    def __init__(self, conn: Any, handle: HostedHandle, ids: PermissionIds, session_id: str, root: Path) -> None:
+        self.conn, self.handle, self.ids, self.name = conn, handle, ids, handle.name
         self.session_id = session_id  # as the editor named it
-        self.mode = str(opened["mode"])
         self.root = root
         self.stream = UpdateStream(conn, session_id)
         self.events = HostedEvents(self.stream, root)
@@ -63,8 +61,13 @@ class HostedSession:
         self.resolved: set[str] = set()
         self._calls: dict[str, str] = {}  # approval id -> its tool call, from its answer until who answered is said
         self.pending: list[str] = []  # approvals waiting when this client joined
-        self.waiting: asyncio.Future[dict[str, Any]] | None = None  # this client's turn_done
+        self.turn: asyncio.Task[Reply] | None = None  # this client's prompt, running or queued
+        self._early: list[object] | None = []  # items that came between the replay and `go`
         self.following: asyncio.Task[None] | None = None
+
+    @property
+    def mode(self) -> str:
+        return self.handle.mode
 
     @classmethod
     async def join(cls, conn: Any, ids: PermissionIds, options: Any, root: Path, session_id: str,
@@ -72,7 +75,9 @@ class HostedSession:
         """The session joined in the host (started if none runs); else None and what to say in-process
         (that no host can be used: once per process)."""
         try:
-            client = await HostClient.connect_or_start()
+            handle = await open_in_host(session_id, f"acp (pid {os.getpid()})", open_options(options, root))
+        except (HostRefused, ConnectionError, TimeoutError) as exc:
+            raise RequestError.invalid_params({"sessionId": session_id, "message": str(exc)}) from None
         except HostUnavailable as exc:
             if _said:
                 return None, []
@@ -80,63 +85,56 @@ class HostedSession:
             log.warning("the session host is not available (%s); sessions load in-process", visible(str(exc)))
             return None, [f"the session host is not available ({visible(str(exc))}); this session runs in this "
                           "process only"]
-        name = f"acp (pid {os.getpid()})"
-        try:
-            opened = await client.request("open", session=session_id, client=name, options=open_options(options, root))
-            self = cls(conn, client, ids, session_id, opened, root, name)
-            await self._replay()
-        except (HostRefused, ConnectionError) as exc:
-            await client.close()
-            raise RequestError.invalid_params({"sessionId": session_id, "message": str(exc)}) from None
+        self = cls(conn, handle, ids, session_id, root)
+        handle.listen(self._listen)
+        for item in handle.history():
+            self._take(item, replaying=True)
+        self.pending = [a for a in handle.pending if a in self.asked]
         for server in mcp_servers:
             self.events.note(f"⚠ MCP server {visible(server)} not added: a session shared in the session host "
                              "keeps its own")
-        if client.started:
+        if handle.started_host:
             self.events.note("started the session host (it stays for the next front end)")
         await self.stream.flush()
         return self, []
 
-    async def _replay(self) -> None:
-        while (line := await self.client.lines.get()) is not None:
-            if line.get("type") == "replay_end":
-                self.pending = [a for a in line.get("pending", []) if a in self.asked]
-                return
-            self._take(line, replaying=True)
-        raise ConnectionError("the session host closed the connection during the replay")
-
     @property
     def gone(self) -> bool:
         """The host's connection ended: session/load may join the session again."""
-        return self.following is not None and self.following.done()
+        return self.handle.lost.is_set()
 
     def go(self) -> None:
         """After session/load's answer: the approvals waiting, then the live stream."""
         for approval_id in self.pending:
             self._ask(self.asked[approval_id])
-        self.following = asyncio.get_running_loop().create_task(self._follow(), name=f"acp-host-{self.session_id}")
+        early, self._early = self._early or [], None
+        for item in early:
+            self._live(item)
+        self.following = asyncio.get_running_loop().create_task(self._watch(), name=f"acp-host-{self.session_id}")
 
-    async def _follow(self) -> None:
-        while (line := await self.client.lines.get()) is not None:
-            try:
-                self._take(line, replaying=False)
-            except Exception:  # one line must not end the stream
-                log.exception("could not show a line of the session host")
+    def _listen(self, item: object) -> None:
+        if self._early is not None:
+            self._early.append(item)
+        else:
+            self._live(item)
+
+    def _live(self, item: object) -> None:
+        try:
+            self._take(item, replaying=False)
+        except Exception:  # one line must not end the stream
+            log.exception("could not show a line of the session host")
+
+    async def _watch(self) -> None:
+        await self.handle.lost.wait()
         self.events.note("the session host stopped (connection lost); the session is recorded up to its last "
                          "event: session/load continues it")
-        if self.waiting is not None and not self.waiting.done():
-            self.waiting.set_exception(RequestError(-32603, "the session host stopped during the turn"))
 
     # -- the host's lines -----------------------------------------------------------------
-    def _take(self, line: dict[str, Any], replaying: bool) -> None:
-        kind = line.get("type")
-        if kind in HOST_TYPES:
-            self._host_line(line)
+    def _take(self, item: object, replaying: bool) -> None:
+        if isinstance(item, Note):
+            self._host_line(item.data)
             return
-        try:
-            event = ev.parse_event(line)
-        except (ValidationError, ValueError):
-            log.warning("a line of the session host was not shown: unknown type %r", str(kind)[:40])
-            return
+        event: Any = item
         if isinstance(event, ev.ApprovalRequired):
             self.asked[event.approval_id] = event
             self.events.titles[event.call_id] = tool_title(event.tool, event.args)
@@ -154,8 +152,6 @@ class HostedSession:
                 self.events.problem = None  # an earlier turn's fatal error is not this one's
         elif kind == "turn_done" and line.get("by") == self.name:
             self.events.mine = False
-            if self.waiting is not None and not self.waiting.done():
-                self.waiting.set_result(line)
         elif kind == "approval_answered":
             call_id = self._calls.pop(str(line.get("approval_id")), None)
             if call_id is not None:
@@ -201,14 +197,11 @@ class HostedSession:
             decision = APPROVAL_OPTIONS[outcome.option_id][1] if outcome.option_id in APPROVAL_OPTIONS else "deny"
         else:
             decision = "stop"  # the user cancelled the turn
-        try:
-            await self.client.request("approve", approval_id=event.approval_id, decision=decision)
-        except (HostRefused, ConnectionError):
-            pass  # answered first elsewhere: the resolved event says by whom
+        await self.handle.submit(Answer(event.approval_id, decision))  # refused: answered first elsewhere
 
     # -- requests ---------------------------------------------------------------------------
     async def prompt(self, blocks: list[Any]) -> PromptResponse:
-        if self.waiting is not None and not self.waiting.done():
+        if self.turn is not None and not self.turn.done():
             raise RequestError.invalid_request({"message": "a prompt of this client is already running or queued"})
         if any(isinstance(block, ImageContentBlock) for block in blocks):
             raise RequestError.invalid_params({"message": "images cannot be sent to a session shared in the "
@@ -216,36 +209,30 @@ class HostedSession:
         from agent.workspaces.local import LocalWorkspace
 
         text = await prompt_text(blocks, LocalWorkspace(self.root))
-        self.waiting = asyncio.get_running_loop().create_future()
-        try:
-            await self.client.request("prompt", text=text)
-        except HostRefused as exc:
-            self.waiting = None
-            raise RequestError.invalid_params({"message": str(exc)}) from None
-        except ConnectionError:
-            raise RequestError(-32603, "the session host is gone; session/load the session again") from None
-        done = await self.waiting
+        self.turn = asyncio.ensure_future(self.handle.submit(Prompt(text)))
+        reply = await self.turn
         await self.stream.flush()
-        if done.get("completion_reason") == "error" or done.get("error"):
-            raise RequestError(-32603, str(self.events.problem or done.get("error") or "the turn failed"))
-        return PromptResponse(stop_reason=STOP_REASONS.get(str(done.get("completion_reason")), "end_turn"))
+        if not reply.ok:
+            if reply.kind == "unavailable":
+                raise RequestError(-32603, f"{reply.error}; session/load the session again")
+            raise RequestError.invalid_params({"message": str(reply.error)})
+        if reply.stopped:  # stopped, or dropped by a stop before it ran: answered all the same
+            return PromptResponse(stop_reason="cancelled")
+        if reply.data.get("completion_reason") == "error" or reply.data.get("error"):
+            raise RequestError(-32603, str(self.events.problem or reply.data.get("error") or "the turn failed"))
+        return PromptResponse(stop_reason=STOP_REASONS.get(str(reply.data.get("completion_reason")), "end_turn"))
 
     def advertise_commands(self) -> None:
         """The host's session has its custom commands; typed `/name` prompts run them there."""
 
     def cancel(self) -> None:
-        async def stop() -> None:
-            try:
-                await self.client.request("stop")
-            except (HostRefused, ConnectionError):
-                pass
-
-        asyncio.get_running_loop().create_task(stop())
+        asyncio.get_running_loop().create_task(self.handle.submit(Stop()))
 
     def set_mode(self, mode: str) -> None:
-        raise RequestError.invalid_params({"modeId": mode, "message": f"this session is shared in the session host "
-                                                                      f"and runs in {self.mode} mode, set where it "
-                                                                      f"was opened"})
+        """session/set_mode: the mode of the shared session from its next turn on (the others are told)."""
+        if mode not in MODES:
+            raise RequestError.invalid_params({"modeId": mode, "message": f"unknown mode {mode[:30]!r}"})
+        asyncio.get_running_loop().create_task(self.handle.submit(SetMode(mode)))  # type: ignore[arg-type]
 
     async def close(self) -> None:
         """Detach: the run goes on in the host for the other front ends."""
@@ -253,5 +240,5 @@ class HostedSession:
             task.cancel()
         if self.following is not None:
             self.following.cancel()
-        await self.client.close()
+        await self.handle.close(detach=True)
         await self.stream.close()

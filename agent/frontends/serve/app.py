@@ -145,6 +145,7 @@ async def _chat(request: web.Request) -> web.StreamResponse:
             return web.Response(status=204)  # nothing missed: an EventSource stops reconnecting
         return await _stream(request, sessions, live, chat, last_id)
     live = await sessions.open(chat, chat.session_id or request.headers.get(SESSION_HEADER))
+    await sessions.configure(live, chat.mode, chat.agent_id)
     if chat.stream:
         return await _stream(request, sessions, live, chat)
     return await _collect(sessions, live, chat)
@@ -260,9 +261,8 @@ def _failure(task: asyncio.Task[Any]) -> str | None:
 async def _approve(request: web.Request) -> web.Response:
     answer: ApprovalAnswer = parse(ApprovalAnswer, await _body(request))
     approval_id = request.match_info["id"]
-    live = await request.app[SESSIONS].answer_first(approval_id, Decision(answer.decision, answer.feedback))
-    return web.json_response({"id": approval_id, "decision": answer.decision,
-                              "session_id": live.session.session_id})
+    session_id = await request.app[SESSIONS].answer_first(approval_id, Decision(answer.decision, answer.feedback))
+    return web.json_response({"id": approval_id, "decision": answer.decision, "session_id": session_id})
 
 
 async def _plan(request: web.Request) -> web.Response:

@@ -89,38 +89,39 @@ async def events_stream(request: web.Request, live: Any) -> web.StreamResponse:
 
 async def follow_host(request: web.Request, session_id: str, label: str) -> web.StreamResponse | None:
     """Follow a session live in the session host, if it is one of `label`'s (None: no such session there)."""
+    from agent.client.hosted import HostRefused, HostUnavailable, open_in_host
     from agent.frontends.serve.app import SESSION_HEADER, frame
-    from agent.host.client import HostClient, HostRefused
-    from agent.hostplace import HostPlaceError
+    from agent.frontends.serve.hosted import item_data
 
     try:
-        client = await HostClient.connect()
-    except (OSError, HostPlaceError):
+        handle = await open_in_host(session_id, "serve follower", live_only=True, start=False)
+    except (HostUnavailable, HostRefused, ConnectionError, TimeoutError):
         return None
+    queue: asyncio.Queue[object] = asyncio.Queue()
+    handle.listen(queue.put_nowait)  # from now on: after the replay, nothing missed
+    ended = asyncio.ensure_future(handle.lost.wait())
+    ended.add_done_callback(lambda _done: queue.put_nowait(None))
     response: web.StreamResponse | None = None
     try:
-        try:
-            opened = await client.request("open", session=session_id, client="serve follower", options={},
-                                          live_only=True)
-        except (HostRefused, ConnectionError):
-            return None
-        if opened["workspace"] != label:  # another folder's session is not this server's to show
+        if handle.workspace_label != label:  # another folder's session is not this server's to show
             return None
         response = web.StreamResponse(headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache",
-                                               "X-Accel-Buffering": "no", SESSION_HEADER: opened["session_id"]})
+                                               "X-Accel-Buffering": "no", SESSION_HEADER: handle.session_id})
         await response.prepare(request)
+        await response.write(b"".join(frame(item_data(item)) for item in handle.history()) + frame(handle.state))
         while True:
             try:
-                line = await asyncio.wait_for(client.lines.get(), KEEPALIVE)
+                item = await asyncio.wait_for(queue.get(), KEEPALIVE)
             except TimeoutError:
                 await response.write(b": keep-alive\n\n")
                 continue
-            await response.write(frame(line if line is not None else {"type": "session_closed"}))
-            if line is None:
+            await response.write(frame(item_data(item) if item is not None else {"type": "session_closed"}))
+            if item is None:
                 break
         await response.write_eof()
         return response
     except ConnectionError:
         return response  # the follower left; the session goes on in the host
     finally:
-        await client.close()
+        ended.cancel()
+        await handle.close(detach=True)

@@ -18,19 +18,16 @@ plan reviews (auto or structured workflow in ask mode: the protocol has no plan 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import os
 import sys
-import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pydantic import ValidationError
-
 from agent import events as ev
 from agent.approval import Decision
-from agent.host.client import HostClient, HostRefused, HostUnavailable
+from agent.client.commands import Answer, Note, Prompt, Reply, SetMode, SetProfile, Stop
+from agent.client.hosted import HostedHandle, HostRefused, HostUnavailable, live_sessions, open_in_host
 
 Data = dict[str, Any]
 
@@ -60,118 +57,89 @@ class NoTarget:
 
 
 class HostedSession:
-    def __init__(self, client: HostClient, name: str, opened: Data, workspace: HostedWorkspace,
-                 replay: list[Data], pending: list[str]) -> None:
-        self.client, self.name, self.workspace = client, name, workspace
-        self.session_id: str = opened["session_id"]
-        self.mode: str = opened["mode"]
-        self.model: str | None = opened.get("model")
-        self.restored = Restored(replay)
+    """serve's face of a `HostedHandle` (agent/client/hosted.py): the handle replays, follows and
+    knows who answered first; this only routes its items to serve's sinks."""
+
+    def __init__(self, handle: HostedHandle, workspace: HostedWorkspace) -> None:
+        self.handle, self.workspace = handle, workspace
+        self.session_id: str = handle.session_id
+        self.model: str | None = handle.model
+        self.restored = Restored([item_data(item) for item in handle.history()])
         self.plan_reviewer = NoPlanReview()
-        self.pending_approvals: dict[str, None] = dict.fromkeys(pending)
-        self.answered: dict[str, str] = {}  # approval id -> the front end that answered it in the host
-        # Resolved in the host; who answered comes on the next line (approval_answered), which a
-        # late answer can overtake: serve then asks the host, which knows.
-        self.resolved: set[str] = set()
         self.sink: Any = None  # serve's Live.sink: this session's own turns
         self.others: Any = None  # serve's follow log: every other event
         self.lost: Any = None  # called once the host's connection is gone (serve forgets the session)
         self._mine = False
-        self._ticket: int | None = None
-        self._turn: asyncio.Future[ev.Complete] | None = None
+        self._turn: asyncio.Task[Reply] | None = None
         self._complete: ev.Complete | None = None
-        self._reading = asyncio.create_task(self._read(), name=f"serve-hosted-{self.session_id}")
+        handle.listen(self._item)
+        self._watching = asyncio.get_running_loop().create_task(self._watch(), name=f"serve-hosted-{self.session_id}")
+
+    @property
+    def mode(self) -> str:
+        return self.handle.mode
+
+    @property
+    def pending_approvals(self) -> list[str]:
+        return self.handle.pending
 
     # -- a turn -----------------------------------------------------------------------------
     async def run(self, prompt: str) -> ev.Complete:
-        self._turn = asyncio.get_running_loop().create_future()
         self._complete = None
+        self._turn = asyncio.ensure_future(self.handle.submit(Prompt(prompt)))
         try:
-            self._ticket = (await self.client.request("prompt", text=prompt))["ticket"]
-            return await self._turn
+            reply = await self._turn
         finally:
-            self._turn, self._ticket = None, None
+            self._turn, self._mine = None, False
+        if not reply.ok:
+            raise ConnectionError(reply.error) if reply.kind == "unavailable" else RuntimeError(reply.error)
+        return self._complete or ev.Complete(success=bool(reply.data.get("success")), iterations=0,
+                                             final_response="",
+                                             completion_reason=reply.data.get("completion_reason") or "error")
 
     def stop(self) -> bool:
         if self._turn is None or self._turn.done():
             return False
-        self._spawn(self.client.request("stop"))
+        asyncio.ensure_future(self.handle.submit(Stop()))
         return True
 
-    def answer(self, approval_id: str, decision: Decision) -> bool:
-        """Answered in the host (no wait); `answer_in_host` waits for whether it was first."""
-        if approval_id not in self.pending_approvals:
-            return False
-        self._spawn(self.answer_in_host(approval_id, decision))
-        return True
+    async def answer_in_host(self, approval_id: str, decision: Decision) -> Reply:
+        return await self.handle.submit(Answer(approval_id, decision.decision, decision.feedback,
+                                               decision.rejected_hunks, decision.edited))
 
-    async def answer_in_host(self, approval_id: str, decision: Decision) -> str | None:
-        """None when the host took the answer; else why not (another front end answered first...)."""
-        try:
-            await self.client.request("approve", approval_id=approval_id, decision=decision.decision,
-                                      feedback=decision.feedback)
-        except (HostRefused, ConnectionError) as exc:
-            return str(exc)
+    async def configure(self, mode: str | None, profile: str | None) -> Reply | None:
+        """The turn's settings, applied in the host before its prompt (the refusal, if any)."""
+        for command in ((SetProfile(profile),) if profile else ()) + ((SetMode(mode),) if mode else ()):  # type: ignore[arg-type]
+            reply = await self.handle.submit(command)
+            if not reply.ok:
+                return reply
         return None
 
-    # -- the host's lines -------------------------------------------------------------------
-    async def _read(self) -> None:
-        while (line := await self.client.lines.get()) is not None:
-            self._line(line)
-        if self._turn is not None and not self._turn.done():
-            self._turn.set_exception(ConnectionError(
-                f"the session host stopped (connection lost); session {self.session_id} is recorded up to its "
-                f"last event: send the next message with its session_id to continue it"))
+    # -- the handle's items -------------------------------------------------------------------
+    def _item(self, item: object) -> None:
+        if isinstance(item, Note):
+            if item.type == "turn_started":
+                self._mine = self._turn is not None and item.data.get("by") == self.handle.name
+            return
+        if isinstance(item, ev.Complete) and self._mine:
+            self._complete = item
+        target = self.sink if self._mine else self.others
+        if target is not None:
+            target(item)
+
+    async def _watch(self) -> None:
+        await self.handle.lost.wait()
         if self.lost is not None:
             self.lost()
 
-    def _line(self, line: Data) -> None:
-        kind = line.get("type")
-        if kind == "turn_started":
-            self._mine = line.get("ticket") == self._ticket or (self._ticket is None and line.get("by") == self.name
-                                                                 and self._turn is not None)
-        elif kind == "turn_done" and self._mine:
-            self._mine = False
-            self._finish(line)
-        elif kind == "prompts_dropped" and self._ticket in line.get("tickets", []):
-            self._finish({"success": False, "completion_reason": "stopped"})
-        elif kind == "approval_required":
-            self.pending_approvals[str(line.get("approval_id"))] = None
-        elif kind == "approval_resolved":
-            self.pending_approvals.pop(str(line.get("approval_id")), None)
-            self.resolved.add(str(line.get("approval_id")))
-        elif kind == "approval_answered":
-            self.answered[str(line.get("approval_id"))] = str(line.get("by"))
-        try:
-            event = ev.parse_event(line)
-        except ValidationError:
-            return  # a host line (who joined, whose turn...)
-        if isinstance(event, ev.Complete) and self._mine:
-            self._complete = event
-        target = self.sink if self._mine else self.others
-        if target is not None:
-            target(event)
-
-    def _finish(self, done: Data) -> None:
-        if self._turn is None or self._turn.done():
-            return
-        complete = self._complete or ev.Complete(success=bool(done.get("success")), iterations=0, final_response="",
-                                                 completion_reason=done.get("completion_reason") or "error")
-        self._turn.set_result(complete)
-
-    def _spawn(self, work: Any) -> None:
-        async def quietly() -> None:
-            with contextlib.suppress(HostRefused, ConnectionError):
-                await work
-        asyncio.get_running_loop().create_task(quietly())
-
     async def close(self) -> None:
-        with contextlib.suppress(HostRefused, ConnectionError):
-            await asyncio.wait_for(self.client.request("detach"), 10)
-        await self.client.close()
-        self._reading.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await self._reading
+        self._watching.cancel()
+        await self.handle.close(detach=True)
+
+
+def item_data(item: object) -> Data:
+    """A handle's item in the `run --json` shapes (a host line as the host sent it)."""
+    return dict(item.data) if isinstance(item, Note) else item.model_dump(mode="json")  # type: ignore[attr-defined]
 
 
 class Hub:
@@ -191,42 +159,43 @@ class Hub:
 
     async def open(self, session_id: str | None) -> HostedSession | None:
         """The session opened (or joined) in the host; None when no host can be used (said once)."""
+        self._names += 1
         try:
-            client = await HostClient.connect_or_start()
+            handle = await open_in_host(session_id or "new", f"serve (pid {os.getpid()}) #{self._names}", self.options)
         except HostUnavailable as exc:
             self.usable = False
             print(f"coder-tui serve: the session host is not available ({exc}); sessions run in this process",
                   file=sys.stderr, flush=True)
             return None
-        self._names += 1
-        name = f"serve (pid {os.getpid()}) #{self._names}"
+        return HostedSession(handle, HostedWorkspace(self.root, self.label))
+
+    async def answer_elsewhere(self, approval_id: str, decision: Decision) -> str | None:
+        """Answer an approval of a session of serve's folder that another front end runs in the
+        host (`run --attach`, the app): its session id, or None when no such approval waits there.
+        Busy when another front end answered first."""
+        from agent.frontends.serve.sessions import Busy, NotFound
+
+        row = next((row for row in await self.listing()
+                    if approval_id in (*row.get("pending_approvals", []), *row.get("answered_approvals", []))), None)
+        if row is None:
+            return None
         try:
-            opened = await client.request("open", session=session_id or "new", client=name, options=self.options)
-            replay, pending = await _replay(client)
-        except BaseException:
-            await client.close()
-            raise
-        return HostedSession(client, name, opened, HostedWorkspace(self.root, self.label), replay, pending)
+            handle = await open_in_host(row["session_id"], f"serve view (pid {os.getpid()})", live_only=True,
+                                        start=False)
+        except (HostUnavailable, HostRefused, ConnectionError, TimeoutError):
+            return None  # it ended meanwhile
+        try:
+            reply = await handle.submit(Answer(approval_id, decision.decision, decision.feedback))
+        finally:
+            await handle.close(detach=True)
+        if not reply.ok:
+            raise (Busy if reply.kind == "conflict" else NotFound)(str(reply.error))
+        return str(row["session_id"])
 
     async def listing(self) -> list[Data]:
         """The host's live sessions of serve's folder, with who is attached (empty when none runs)."""
-        from agent.host.client import live_sessions
-
         rows = await live_sessions() or []
         return [{**row, "live": True} for row in rows if row.get("workspace") == self.label]
-
-
-async def _replay(client: HostClient, timeout: float = 60) -> tuple[list[Data], list[str]]:
-    """The session so far, up to the host's replay_end (its pending approvals)."""
-    replay: list[Data] = []
-    deadline = time.monotonic() + timeout
-    while True:
-        line = await asyncio.wait_for(client.lines.get(), max(0.1, deadline - time.monotonic()))
-        if line is None:
-            raise ConnectionError("the session host closed the connection during the replay")
-        if line.get("type") == "replay_end":
-            return replay, list(line.get("pending", []))
-        replay.append(line)
 
 
 async def open_hosted(sessions: Any, chat: Any, resume: str | None) -> Any:
@@ -245,7 +214,17 @@ async def open_hosted(sessions: Any, chat: Any, resume: str | None) -> Any:
     if session is None:
         return None
     live = Live(session, chat.apply, NoTarget())  # type: ignore[arg-type] - an AgentSession's face
-    session.sink, session.others = live.sink, live.events.add
+    session.sink = live.sink
+
+    def others(event: Any) -> None:  # another front end's turn: followed, and its approvals answerable here
+        if isinstance(event, ev.ApprovalRequired):
+            live.asked.add(event.approval_id)
+        live.events.add(event)
+
+    session.others = others
+    for data in session.restored.events:
+        if data.get("type") == "approval_required":
+            live.asked.add(str(data.get("approval_id")))
 
     def lost() -> None:  # the next message reopens it (the host restarted on demand, the session resumed)
         if sessions.live.get(session.session_id) is live:
@@ -270,5 +249,6 @@ async def listing(sessions: Any) -> list[Data]:
     for row in hosted.values():  # live in the host, opened by another front end
         rows.append({"session_id": row["session_id"], "running": row["running"], "mode": row["mode"],
                      "workspace": row["workspace"], "live": True, "attached": row["clients"],
+                     "prompt": row.get("prompt", ""),
                      "pending_approvals": [{"type": "approval_required", "id": approval} for approval in row["pending_approvals"]]})
     return rows

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from agent.config import first_problem
-from agent.events import DecisionKind
+from agent.events import DecisionKind, Mode
 
 
 class BadRequest(Exception):
@@ -43,6 +43,9 @@ class ChatRequest(_Body):
     apply: Literal["server", "client"] = "server"
     session_id: str | None = None
     events: Literal["ours", "seed"] = "ours"  # seed 003's shapes with "seed" (also `?events=seed`)
+    # seed 003's per-turn settings: the approval mode and the agent (a profile), from this turn on
+    mode: Mode | None = Field(default=None, validation_alias=AliasChoices("mode", "edit_mode"))
+    agent_id: str | None = Field(default=None, validation_alias=AliasChoices("agent_id", "profile"))
 
     @field_validator("messages")
     @classmethod

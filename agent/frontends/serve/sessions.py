@@ -62,6 +62,8 @@ class Live:
     created: float = field(default_factory=time.time)
     prompt: str = ""
     pending: dict[str, Data] = field(default_factory=dict)  # approval id -> its event data
+    asked: set[str] = field(default_factory=set)  # every approval id the session asked (any front end's turn)
+    answered: dict[str, str] = field(default_factory=dict)  # approval id -> who answered it here
     listener: Callable[[Data], None] | None = None
     task: asyncio.Task[Any] | None = None
     events: EventLog = field(default_factory=EventLog)  # for GET /api/sessions/{id}/events
@@ -104,6 +106,7 @@ class Live:
 
     def sink(self, event: Any) -> None:
         if isinstance(event, ev.ApprovalRequired):
+            self.asked.add(event.approval_id)
             self.pending[event.approval_id] = approval_data(event)
         elif isinstance(event, ev.ApprovalResolved):
             self.pending.pop(event.approval_id, None)
@@ -281,30 +284,49 @@ class Sessions:
             live.listener = None
             live.pending.clear()  # a stopped run's approvals were never resolved: nobody can answer them now
 
-    async def answer_first(self, approval_id: str, decision: Decision) -> Live:
-        """`answer`, waiting for the session host's word on a hosted session (another front end may have
-        answered first: Busy, naming who)."""
+    async def answer_first(self, approval_id: str, decision: Decision) -> str:
+        """Answer an approval of a session of this server, or of one another front end runs in the
+        session host (`run --attach`, the app); its session id. The first answer wins: a late one is
+        Busy (409) naming who answered, an unknown id NotFound (404)."""
         for live in self.live.values():
+            if approval_id in live.answered:
+                raise Busy(f"approval {approval_id!r} was answered already, by {live.answered[approval_id]}")
             ask = getattr(live.session, "answer_in_host", None)
-            by = getattr(live.session, "answered", {}).get(approval_id)
-            if by is not None:
-                raise Busy(f"approval {approval_id!r} was answered already, by {by}")
-            resolved = getattr(live.session, "resolved", ())  # who answered may not have come yet: the host knows
-            if ask is not None and (approval_id in live.session.pending_approvals or approval_id in resolved):
-                refused = await ask(approval_id, decision)
-                if refused and refused.startswith("no pending approval"):
-                    raise NotFound(refused)  # resolved without an answer (a stop): as in-process
-                if refused:
-                    raise Busy(refused)
-                return live
-        return self.answer(approval_id, decision)
+            if ask is not None and approval_id in live.asked:
+                reply = await ask(approval_id, decision)
+                if not reply.ok:
+                    raise (Busy if reply.kind == "conflict" else NotFound)(reply.error)
+                return live.session.session_id
+        try:
+            return self.answer(approval_id, decision).session.session_id
+        except NotFound:
+            found = await self.hub.answer_elsewhere(approval_id, decision) if self.hub is not None else None
+            if found is None:
+                raise
+            return found
 
     def answer(self, approval_id: str, decision: Decision) -> Live:
         for live in self.live.values():
             if approval_id in live.session.pending_approvals:
                 live.session.answer(approval_id, decision)
+                live.answered[approval_id] = "serve"
                 return live
         raise NotFound(f"no pending approval {approval_id!r}")
+
+    async def configure(self, live: Live, mode: str | None, profile: str | None) -> None:
+        """A turn's settings (a client's `mode`/`edit_mode`, `agent_id`/`profile`), applied to the
+        session before its prompt, wherever it runs: BadRequest when one cannot be."""
+        configure = getattr(live.session, "configure", None)
+        if configure is not None:  # in the session host
+            refused = await configure(mode, profile)
+            problem = refused.error if refused is not None else None
+        else:
+            from agent.session import settings
+
+            problem = (settings.set_profile(live.session, profile) if profile else None) or \
+                      (settings.set_mode(live.session, mode) if mode else None)
+        if problem:
+            raise BadRequest(problem)
 
     def decide_plan(self, session_id: str, decision: PlanDecision) -> None:
         """Answer the plan review (or failed step) the session's run waits for."""

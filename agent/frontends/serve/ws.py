@@ -24,7 +24,7 @@ import json
 from typing import Any, Literal
 
 from aiohttp import WSMsgType, web
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError
 
 from agent.approval import Decision
 from agent.config import first_problem
@@ -41,8 +41,8 @@ class Turn(BaseModel):
 
     message: str = Field(min_length=1)
     session_id: str | None = None
-    mode: Mode | None = Field(default=None, validation_alias="edit_mode")
-    profile: str | None = None
+    mode: Mode | None = Field(default=None, validation_alias=AliasChoices("mode", "edit_mode"))
+    profile: str | None = Field(default=None, validation_alias=AliasChoices("profile", "agent_id"))
     events: Literal["ours", "seed"] = "ours"
 
 
@@ -106,7 +106,7 @@ class Socket:
             if data.get("type") == "stop":
                 self._stop()
             elif data.get("type") == "approval":
-                self._answer(data)
+                await self._answer(data)
             else:
                 await self._start(Turn.model_validate(data))
         except ValidationError as exc:
@@ -121,9 +121,9 @@ class Socket:
             return
         self.live.session.stop()
 
-    def _answer(self, data: Data) -> None:
+    async def _answer(self, data: Data) -> None:
         answer = Answer.model_validate({**data, "approval_id": data.get("approval_id") or data.get("id")})
-        self.sessions.answer(answer.approval_id, Decision(answer.decision, answer.feedback))
+        await self.sessions.answer_first(answer.approval_id, Decision(answer.decision, answer.feedback))
 
     async def _start(self, turn: Turn) -> None:
         if self.turn is not None and not self.turn.done():
@@ -133,16 +133,7 @@ class Socket:
         session_id = turn.session_id or (self.live.session.session_id if self.live is not None else None)
         live = await self.sessions.open(chat, session_id)
         self.live = live
-        if turn.profile:
-            from agent.profiles import ProfileError
-
-            try:
-                live.session.agent.use_profile(turn.profile)
-            except ProfileError as exc:
-                self.send({"error": str(exc)})
-                return
-        if turn.mode:
-            live.session.mode = turn.mode
+        await self.sessions.configure(live, turn.mode, turn.profile)  # BadRequest: said, and no turn runs
         self.send({"type": "session", "session_id": live.session.session_id})
         self.turn = asyncio.create_task(self._run(live, chat))
 
