@@ -34,6 +34,7 @@ KEYED_PREFIXES = ("CODER_TUI_", "AWS_", "AZURE_", "VERTEX")
 # ...but not what only a front end or the host's own lifetime reads
 NOT_KEYED = frozenset({"CODER_TUI_HOST", "CODER_TUI_HOST_IDLE", "CODER_TUI_HOST_OUTBOX", "CODER_TUI_HOST_OUTBOX_LINES",
                        "CODER_TUI_SERVE_TOKEN"})
+NOT_KEYED_PREFIX = "CODER_TUI_TEST_"  # the suite's hooks into one process (an import held, watched): not a setting
 
 
 class HostPlaceError(Exception):
@@ -56,8 +57,13 @@ def keyed_environment(env: dict[str, str] | None = None) -> dict[str, str]:
     """The variables that change what a session does, each as a digest of its value (never the value)."""
     env = dict(os.environ) if env is None else env
     return {name: hashlib.sha256(value.encode()).hexdigest() for name, value in sorted(env.items())
-            if value and name not in NOT_KEYED and (name in KEYED_NAMES or name.endswith(KEYED_SUFFIXES)
-                                                     or name.startswith(KEYED_PREFIXES))}
+            if value and _keyed(name)}
+
+
+def _keyed(name: str) -> bool:
+    if name in NOT_KEYED or name.startswith(NOT_KEYED_PREFIX):
+        return False
+    return name in KEYED_NAMES or name.endswith(KEYED_SUFFIXES) or name.startswith(KEYED_PREFIXES)
 
 
 def host_key() -> str:

@@ -29,7 +29,8 @@ def test_the_key_follows_the_folders_and_the_keys_not_the_current_folder(
     assert socket_path() == first  # one host serves every workspace
     monkeypatch.setenv("CODER_TUI_HOST", "auto")
     monkeypatch.setenv("CODER_TUI_HOST_IDLE", "5")
-    assert socket_path() == first  # what only a front end or the host's lifetime reads
+    monkeypatch.setenv("CODER_TUI_TEST_LITELLM_GATE", str(tmp_path / "gate"))
+    assert socket_path() == first  # what only a front end, the host's lifetime or a test hook reads
     monkeypatch.setenv("OPENAI_API_KEY", "sk-first-key")
     one_key = socket_path()
     monkeypatch.setenv("OPENAI_API_KEY", "sk-other-key")

@@ -85,7 +85,8 @@ def test_an_unknown_provider_stops_serve_with_exit_2_once_litellm_has_loaded(
 
 def test_a_hosted_turn_does_not_wait_for_serves_own_litellm(isolated_home: Path, fake_llm: FakeLLM, tmp_path: Path,
                                                              runtime_dir: Path, start_host) -> None:  # noqa: F811 - fixtures
-    start_host()  # the session host, with its own model layer
+    # the session host, with its own model layer (serve's settings, so that serve may borrow it)
+    start_host(CODER_TUI_MODEL_PATH="litellm")
     gate = tmp_path / "gate"  # serve's own litellm import is held until the end
     root = write_files(tmp_path / "ws", {"a.py": "x = 1\n"})
     proc = subprocess.Popen([sys.executable, "-m", "tui.cli", "serve", str(root), "--port", "0", "--mode", "allow",
