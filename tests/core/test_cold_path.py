@@ -27,6 +27,7 @@ NOT_ON_THE_PATH = {
     "h2": "HTTP/2: our requests are HTTP/1.1 (agent/llm/http.py blocks it while httpx and httpcore load)",
     "hpack": "h2's header compression",
     "litellm": "built-in protocols need no litellm",
+    "pathspec": "`.gitignore` rules: imported by the first folder that has some (agent/workspaces/ignore.py)",
     "agent.knowledge.builder": "the map builder: an empty folder has nothing to map; get_codebase_map imports it",
     "agent.knowledge.rank": "the map's ranking, with the builder",
     "agent.knowledge.summarize": "the map's AI summaries, with the builder",
