@@ -58,3 +58,30 @@ def test_a_cold_run_in_an_empty_folder_imports_and_starts_only_what_it_needs(tmp
     assert {name: why for name, why in NOT_ON_THE_PATH.items() if name in loaded} == {}
     assert not log.exists(), f"git started outside a repository: {log.read_text()}"
     assert not list((isolated_home / "data").rglob("map.sqlite3"))  # no map made for an empty folder
+
+
+GC_PROBE = """
+import asyncio, gc, sys
+sys.path.insert(0, {root!r})
+from tests.fake_anthropic import FakeAnthropic
+from tests.fakellm import Reply
+from agent.llm import LLM
+from agent.llm.preload import pause_startup
+
+pause_startup()
+paused = not gc.isenabled()
+with FakeAnthropic(Reply(text="hello")) as server:
+    frozen = gc.get_freeze_count()
+    reply = asyncio.run(LLM(server.model, server.url, {key!r}).complete(
+        [{{"role": "user", "content": "hi"}}], [], lambda s: None, lambda *a: None))
+print(reply.text, paused, gc.isenabled(), gc.get_freeze_count() > frozen)
+"""
+
+
+def test_garbage_collection_paused_for_the_start_resumes_at_the_first_request() -> None:
+    """`run` starts with collections paused (tui/cli.py); the first model request freezes the
+    start's long-lived objects out of later collections and collects as usual from then on."""
+    done = subprocess.run([sys.executable, "-c", GC_PROBE.format(root=str(ROOT), key=TEST_KEY)], cwd=ROOT,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == ["hello", "True", "True", "True"]
