@@ -28,6 +28,7 @@ NOT_ON_THE_PATH = {
     "hpack": "h2's header compression",
     "litellm": "built-in protocols need no litellm",
     "pathspec": "`.gitignore` rules: imported by the first folder that has some (agent/workspaces/ignore.py)",
+    "agent.permissions.claude": "Claude Code's settings: read when the folder has a .claude",
     "agent.knowledge.builder": "the map builder: an empty folder has nothing to map; get_codebase_map imports it",
     "agent.knowledge.rank": "the map's ranking, with the builder",
     "agent.knowledge.summarize": "the map's AI summaries, with the builder",
