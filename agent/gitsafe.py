@@ -97,6 +97,27 @@ def command(root: Path | str, *args: str, values: dict[str, str] | None = None) 
     return ["git", *_flags(values), "-C", str(root), args[0], *extra, *args[1:]] if args else ["git"]
 
 
+GIT_LOCATION_VARIABLES = ("GIT_DIR", "GIT_WORK_TREE", "GIT_COMMON_DIR")
+
+
+def outside_repository(root: Path | str) -> bool:
+    """Certainly in no repository: no `.git` in `root` or any folder above it, none of them a
+    bare repository, and no GIT_DIR-like variable pointing git elsewhere. Read from the file
+    system, so that a run outside a repository starts no git process to learn it (a spawn costs
+    a cold start several milliseconds); False means "ask git" (ceilings, ownership and the rest)."""
+    if any(os.environ.get(name) for name in GIT_LOCATION_VARIABLES):
+        return False
+    folder = Path(os.path.abspath(root))
+    for place in (folder, *folder.parents):
+        try:
+            if os.path.lexists(place / ".git") or (os.path.isfile(place / "HEAD") and os.path.isdir(place / "objects")
+                                                   and os.path.isdir(place / "refs")):
+                return False
+        except OSError:
+            return False
+    return True
+
+
 def run(root: Path | str, *args: str, timeout: float = 10) -> str | None:
     """stdout of a read-only git command in `root`, or None when git fails or is missing."""
     values = overrides(root) if args and args[0] in ("status", "diff", "add") else dict(NEUTRAL)

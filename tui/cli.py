@@ -305,6 +305,9 @@ def _cmd_run(argv: list[str]) -> int:
 
 def _run_in_process(options: argparse.Namespace) -> int:
     _start_loading_models(options)
+    from agent.llm.preload import pause_startup
+
+    pause_startup()  # until the first model request (agent/llm/preload.py)
     from agent.frontends.headless import main as headless_main
 
     return headless_main(options)

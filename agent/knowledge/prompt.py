@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 import json
-import sqlite3
 from typing import Any
 
-from agent.knowledge.store import StoreError
 from agent.workspaces.base import Workspace, WorkspaceError
 
 FIRST_MAP_MAX_FILES = 5000  # about 3 s of parsing: more waits for an explicit `coder-tui map`
@@ -27,14 +25,18 @@ async def map_section(workspace: Workspace, messages: list[dict[str, Any]], budg
     """The ranked map (files mentioned in the conversation first); empty when it cannot be had."""
     if budget_tokens <= 0:
         return ""
-    from agent.github.errors import GitHubError
-    from agent.knowledge.builder import current_view
     from agent.knowledge.source import source_for
-    from agent.knowledge.view import cached_view
 
     source = source_for(workspace)
     if source.cheap_listing and not await _worth_building(workspace, source.key):
         return ""
+    import sqlite3
+
+    from agent.github.errors import GitHubError
+    from agent.knowledge.builder import current_view
+    from agent.knowledge.store import StoreError
+    from agent.knowledge.view import cached_view
+
     try:
         # In a room every file is a round trip to the host: prompts use the map as last built
         # (by get_codebase_map or /explore) instead of reading the whole room each time.
@@ -47,12 +49,13 @@ async def map_section(workspace: Workspace, messages: list[dict[str, Any]], budg
 
 
 async def _worth_building(workspace: Workspace, key: str) -> bool:
-    """A first map of a very large folder is left to `coder-tui map` rather than the first prompt."""
+    """A first map of a very large folder is left to `coder-tui map` rather than the first prompt;
+    an empty folder has nothing to map (its prompt gets no map, and no map file is made for it)."""
     from agent.knowledge.store import knowledge_dir
 
     if workspace.root is None or (knowledge_dir(key) / "map.sqlite3").exists():
         return True
     try:
-        return len(await workspace.list_files("")) <= FIRST_MAP_MAX_FILES
+        return 0 < len(await workspace.list_files("")) <= FIRST_MAP_MAX_FILES
     except WorkspaceError:
         return False

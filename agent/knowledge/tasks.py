@@ -21,12 +21,11 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from agent.knowledge.cron import parse_cron
 from agent.knowledge.store import knowledge_dir, open_private_db
+from agent.knowledge.taskstates import STATUSES, Status
 
 if TYPE_CHECKING:
     from agent.workspaces.base import Workspace
 
-Status = Literal["pending", "in-progress", "completed", "failed", "cancelled"]
-STATUSES: tuple[str, ...] = ("pending", "in-progress", "completed", "failed", "cancelled")
 COLUMNS = ("id", "description", "status", "created", "updated", "completed", "due", "cron", "notes",
            "session_id", "runs", "pid", "host", "workspace", "action", "payload")
 ADDED = ("action", "payload")  # columns a store made before them lacks (added on open)

@@ -22,6 +22,7 @@ from typing import Any
 from agent import secrets
 from agent.llm import toolschema
 from agent.llm.errors import LLMError, failure, gave_up, unknown_provider, waiting, where
+from agent.llm.preload import settle
 from agent.llm.reasoning import estimated_tokens, for_request, request_level
 from agent.llm.request import Request
 from agent.llm.routing import Route, keyless_server, route
@@ -87,6 +88,7 @@ class LLM:
     async def _attempt(self, request: Request, on_text: TextHook, on_reasoning: TextHook) -> ModelReply:
         if request.route.builtin:
             self._require_key(request)
+            settle()  # the start-up's pause of garbage collection ends at the first request
             client = importlib.import_module(CLIENTS[request.route.protocol])
             reply: ModelReply = await client.attempt(request, on_text, on_reasoning)
             return reply
@@ -94,6 +96,7 @@ class LLM:
         from agent.llm.requestloop import on_caller_loop, request_loop
 
         await litellm_client.ensure_loaded()
+        settle()  # after litellm's import, which its own pause covers (agent/llm/preload.py)
         reply = await request_loop().run(litellm_client.attempt(request, on_caller_loop(on_text),
                                                                 on_caller_loop(on_reasoning)))
         await asyncio.sleep(0)  # the text handed over before the reply is handled first

@@ -16,8 +16,8 @@ import re
 import ssl
 import sys
 import weakref
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from typing import TYPE_CHECKING, Any
 
 from agent.llm.errors import (Failure, LLMError, Place, body_message, chain_text, connection_kind, failure,
@@ -45,13 +45,14 @@ def client(url: str) -> httpx.AsyncClient:
     clients = _clients.setdefault(asyncio.get_running_loop(), {})
     found = clients.get(plain)
     if found is None or found.is_closed:
-        import_httpx()
-        import httpx
+        with _skipping():
+            import httpx
 
-        if plain:
-            found = httpx.AsyncClient(verify=False, trust_env=False, follow_redirects=False)
-        else:
-            found = httpx.AsyncClient(verify=_verify(), trust_env=True, follow_redirects=False)
+            # httpcore is imported here (by the transport), not by `import httpx`: still without h2
+            if plain:
+                found = httpx.AsyncClient(verify=False, trust_env=False, follow_redirects=False)
+            else:
+                found = httpx.AsyncClient(verify=_verify(), trust_env=True, follow_redirects=False)
         clients[plain] = found
     return found
 
@@ -67,11 +68,18 @@ def import_httpx() -> None:
     blocks are lifted once httpx is in, so that any other library may still import h2."""
     if "httpx" in sys.modules:
         return
+    with _skipping():
+        import httpx  # noqa: F401
+
+
+@contextmanager
+def _skipping() -> Iterator[None]:
+    """SKIPPED unimportable within (those not imported yet), importable again after."""
     blocked = [name for name in SKIPPED if name not in sys.modules]
     for name in blocked:
         sys.modules[name] = None  # type: ignore[assignment]
     try:
-        import httpx  # noqa: F401
+        yield
     finally:
         for name in blocked:
             if sys.modules.get(name, 0) is None:

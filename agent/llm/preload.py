@@ -85,6 +85,29 @@ def collections_paused() -> Iterator[None]:
             gc.enable()
 
 
+_startup = False  # collections paused by pause_startup(), not settled yet
+
+
+def pause_startup() -> None:
+    """No cyclic garbage collection while a one-shot process (`coder-tui run`) imports the agent
+    core and opens its session: the collections walk the same long-lived objects (modules,
+    classes, schemas) again and again, about 4% of a cold run's instructions. `settle()` at the
+    first model request freezes what exists then (never walked again) and collects as usual after."""
+    global _startup
+    if gc.isenabled():
+        gc.disable()
+        _startup = True
+
+
+def settle() -> None:
+    """End pause_startup's pause (once; nothing when there was none)."""
+    global _startup
+    if _startup:
+        _startup = False
+        gc.freeze()
+        gc.enable()
+
+
 _warm = False
 _prewarming = threading.Lock()
 

@@ -11,6 +11,7 @@ the model with a note to call `set_repository_context`.
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
@@ -26,22 +27,40 @@ DAYS = {"monday": 1, "tuesday": 2, "wednesday": 3, "thursday": 4, "friday": 5, "
 PARTS = {"morning": 9, "day": 9, "evening": 18, "night": 22, "afternoon": 14}
 UNITS = {"second": 1, "sec": 1, "minute": 60, "min": 60, "hour": 3600, "day": 86400}
 _CLOCK = r"(?:at\s+(?P<hour>\d{1,2})(?::(?P<minute>\d{2}))?\s*(?P<ampm>am|pm)?)"
-EVERY_RE = re.compile(
-    r"(?:\b(?:every|each)\s+(?:(?P<count>\d+)\s+(?P<unit>minute|min|hour)s?"
-    r"|(?P<what>morning|day|evening|night|afternoon|hour|week|weekday|" + "|".join(DAYS) + r"))"
-    r"|\b(?P<daily>daily|hourly|weekly|nightly))\b(?:\s+" + _CLOCK + r")?", re.IGNORECASE)
-DELAY_RE = re.compile(r"\bin\s+(?P<count>\d+|an?|one)\s+(?P<unit>second|sec|minute|min|hour|day)s?\b",
-                      re.IGNORECASE)
-AT_RE = re.compile(r"^(?:(?P<day>today|tomorrow)\s+)?" + _CLOCK + r"\b[,:]?|\b(?:(?P<day2>today|tomorrow)\s+)?"
-                   + _CLOCK.replace("?P<", "?P<e_") + r"\s*$", re.IGNORECASE)
-EXPLORE_RE = re.compile(
-    r"^(?:please\s+)?(?P<verb>start|begin|resume|stop|end|pause|halt)\s+(?:the\s+)?(?:continuous\s+)?"
-    r"(?:exploring|exploration|explore)\b(?:\s+(?:the|this)\s+(?:repo|repository|codebase|code|project))?"
-    r"(?:\s+(?:continuously|in the background))?[.! ]*$", re.IGNORECASE)
-REPO_RE = re.compile(
-    r"^(?:please\s+)?(?:switch|change|move)\s+(?:(?:the\s+)?(?:repo|repository)\s+)?to\s+(?:(?:the\s+)?"
-    r"(?:repo|repository)\s+)?(?P<repo>[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+?)(?:@(?P<ref>\S+?))?"
-    r"(?:\s+(?:on\s+)?(?:branch\s+)(?P<branch>\S+?))?[.! ]*$", re.IGNORECASE)
+# Compiled on first use (`_pattern`): five large patterns are milliseconds of every start, and a
+# prompt without the words they need (`_CLUES`) is never matched against them.
+_PATTERNS: dict[str, str] = {
+    "every": r"(?:\b(?:every|each)\s+(?:(?P<count>\d+)\s+(?P<unit>minute|min|hour)s?"
+             r"|(?P<what>morning|day|evening|night|afternoon|hour|week|weekday|" + "|".join(DAYS) + r"))"
+             r"|\b(?P<daily>daily|hourly|weekly|nightly))\b(?:\s+" + _CLOCK + r")?",
+    "delay": r"\bin\s+(?P<count>\d+|an?|one)\s+(?P<unit>second|sec|minute|min|hour|day)s?\b",
+    "at": r"^(?:(?P<day>today|tomorrow)\s+)?" + _CLOCK + r"\b[,:]?|\b(?:(?P<day2>today|tomorrow)\s+)?"
+          + _CLOCK.replace("?P<", "?P<e_") + r"\s*$",
+    "explore": r"^(?:please\s+)?(?P<verb>start|begin|resume|stop|end|pause|halt)\s+(?:the\s+)?(?:continuous\s+)?"
+               r"(?:exploring|exploration|explore)\b(?:\s+(?:the|this)\s+(?:repo|repository|codebase|code|project))?"
+               r"(?:\s+(?:continuously|in the background))?[.! ]*$",
+    "repo": r"^(?:please\s+)?(?:switch|change|move)\s+(?:(?:the\s+)?(?:repo|repository)\s+)?to\s+(?:(?:the\s+)?"
+            r"(?:repo|repository)\s+)?(?P<repo>[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+?)(?:@(?P<ref>\S+?))?"
+            r"(?:\s+(?:on\s+)?(?:branch\s+)(?P<branch>\S+?))?[.! ]*$",
+}
+# Words each pattern cannot match without (in the casefolded text): the cheap test before it.
+_CLUES: dict[str, tuple[str, ...]] = {
+    "every": ("every", "each", "daily", "hourly", "weekly", "nightly"), "delay": ("in",), "at": ("at",),
+    "explore": ("explor",), "repo": ("/",),
+}
+
+
+@functools.cache
+def _pattern(name: str) -> re.Pattern[str]:
+    return re.compile(_PATTERNS[name], re.IGNORECASE)
+
+
+def _find(name: str, text: str, anchored: bool = False) -> re.Match[str] | None:
+    """`name`'s match in `text` (at its start when `anchored`), None at once when a clue is missing."""
+    folded = text.casefold()
+    if not any(clue in folded for clue in _CLUES[name]):
+        return None
+    return _pattern(name).match(text) if anchored else _pattern(name).search(text)
 
 
 @dataclass(frozen=True)
@@ -69,10 +88,10 @@ def detect(text: str, now: dt.datetime | None = None) -> Intent | None:
     stripped = text.strip()
     if not stripped or len(stripped) > MAX_RULE_CHARS or "\n" in stripped:
         return None
-    if match := EXPLORE_RE.match(stripped):
+    if match := _find("explore", stripped, anchored=True):
         start = match.group("verb").lower() in ("start", "begin", "resume")
         return Intent("explore_start" if start else "explore_stop")
-    if match := REPO_RE.match(stripped):
+    if match := _find("repo", stripped, anchored=True):
         return Intent("repository", repository=match.group("repo"), ref=match.group("ref") or match.group("branch"))
     if stripped.endswith("?"):
         return None  # "what runs every morning?" asks; it does not schedule
@@ -80,14 +99,14 @@ def detect(text: str, now: dt.datetime | None = None) -> Intent | None:
 
 
 def _schedule(text: str, now: dt.datetime) -> Intent | None:
-    if match := EVERY_RE.search(text):
+    if match := _find("every", text):
         return Intent("schedule", task=_rest(text, match), cron=_cron(match), phrase=match.group(0).strip())
-    if match := DELAY_RE.search(text):
+    if match := _find("delay", text):
         count = match.group("count").lower()
         number = int(count) if count.isdigit() else 1
         seconds = number * UNITS[match.group("unit").lower()]
         return Intent("schedule", task=_rest(text, match), delay_seconds=seconds, phrase=match.group(0).strip())
-    if match := AT_RE.search(text):
+    if match := _find("at", text):
         prefix = "" if match.group("hour") else "e_"
         day = (match.group("day") or match.group("day2") or "").lower()
         hour, minute = _clock(match, prefix)

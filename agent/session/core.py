@@ -65,10 +65,16 @@ def _mode_notes() -> dict[str, str]:
 
 def _freshener(session: AgentSession) -> Any:
     from agent.knowledge.freshen import SummaryFreshener
+
+    return SummaryFreshener(session.workspace, lambda: _summary_llm(session.config), session.emit,
+                            lambda: session.config.map_tokens > 0)
+
+
+def _summary_llm(config: Config) -> LLM:
+    """Imported when a summary is due, not with every session (the summariser is not on a run's path)."""
     from agent.knowledge.summarize import summary_llm
 
-    return SummaryFreshener(session.workspace, lambda: summary_llm(session.config), session.emit,
-                            lambda: session.config.map_tokens > 0)
+    return summary_llm(config)
 
 
 class AgentSession:

@@ -9,19 +9,26 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import ClassVar, Literal
+from typing import TYPE_CHECKING, ClassVar, Literal
 
 from pydantic import Field
 
 from agent.knowledge.cron import CronError
-from agent.knowledge.builder import current_view
-from agent.knowledge.tasks import STATUSES, TaskError, TaskStore, check_action, parse_at, task_store
+from agent.knowledge.taskstates import STATUSES
 from agent.tools.base import Proposal, Tool, ToolArgs, ToolContext, ToolError, ToolKind
+
+if TYPE_CHECKING:
+    from agent.knowledge.tasks import TaskStore
+
+# The map builder and the task store (sqlite3, tree-sitter's parsers) are imported when one of
+# these tools runs, not with the tools: every start lists the tools, few runs use these.
 
 
 @contextmanager
 def _task_store(ctx: ToolContext) -> Iterator[TaskStore]:
     """The workspace's task store, closed after use; its errors become the tool's error message."""
+    from agent.knowledge.tasks import TaskError, task_store
+
     store = task_store(ctx.workspace)
     try:
         yield store
@@ -47,6 +54,8 @@ class GetCodebaseMap(Tool):
     Args = MapArgs
 
     async def run(self, args: MapArgs, ctx: ToolContext) -> str:
+        from agent.knowledge.builder import current_view
+
         view = await current_view(ctx.workspace)
         if view is None or not view.records:
             raise ToolError("the workspace has no files to map")
@@ -91,6 +100,8 @@ class ScheduleTask(Tool):
             raise ToolError("give exactly one of `at`, `delay_seconds` or `cron`")
         if args.action == "prompt" and not args.description.strip():
             raise ToolError("a prompt task needs a description: the prompt the agent will run")
+        from agent.knowledge.tasks import TaskError, check_action, parse_at
+
         try:
             check_action(args.action, args.payload)
             if args.at is not None:

@@ -5,6 +5,7 @@ Code's settings files, and whether the trust the user gave the folder still cove
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -89,6 +90,8 @@ def _read_config(root: Path, found: FolderFiles) -> None:
 
 def _read_claude(root: Path, found: FolderFiles) -> None:
     """Claude Code's settings files (their permissions and hooks), in our form."""
+    if not os.path.lexists(root / ".claude"):
+        return  # none to read (nor a link to report): their models are not even imported
     from agent.config import first_problem
     from agent.permissions import claude
     from agent.permissions.settings import HookSettings, PermissionSettings

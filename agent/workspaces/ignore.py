@@ -11,12 +11,21 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from pathlib import Path
-
-import pathspec
+from typing import TYPE_CHECKING
 
 from agent.workspaces.safefs import read_small
 
+if TYPE_CHECKING:
+    import pathspec
+
 ALWAYS_IGNORED = {".git"}
+
+
+def _spec_of(lines: list[str]) -> pathspec.GitIgnoreSpec:
+    # pathspec (tens of modules) is imported by the first folder with rules, not by every start
+    import pathspec
+
+    return pathspec.GitIgnoreSpec.from_lines(lines)
 
 
 class IgnoreRules:
@@ -32,7 +41,7 @@ class IgnoreRules:
                 data = read_small(folder / name)
                 if data is not None:
                     lines += data.decode("utf-8", errors="replace").splitlines()
-            self._specs[rel_dir] = pathspec.GitIgnoreSpec.from_lines(lines) if lines else None
+            self._specs[rel_dir] = _spec_of(lines) if lines else None
         return self._specs[rel_dir]
 
     def ignored(self, rel: str, is_dir: bool) -> bool:

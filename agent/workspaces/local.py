@@ -252,7 +252,9 @@ class LocalWorkspace(Workspace):
 
     def facts(self) -> dict[str, str]:
         facts = {"workspace": str(self._root), "kind": "local folder"}
-        branch = _git(self._root, "rev-parse", "--abbrev-ref", "HEAD")
+        # outside any repository (read from the file system) no git process is started to learn it
+        outside = gitsafe.outside_repository(self._root)
+        branch = None if outside else _git(self._root, "rev-parse", "--abbrev-ref", "HEAD")
         if branch is not None:
             status = _git(self._root, "status", "--porcelain") or ""
             dirty = len([line for line in status.splitlines() if line.strip()])

@@ -3,11 +3,16 @@
 
 from __future__ import annotations
 
+import os
+import shutil
 import subprocess
 import threading
 from pathlib import Path
 from typing import Any
 
+import pytest
+
+from agent import gitsafe
 from agent.workspaces.local import LocalWorkspace
 
 
@@ -47,3 +52,48 @@ async def test_the_system_prompt_reads_the_facts_off_the_loop(make_harness: Any,
     prompt = await harness.session.system_prompt()
     assert f"- workspace: {harness.root}" in prompt and "- git status: 1 changed file(s)" in prompt
     assert workspace.threads and threading.get_ident() not in workspace.threads
+
+
+def _logging_git(folder: Path, log: Path) -> str:
+    """A PATH whose first `git` notes each call in `log`, then runs the real git."""
+    real = shutil.which("git")
+    assert real is not None
+    folder.mkdir(parents=True, exist_ok=True)
+    script = folder / "git"
+    script.write_text(f'#!/bin/sh\necho "$*" >> "{log}"\nexec "{real}" "$@"\n')
+    script.chmod(0o755)
+    return f"{folder}{os.pathsep}{os.environ.get('PATH', '')}"
+
+
+def test_a_folder_outside_any_repository_starts_no_git(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The facts of a plain folder are read from the file system: no git process on a cold run."""
+    log = tmp_path / "git-calls"
+    monkeypatch.setenv("PATH", _logging_git(tmp_path / "bin", log))
+    for name in gitsafe.GIT_LOCATION_VARIABLES:
+        monkeypatch.delenv(name, raising=False)
+    plain = tmp_path / "plain" / "deeper"
+    plain.mkdir(parents=True)
+    assert LocalWorkspace(plain).facts() == {"workspace": str(plain), "kind": "local folder",
+                                             "git": "not a git repository"}
+    assert not log.exists()
+    repo = _git_folder(tmp_path / "repo")
+    (repo / "sub").mkdir()
+    log.unlink(missing_ok=True)
+    facts = LocalWorkspace(repo / "sub").facts()  # a folder inside a repository still asks git
+    assert facts["git branch"] in ("master", "main") and "rev-parse --abbrev-ref HEAD" in log.read_text()
+
+
+def test_what_makes_git_look_at_a_folder_is_left_to_git(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in gitsafe.GIT_LOCATION_VARIABLES:
+        monkeypatch.delenv(name, raising=False)
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    assert gitsafe.outside_repository(plain)
+    (tmp_path / ".git").write_text("gitdir: /elsewhere\n")  # a worktree's or submodule's .git file, above
+    assert not gitsafe.outside_repository(plain)
+    (tmp_path / ".git").unlink()
+    bare = tmp_path / "bare.git"
+    subprocess.run(["git", "init", "-q", "--bare", str(bare)], check=True)
+    assert not gitsafe.outside_repository(bare)
+    monkeypatch.setenv("GIT_DIR", str(bare))
+    assert not gitsafe.outside_repository(plain)

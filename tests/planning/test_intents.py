@@ -135,3 +135,17 @@ def test_a_due_task_with_schedule_words_does_its_work_instead_of_scheduling_agai
     assert done.returncode == 0, done.stderr
     assert last_user(fake_llm.requests[0]) == "every morning check the open issues"  # no steering note
     assert [t.status for t in stored_tasks(root)] == ["completed"]
+
+
+def test_a_prompt_without_the_words_of_a_command_compiles_no_pattern() -> None:
+    """The patterns are compiled on first need: "say hi" (every cold run's prompt in the bench) needs none."""
+    from agent.planning import intents
+
+    intents._pattern.cache_clear()
+    assert intents.detect("say hi") is None and intents.detect("fix the bug in src/app.py") is None
+    assert intents._pattern.cache_info().currsize == 2  # "in" and "/" above: the delay and repo patterns only
+    intents._pattern.cache_clear()
+    assert intents.detect("say hi") is None
+    assert intents._pattern.cache_info().currsize == 0
+    found = intents.detect("every morning at 9 run the tests")
+    assert found is not None and found.cron == "0 9 * * *"
