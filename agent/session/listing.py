@@ -34,6 +34,7 @@ def summary_of(path: Path) -> SessionSummary | None:
         id=str(meta.get("session_id", path.stem)), created=created, workspace=str(meta.get("workspace", "?")),
         first_prompt=title or "", path=path, root=meta.get("root") if isinstance(meta.get("root"), str) else None,
         conversation=prompt is not None,
+        parent=str(meta["parent_id"]) if meta.get("parent_id") else None,
     )
 
 
