@@ -108,15 +108,15 @@ class ApprovalDetails(BaseModel):
     cwd: str | None = None
     timeout: int | None = None
     url: str | None = None
+    # a subagent's approval, asked through its parent's approver: who asks (agent/subagents)
+    child_id: str | None = None
+    parent_id: str | None = None
+    asker: str | None = None  # "coder #2: find the config loader"
 
 
 class ApprovalRequired(ApprovalDetails, _Event):
     type: Literal["approval_required"] = "approval_required"
     files: list[FilePreview] = Field(default_factory=list)
-    # a subagent's approval, forwarded to its parent's queue: who asks (agent/subagents)
-    child_id: str | None = None
-    parent_id: str | None = None
-    asker: str | None = None  # "explorer #2: find the config loader"
 
 
 class ApprovalResolved(_Event):
@@ -277,6 +277,7 @@ class SubagentUpdate(_Event):
     type: Literal["subagent_update"] = "subagent_update"
     child_id: str
     parent_id: str
+    call_id: str = ""  # the parent's `agent` call
     status: Literal["working", "waiting"] = "working"
     tool: str | None = None
     detail: str = ""  # the tool's key argument, or what it waits for

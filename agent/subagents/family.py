@@ -35,13 +35,16 @@ TOOL_NAME = "agent"
 
 
 class ParentApprover:
-    """A child's approver: the parent's (no `attach`: the parent's stays bound to the parent)."""
+    """A child's approver: the parent's (no `attach`: the parent's stays bound to the parent),
+    asked with the request naming the child and its task."""
 
-    def __init__(self, parent: AgentSession) -> None:
+    def __init__(self, parent: AgentSession, relay: Relay) -> None:
         self.parent = parent
+        self.relay = relay
 
     async def decide(self, request: ApprovalRequest) -> Decision:
-        return await self.parent.gate.approver.decide(request)
+        named = request.model_copy(update=self.relay.naming())
+        return await self.parent.gate.approver.decide(named)
 
 
 def narrower(*modes: Mode | None) -> Mode:
@@ -99,6 +102,7 @@ class Family:
 
     async def _drive(self, child: Child, call_id: str) -> str:
         s, parent = child.session, self.parent
+        child.relay.call_id = call_id
         parent.emit(SubagentStarted(child_id=s.session_id, parent_id=parent.session_id, call_id=call_id,
                                     agent=child.definition.name, task=child.task, model=s.config.model or "",
                                     mode=s.mode))
@@ -139,7 +143,7 @@ class Family:
             "model": overrides.get("model") or definition.model or parent.config.model,
             "max_cost": overrides.get("max_cost"), "max_tokens": overrides.get("max_tokens")})
         session = open_session(Target(LocalWorkspace(parent.workspace.root)), config,
-                               SessionPorts(ParentApprover(parent), relay),
+                               SessionPorts(ParentApprover(parent, relay), relay),
                                meta={"parent_id": parent.session_id, "agent": definition.name, "task": task[:500]})
         relay.child_id = session.session_id
         self._bind(session, definition, overrides.get("tools"))

@@ -20,6 +20,7 @@ class Relay:
         self.parent_emit = parent_emit
         self.parent_id = parent_id
         self.child_id = ""  # known once the child's session is opened
+        self.call_id = ""  # the parent's `agent` call it answers
         self.asker = asker
         self.tool: str | None = None
         self.detail = ""
@@ -41,8 +42,7 @@ class Relay:
         elif isinstance(event, ApprovalRequired):
             self.waiting.add(event.approval_id)
             self.status, self.detail = "waiting", f"approval: {event.summary}"[:200]
-            self.parent_emit(event.model_copy(update={"child_id": self.child_id, "parent_id": self.parent_id,
-                                                      "asker": self.asker}))
+            self.parent_emit(event.model_copy(update=self.naming()))
             self._update()
         elif isinstance(event, ApprovalResolved):
             self.waiting.discard(event.approval_id)
@@ -50,8 +50,12 @@ class Relay:
             self.status = "waiting" if self.waiting else "working"
             self._update()
 
+    def naming(self) -> dict[str, str]:
+        """The fields that say a subagent asks, and which."""
+        return {"child_id": self.child_id, "parent_id": self.parent_id, "asker": self.asker}
+
     def _update(self) -> None:
-        self.parent_emit(SubagentUpdate(child_id=self.child_id, parent_id=self.parent_id,
+        self.parent_emit(SubagentUpdate(child_id=self.child_id, parent_id=self.parent_id, call_id=self.call_id,
                                         status=self.status,  # type: ignore[arg-type]
                                         tool=self.tool, detail=self.detail, tokens=self.tokens, cost=self.cost))
 
