@@ -196,6 +196,8 @@ def undo_parser() -> argparse.ArgumentParser:
 def sessions_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="coder-tui sessions", description="List recorded sessions, newest first.")
     parser.add_argument("--limit", type=positive, default=30, metavar="N", help="show at most N (default: 30)")
+    parser.add_argument("--live", action="store_true", help="the session host's live sessions and their "
+                        "subagents: working, waiting for you (on what), done or failed, with their spend")
     return parser
 
 

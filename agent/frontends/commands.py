@@ -75,7 +75,10 @@ def list_sessions(options: Any) -> int:
 
     from agent.host.client import live_sessions
 
-    live = {row["session_id"]: row for row in asyncio.run(live_sessions()) or []}  # the session host's, if it runs
+    rows = asyncio.run(live_sessions())  # the session host's, if it runs
+    if getattr(options, "live", False):
+        return _live_view(rows)
+    live = {row["session_id"]: row for row in rows or []}
     sessions = SessionStore().list()[: options.limit]
     if not sessions and not live:
         print("no sessions recorded yet")
@@ -112,6 +115,21 @@ def _tree(sessions: list[Any]) -> list[tuple[Any, int]]:
         if s.parent not in listed:
             add(s, 0)
     return ordered
+
+
+def _live_view(rows: list[dict[str, Any]] | None) -> int:
+    """`sessions --live`: the host's live sessions and their subagents, and which waits for you."""
+    from agent.subagents.live import live_lines
+
+    if rows is None:
+        print("no session host runs: live sessions are those of the host (see `coder-tui host`)")
+        return 0
+    if not rows:
+        print("the session host has no live sessions")
+        return 0
+    for text in live_lines(rows):
+        print(text)
+    return 0
 
 
 def _live(row: dict[str, Any]) -> str:

@@ -25,6 +25,7 @@ from agent.approval import Decision
 from agent.secrets import redact
 from agent.host.codewatch import CHECK_EVERY, installed_code
 from agent.host.live import Client, LiveSession
+from agent.subagents.live import spend_and_children
 from agent.host.opening import OpenFailed, Opener, recorded_id
 from agent.hostplace import LOCK_NAME, prepare_dir
 from agent.host.wire import (MAX_LINE, ApproveRequest, BadLine, DetachRequest, InputRequest, ListRequest,
@@ -263,7 +264,7 @@ class Host:
             rows.append({"session_id": live.session_id, "workspace": session.workspace.label,
                          "running": live.current is not None, "queued": len(live.queue),
                          "clients": [c.name for c in live.clients], "pending_approvals": list(live.pending),
-                         "mode": session.mode})
+                         "mode": session.mode, **spend_and_children(session)})
         return rows
 
 

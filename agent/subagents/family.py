@@ -67,6 +67,7 @@ class Family:
         self.parent = parent
         self.slots = asyncio.Semaphore(parent.config.max_subagents)
         self.live: dict[str, Child] = {}
+        self.all: dict[str, Child] = {}  # every child of this session, finished ones too (the live view)
         self.count = 0
         self._agents: AgentSet | None = None
 
@@ -86,6 +87,12 @@ class Family:
         if found is None:
             raise ToolError(f"no agent {name!r}; the agents are: {self.agents.listing()}")
         return found
+
+    def listing(self) -> list[dict[str, Any]]:
+        """Each child of this session: working, waiting (and on what), done or failed, with its spend."""
+        return [{"session_id": c.session.session_id, "agent": c.definition.name, "task": c.task[:200],
+                 "status": c.relay.status, "tool": c.relay.tool, "detail": c.relay.detail,
+                 "tokens": c.relay.tokens, "cost": c.relay.cost} for c in self.all.values()]
 
     def stop_all(self) -> int:
         return sum(1 for child in list(self.live.values()) if child.session.stop())
@@ -122,6 +129,9 @@ class Family:
 
     def _finished(self, child: Child, call_id: str) -> None:
         done, totals = child.complete, child.session.totals
+        child.relay.status = "done" if done is not None and done.success else "failed"
+        child.relay.detail = "" if done is None or done.success else done.completion_reason
+        child.relay.tokens, child.relay.cost = totals.prompt_tokens + totals.completion_tokens, totals.cost
         self.parent.emit(SubagentFinished(
             child_id=child.session.session_id, parent_id=self.parent.session_id, call_id=call_id,
             ok=bool(done and done.success), reason=done.completion_reason if done else "stopped",
@@ -148,7 +158,7 @@ class Family:
         relay.child_id = session.session_id
         self._bind(session, definition, overrides.get("tools"))
         child = Child(session, definition, task, relay)
-        self.live[session.session_id] = child
+        self.live[session.session_id] = self.all[session.session_id] = child
         return child
 
     def _bind(self, session: AgentSession, definition: AgentDef, tools: list[str] | None) -> None:
