@@ -164,3 +164,47 @@ async def test_two_views_of_one_folder_writing_one_base_at_once_keep_one_and_ref
                                          enumerate(views)), return_exceptions=True)
         refused = [r for r in results if isinstance(r, ConflictError)]
         assert len(refused) == 1, results
+
+
+TESTER = "---\nname: tester\ndescription: Reads and reports\ntools: read\n---\nOnly read; report what you saw.\n"
+
+
+def tool_names(body: dict[str, Any]) -> set[str]:
+    return {t["function"]["name"] for t in body.get("tools", [])}
+
+
+async def test_untrusted_project_agent_definitions_are_ignored_with_a_warning(fake_llm: FakeLLM,
+                                                                              make_harness: Any) -> None:
+    fake_llm.responder = ByAsker({"parent": [Reply(tool_calls=[call("agent", task="alpha look", agent="tester")]),
+                                             Reply(text="done")]})
+    h = make_harness(mode="allow", files={".coder-tui/agents/tester.md": TESTER})
+    await h.run("delegate")
+    assert any("ignored the agent definitions in .coder-tui/agents (1 file(s))" in w.message
+               and "not trusted" in w.message for w in h.of("warning"))
+    assert "no agent 'tester'" in h.last_tool_message() and not h.of("subagent_started")
+
+
+async def test_a_trusted_project_agent_runs_with_its_tools_and_instructions(fake_llm: FakeLLM,
+                                                                            make_harness: Any) -> None:
+    fake_llm.responder = ByAsker({"parent": [Reply(tool_calls=[call("agent", task="alpha look", agent="tester")]),
+                                             Reply(text="done")],
+                                  "alpha": [Reply(text="saw it")]})
+    h = make_harness(mode="allow", files={".coder-tui/agents/tester.md": TESTER})
+    h.session.config.workspace_trusted = True
+    await h.run("delegate")
+    child = next(b for b in fake_llm.requests if "Task: alpha" in str(b["messages"]))
+    assert "Only read; report what you saw." in str(child["messages"])
+    assert "read_file" in tool_names(child) and not tool_names(child) & {"write_file", "bash_exec", "agent"}
+    assert h.of("subagent_finished")[0].ok
+
+
+async def test_a_child_never_has_more_than_its_parent(fake_llm: FakeLLM, make_harness: Any) -> None:
+    fake_llm.responder = ByAsker({"parent": [Reply(tool_calls=[call("agent", task="alpha change")]), Reply(text="ok")],
+                                  "alpha": [Reply(text="could only read")]})
+    h = make_harness(mode="plan")
+    await h.run("delegate")
+    started = h.of("subagent_started")[0]
+    assert started.mode == "plan"
+    parent = tool_names(fake_llm.requests[0])
+    child = tool_names(next(b for b in fake_llm.requests if "Task: alpha" in str(b["messages"])))
+    assert child and child <= parent - {"agent"} and "write_file" not in child
