@@ -177,6 +177,22 @@ class AgentBridge:
             self.host.agent_idle()
         self._next()
 
+    def start_goal(self, check: str, rounds: int) -> None:
+        """`/goal`: turns until the check passes (agent/subagents/goal.py), as one run of the app."""
+        self.host.run_task(self._goal(check, rounds), name="agent-run", group="agent")
+
+    async def _goal(self, check: str, rounds: int) -> None:
+        from agent.events import ErrorEvent
+        from agent.subagents.goal import goal_prompt, pursue
+
+        try:
+            assert self.session is not None, "/goal starts once the session exists"
+            await pursue(self.session, goal_prompt(check), check, rounds)
+        except Exception as exc:  # noqa: BLE001 - a crashed goal must not take the app down
+            self.sink(ErrorEvent(message=f"the goal failed: {exc}", recoverable=False))
+            self.host.agent_idle()
+        self._next()
+
     def _images_taken(self, images: list[Any]) -> bool:
         """Whether the model takes the prompt's images (else the refusal is shown, nothing sent)."""
         from agent.events import ErrorEvent

@@ -41,6 +41,13 @@ async def run_check(command: str, cwd: str | None) -> tuple[int | None, str]:
     return process.returncode, redact(text[-OUTPUT_KEPT:])
 
 
+def goal_prompt(check: str) -> str:
+    """The first round's prompt of a goal given as its check alone (the app's `/goal CMD`)."""
+    return (f"Your goal: make the check `{check}` pass (it is run in the workspace folder after each of your "
+            "rounds; exit code 0 means done). Find out why it fails, fix that, and stop when you believe it "
+            "passes. Do not change the check itself.")
+
+
 def next_prompt(check: str, code: int | None, output: str, round_: int, max_rounds: int) -> str:
     how = "did not finish" if code is None else f"exited with {code}"
     return (f"The goal is not met yet: the check `{check}` {how} (round {round_} of {max_rounds}). Its output "

@@ -25,7 +25,7 @@ class ChildEntry(Widget, can_focus=True):
 
     def __init__(self, child_id: str, agent: str, task: str) -> None:
         super().__init__()
-        self.child_id, self.agent, self.task = child_id, agent, task
+        self.child_id, self.agent, self.child_task = child_id, agent, task
         self.expanded = False
         self.status = "working"  # working, waiting, done, failed
         self.tool: str | None = None
@@ -71,7 +71,7 @@ class ChildEntry(Widget, can_focus=True):
     def render(self) -> Text:
         text = Text(self.summary())
         if self.expanded:
-            text.append(f"\n   task: {self.task}", style="dim")
+            text.append(f"\n   task: {self.child_task}", style="dim")
             for tool in self.tools:
                 text.append(f"\n   · {tool}", style="dim")
             if self.report:
