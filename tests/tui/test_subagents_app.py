@@ -27,6 +27,7 @@ async def test_each_child_is_a_row_on_the_timeline_that_expands(make_app: Any, f
         await submit(pilot, "split it")
         await wait_for(pilot, lambda: status.state == "idle" and fake_llm.responder.asked.get("parent") == 2,
                        timeout=60, what="the children to finish")
+        assert not [n.message for n in app.query("Notice") if "could not show" in n.message]
         rows = {row.child_task.split()[0]: row for row in app.query(ChildEntry)}
         assert rows["alpha"].status == "done" and rows["alpha"].tools == ["list_dir"]
         folded = rendered_text(rows["alpha"])

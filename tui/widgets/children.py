@@ -42,14 +42,14 @@ class ChildEntry(Widget, can_focus=True):
         if event.tool and (event.tool, event.detail) != (self.tool, self.detail) and event.status == "working":
             self.tools = [*self.tools, f"{event.tool} {event.detail}".strip()][-TOOLS_KEPT:]
         self.tool, self.detail = event.tool, event.detail
-        self._classes()
+        self._restyle()
         self.refresh(layout=True)
 
     def finish(self, event: Any) -> None:
         self.status = "done" if event.ok else "failed"
         self.tokens, self.cost, self.report = event.tokens, event.cost, event.report
         self.detail = "" if event.ok else event.reason
-        self._classes()
+        self._restyle()
         self.refresh(layout=True)
 
     def tick(self, frame: int) -> None:
@@ -57,7 +57,7 @@ class ChildEntry(Widget, can_focus=True):
             self.frame = frame
             self.refresh()
 
-    def _classes(self) -> None:
+    def _restyle(self) -> None:
         self.set_class(self.status == "failed", "-failed")
         self.set_class(self.status == "waiting", "-waiting")
 
