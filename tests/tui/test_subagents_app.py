@@ -31,7 +31,7 @@ async def test_each_child_is_a_row_on_the_timeline_that_expands(make_app: Any, f
         rows = {row.child_task.split()[0]: row for row in app.query(ChildEntry)}
         assert rows["alpha"].status == "done" and rows["alpha"].tools == ["list_dir"]
         folded = rendered_text(rows["alpha"])
-        assert "▸ ✓ coder: done" in folded and "report" not in folded
+        assert "▸ ✓ coder · alpha list the folder:" in folded and "done · " in folded and "report" not in folded
         rows["alpha"].focus()
         await pilot.press("enter")
         shown = rendered_text(rows["alpha"])

@@ -66,7 +66,8 @@ class ChildEntry(Widget, can_focus=True):
         doing = {"waiting": f"waiting for you · {self.detail}", "done": "done", "failed": f"failed · {self.detail}"}.get(
             self.status, f"{self.tool} {self.detail}".strip() if self.tool else "thinking")
         cost = f" · ${self.cost:.4f}" if self.cost is not None else ""
-        return f"{'▾' if self.expanded else '▸'} {icon} {self.agent}: {doing[:60]} · {self.tokens:,} tok{cost}"
+        task = self.child_task if len(self.child_task) <= 28 else self.child_task[:27] + "…"
+        return f"{'▾' if self.expanded else '▸'} {icon} {self.agent} · {task}: {doing[:60]} · {self.tokens:,} tok{cost}"
 
     def render(self) -> Text:
         text = Text(self.summary())
