@@ -5,6 +5,7 @@ stop with it, spend from its budget and never lose each other's edits."""
 from __future__ import annotations
 
 import asyncio
+import json
 import threading
 from pathlib import Path
 from typing import Any
@@ -208,3 +209,28 @@ async def test_a_child_never_has_more_than_its_parent(fake_llm: FakeLLM, make_ha
     parent = tool_names(fake_llm.requests[0])
     child = tool_names(next(b for b in fake_llm.requests if "Task: alpha" in str(b["messages"])))
     assert child and child <= parent - {"agent"} and "write_file" not in child
+
+
+def test_sessions_lists_each_child_under_its_parent_with_its_task(fake_llm: FakeLLM, tmp_path: Path,
+                                                                  isolated_home: Path) -> None:
+    import subprocess
+
+    from tests.conftest import cli, cli_env, write_files
+
+    ws = write_files(tmp_path / "ws", {"a.txt": "1\n"})
+    fake_llm.responder = ByAsker({"parent": [agent_calls("alpha look", "beta look"), Reply(text="done")],
+                                  "alpha": [Reply(text="a")], "beta": [Reply(text="b")]})
+    ran = subprocess.run(cli("run", "delegate", str(ws), "--model", fake_llm.model, "--api-base", fake_llm.url,
+                             "--api-key", "sk-test-tree", "--mode", "allow", "--json"),
+                         env=cli_env(isolated_home), capture_output=True, text=True, timeout=120)
+    assert ran.returncode == 0, ran.stderr
+    lines = ran.stdout.splitlines()
+    started = [json.loads(line) for line in lines if '"subagent_started"' in line]
+    parent = json.loads(lines[0])["session_id"]
+    assert len(started) == 2 and {s["parent_id"] for s in started} == {parent}
+    listed = subprocess.run(cli("sessions"), env=cli_env(isolated_home), capture_output=True, text=True,
+                            timeout=60).stdout.splitlines()
+    assert listed[0].startswith(parent) and listed[0].endswith("delegate")
+    children = listed[1:3]
+    assert all(line.startswith("  └ ") for line in children)
+    assert sorted(line.rsplit("  ", 1)[1] for line in children) == ["coder: alpha look", "coder: beta look"]
