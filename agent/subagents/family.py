@@ -142,17 +142,16 @@ class Family:
         from agent.session.open import open_session
         from agent.session.ports import SessionPorts
         from agent.session.target import Target
-        from agent.workspaces.local import LocalWorkspace
 
         parent = self.parent
-        assert parent.workspace.root is not None
         self.count += 1
         relay = Relay(parent.emit, parent.session_id, f"{definition.name} #{self.count}: {task[:80]}")
         config = parent.config.model_copy(update={
             "profile": definition.profile, "workflow": "direct",
             "model": overrides.get("model") or definition.model or parent.config.model,
             "max_cost": overrides.get("max_cost"), "max_tokens": overrides.get("max_tokens")})
-        session = open_session(Target(LocalWorkspace(parent.workspace.root)), config,
+        view = parent.workspace.view()  # type: ignore[attr-defined]  # the tool is offered only where there is one
+        session = open_session(Target(view), config,
                                SessionPorts(ParentApprover(parent, relay), relay),
                                meta={"parent_id": parent.session_id, "agent": definition.name, "task": task[:500]})
         relay.child_id = session.session_id

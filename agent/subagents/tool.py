@@ -18,6 +18,9 @@ if TYPE_CHECKING:
     from agent.workspaces.base import Workspace
 
 
+VIEWED = ("local", "editor")
+
+
 class AgentArgs(ToolArgs):
     task: str = Field(min_length=1, description=(
         "The whole task, complete in itself: the subagent sees nothing of this conversation. Say what "
@@ -46,7 +49,8 @@ class AgentTool(Tool):
         self.family = family
 
     def available(self, workspace: Workspace) -> bool:
-        return workspace.kind == "local" and workspace.root is not None
+        # a folder (on disk, or through an editor's buffers) children can have their own views of
+        return workspace.kind in VIEWED and workspace.root is not None
 
     def key_argument(self, args: dict[str, Any]) -> str:
         return f"{args.get('agent', 'coder')}: {str(args.get('task', ''))[:80]}"

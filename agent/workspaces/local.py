@@ -67,6 +67,11 @@ class LocalWorkspace(Workspace):
     def root(self) -> Path:
         return self._root
 
+    def view(self) -> LocalWorkspace:
+        """Another view of this folder, with its own record of what was read (a subagent's: an
+        edit computed from a file another view changed since is refused as stale)."""
+        return LocalWorkspace(self._root)
+
     @property
     def label(self) -> str:
         home = str(Path.home())
