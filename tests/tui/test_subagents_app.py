@@ -36,6 +36,16 @@ async def test_each_child_is_a_row_on_the_timeline_that_expands(make_app: Any, f
         await pilot.press("enter")
         shown = rendered_text(rows["alpha"])
         assert "task: alpha list the folder" in shown and "· list_dir" in shown and "alpha saw the files" in shown
+        await submit(pilot, "/live")
+        app.query_one("#prompt").focus()
+        from tui.livecmd import live_command
+        await live_command(app, "")
+        await wait_for(pilot, lambda: any(n.message.startswith("Live sessions:") for n in app.query("Notice")),
+                       what="the live view")
+        live = next(n.message for n in app.query("Notice") if n.message.startswith("Live sessions:")).splitlines()
+        assert app.bridge.session.session_id in live[1] and "idle" in live[1]
+        assert sorted(text.split(": ", 1)[1][:22] for text in live[2:4]) == ["alpha list the folder ", "beta list the folder  "]
+        assert all(text.startswith("  └ ✓ ") and " done " in text for text in live[2:4])
 
 
 async def test_goal_works_in_rounds_until_the_check_passes(make_app: Any, fake_llm: FakeLLM, workspace: Path) -> None:
