@@ -148,7 +148,7 @@ class Family:
         relay = Relay(parent.emit, parent.session_id, f"{definition.name} #{self.count}: {task[:80]}")
         config = parent.config.model_copy(update={
             "profile": definition.profile, "workflow": "direct",
-            "model": overrides.get("model") or definition.model or parent.config.model,
+            "model": definition.model or parent.config.model,
             "max_cost": overrides.get("max_cost"), "max_tokens": overrides.get("max_tokens")})
         view = parent.workspace.view()  # type: ignore[attr-defined]  # the tool is offered only where there is one
         session = open_session(Target(view), config,

@@ -28,7 +28,6 @@ class AgentArgs(ToolArgs):
     agent: str = Field(default="coder", description="Which agent runs it (a profile or an agent file's name).")
     tools: list[str] | None = Field(default=None, description=(
         "Narrow its tools: names, globs or kinds (read, edit, exec, network, mcp). It never gets more than you have."))
-    model: str | None = Field(default=None, description="Another model for it (default: the agent's, or yours).")
     max_cost: float | None = Field(default=None, gt=0, description="Its own cost limit in dollars (your limit holds too).")
     max_tokens: int | None = Field(default=None, ge=1, description="Its own token limit (your limit holds too).")
 
@@ -59,8 +58,8 @@ class AgentTool(Tool):
         definition = self.family.definition(args.agent)
         if args.tools is not None and not args.tools:
             raise ToolError("tools is empty: leave it out for the agent's tools, or name some")
-        overrides = {"tools": args.tools, "model": args.model, "max_cost": args.max_cost,
-                     "max_tokens": args.max_tokens}
+        # no model from the model: which model (and so which provider gets the key) is the user's choice
+        overrides = {"tools": args.tools, "max_cost": args.max_cost, "max_tokens": args.max_tokens}
         return await self.family.run(definition, args.task, CALL_ID.get(), overrides)
 
 

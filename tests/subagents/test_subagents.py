@@ -234,3 +234,15 @@ def test_sessions_lists_each_child_under_its_parent_with_its_task(fake_llm: Fake
     children = listed[1:3]
     assert all(line.startswith("  └ ") for line in children)
     assert sorted(line.rsplit("  ", 1)[1] for line in children) == ["coder: alpha look", "coder: beta look"]
+
+
+async def test_the_model_cannot_choose_a_childs_model(fake_llm: FakeLLM, make_harness: Any) -> None:
+    """Which model (so which provider gets the key) is the user's choice: an agent file's, or the parent's."""
+    fake_llm.responder = ByAsker({"parent": [Reply(tool_calls=[call("agent", task="alpha x", model="other/model")]),
+                                             Reply(text="ok")]})
+    h = make_harness(mode="allow")
+    await h.run("delegate")
+    assert not h.of("subagent_started") and "model" in h.last_tool_message()
+    assert "model" not in json.dumps(fake_llm.requests[0]["tools"][[t["function"]["name"] for t in
+                                                                  fake_llm.requests[0]["tools"]].index("agent")]
+                                     ["function"]["parameters"]["properties"])
