@@ -246,3 +246,16 @@ async def test_the_model_cannot_choose_a_childs_model(fake_llm: FakeLLM, make_ha
     assert "model" not in json.dumps(fake_llm.requests[0]["tools"][[t["function"]["name"] for t in
                                                                   fake_llm.requests[0]["tools"]].index("agent")]
                                      ["function"]["parameters"]["properties"])
+
+
+async def test_undo_in_the_parent_covers_a_childs_edits(fake_llm: FakeLLM, make_harness: Any) -> None:
+    fake_llm.responder = ByAsker({
+        "parent": [agent_calls("alpha edit"), Reply(text="done")],
+        "alpha": [Reply(tool_calls=[call("write_file", file_path="f.txt", content="child's\n")]), Reply(text="ok")],
+    })
+    h = make_harness(mode="allow", files={"f.txt": "mine\n"})
+    await h.run("delegate")
+    assert h.read("f.txt") == "child's\n"
+    restored, _ = await h.session.undo()
+    assert "before write_file f.txt" in restored.label
+    assert h.read("f.txt") == "mine\n"
