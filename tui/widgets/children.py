@@ -21,7 +21,7 @@ class ChildEntry(Widget, can_focus=True):
     ChildEntry.-failed { color: $error; }
     ChildEntry.-waiting { color: $warning; }
     """
-    BINDINGS = [Binding("enter,space", "toggle", "Expand or fold the subagent", show=False, id="timeline.child")]
+    BINDINGS = [Binding("enter,space", "fold", "Expand or fold the subagent", show=False, id="timeline.child")]
 
     def __init__(self, child_id: str, agent: str, task: str) -> None:
         super().__init__()
@@ -79,9 +79,9 @@ class ChildEntry(Widget, can_focus=True):
                 text.append(f"\n   report: {self.report[:600]}")
         return text
 
-    def action_toggle(self) -> None:
+    def action_fold(self) -> None:
         self.expanded = not self.expanded
         self.refresh(layout=True)
 
     def on_click(self) -> None:
-        self.action_toggle()
+        self.action_fold()
