@@ -25,3 +25,26 @@ def test_the_stream_carries_each_childs_events_with_its_ids(make_serve):
     assert sorted(e["report"] for e in finished) == ["it sets x", "x is 1"]
     updates = [e for e in events if e.get("type") == "subagent_update" and e.get("tool") == "read_file"]
     assert updates and updates[0]["detail"] == "a.py" and updates[0]["parent_id"] == parent
+
+
+def test_a_childs_approval_names_it_and_is_answered_over_http(make_serve):
+    from tests.serve.conftest import sse_events
+
+    serve = make_serve(mode="ask")
+    serve.llm.responder = ByAsker({
+        "parent": [Reply(tool_calls=[call("agent", task="alpha write c.txt")]), Reply(text="Done.")],
+        "alpha": [Reply(tool_calls=[call("write_file", file_path="c.txt", content="c\n")]), Reply(text="wrote c.txt")],
+    })
+    with serve.client() as client, client.stream("POST", "/api/chat", json={
+            "messages": [{"role": "user", "content": "delegate"}]}) as response:
+        events = sse_events(response.iter_lines())
+        session_id = next(events)["session_id"]
+        asked = next(e for e in events if e.get("type") == "approval_required")
+        assert asked["parent_id"] == session_id and asked["child_id"] != session_id
+        assert asked["asker"] == "coder #1: alpha write c.txt" and asked["tool"] == "write_file"
+        answered = client.post(f"/api/approvals/{asked['id']}", json={"decision": "allow_once"})
+        again = client.post(f"/api/approvals/{asked['id']}", json={"decision": "allow_once"})
+        rest = list(events)
+    assert answered.status_code == 200 and again.status_code != 200
+    assert (serve.root / "c.txt").read_text() == "c\n"
+    assert [e["report"] for e in rest if e.get("type") == "subagent_finished"] == ["wrote c.txt"]
