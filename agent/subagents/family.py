@@ -174,6 +174,7 @@ class Family:
         session.agent.spends_for = lambda: (parent._budget, parent.totals) if parent._budget else None
         if parent._budget is not None:
             parent._budget.shared.append(session.totals)
+        session.executor.diagnose = parent.executor.diagnose  # the parent's language servers, not one set a child
         if parent.checkpoints is not None:  # the parent's undo covers the children's edits
             session.checkpoints = parent.checkpoints
             session.executor.checkpoint = parent._checkpoint
