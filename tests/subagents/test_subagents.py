@@ -259,3 +259,17 @@ async def test_undo_in_the_parent_covers_a_childs_edits(fake_llm: FakeLLM, make_
     restored, _ = await h.session.undo()
     assert "before write_file f.txt" in restored.label
     assert h.read("f.txt") == "mine\n"
+
+
+async def test_a_child_session_is_resumed_as_itself_without_the_agent_tool(fake_llm: FakeLLM, make_harness: Any,
+                                                                            tmp_path: Path) -> None:
+    fake_llm.responder = ByAsker({"parent": [agent_calls("alpha look"), Reply(text="done")],
+                                  "alpha": [Reply(text="alpha report"), Reply(text="more from alpha")]})
+    h = make_harness(mode="allow")
+    await h.run("delegate")
+    child_id = h.of("subagent_started")[0].child_id
+    again = make_harness(mode="allow", resume=child_id, root=tmp_path / "ws")
+    assert again.session.session_id == child_id and again.session.registry.get("agent") is None
+    complete = await again.run("go on")
+    assert complete.final_response == "more from alpha"
+    assert any(m.get("content") == "alpha report" for m in again.session.messages)  # its own context
