@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from agent.approval import ApprovalRequest, Decision
-from agent.events import Complete, Mode, SubagentFinished, SubagentStarted
+from agent.events import Complete, Mode, SubagentFinished, SubagentStarted, WarningEvent
 from agent.profiles.toolset import selected
 from agent.subagents.definitions import MODES, AgentDef, AgentSet, load_agents
 from agent.subagents.relay import Relay
@@ -77,8 +77,6 @@ class Family:
             p = self.parent
             self._agents = load_agents(p.agent.profiles, p.workspace.root, p.config.workspace_trusted)
             for note in self._agents.notes:
-                from agent.events import WarningEvent
-
                 p.emit(WarningEvent(message=note))
         return self._agents
 
@@ -93,9 +91,6 @@ class Family:
         return [{"session_id": c.session.session_id, "agent": c.definition.name, "task": c.task[:200],
                  "status": c.relay.status, "tool": c.relay.tool, "detail": c.relay.detail,
                  "tokens": c.relay.tokens, "cost": c.relay.cost} for c in self.all.values()]
-
-    def stop_all(self) -> int:
-        return sum(1 for child in list(self.live.values()) if child.session.stop())
 
     async def run(self, definition: AgentDef, task: str, call_id: str, overrides: dict[str, Any]) -> str:
         """Run a child on `task` to its end (waiting for a free slot first); its report."""
