@@ -189,7 +189,7 @@ class Settings(BaseModel):
     reasoning: Level = "off"  # the model's reasoning effort (agent/llm/reasoning.py)
     vision: bool | None = None  # the model takes images (None: as litellm's model table says; agent/images.py)
     notifications: Literal["auto", "terminal", "desktop", "off"] = "auto"  # the app's, when unfocused (tui/notify.py)
-    host: Literal["auto", "off"] = "auto"  # `run` through a warm session host (README)
+    host: Literal["auto", "off"] = "auto"  # `run` through a warm session host (docs/host.md)
     model_path: Literal["auto", "litellm"] = "auto"  # litellm: every model through litellm (agent/llm/routing.py)
     permissions: PermissionSettings = Field(default_factory=PermissionSettings)  # allow/ask/deny (agent/permissions)
     hooks: HookSettings = Field(default_factory=HookSettings)  # [[hooks.pre_tool_use]] ... (agent/permissions/hooks.py)

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from pydantic import SecretStr
 
-from tests import marks, progress
+from tests import fasttier, marks, progress
 from tests.progress import (pytest_collection_finish, pytest_runtest_logreport,  # noqa: F401 - hooks
                             pytest_runtest_logstart, pytest_xdist_node_collection_finished)
 from tests.fakellm import FakeLLM, Reply
@@ -40,6 +40,7 @@ _RUNTIME = Path(tempfile.mkdtemp(prefix="ctrt"))
 
 def pytest_configure(config: pytest.Config) -> None:
     progress.remember(config)  # a progress line every half minute (tests/progress.py)
+    fasttier.install(config)  # fails the run when an unmarked test is slow (tests/fasttier.py)
     config.addinivalue_line("markers", "slow: starts the CLI, Node, mypy or another Python, or runs over "
                                        "about 1 s; `pytest -m \"not slow\"` leaves them out (tests/marks.py)")
     config.addinivalue_line("markers", "cold_cli: CLI commands in this test start a real cold process, not a "

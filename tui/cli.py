@@ -60,7 +60,7 @@ def _model_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--resume", metavar="ID|last", help="continue a recorded session")
     parser.add_argument("--workflow", choices=WORKFLOWS,
                         help="direct: one agent loop (default); structured: plan every task, then run its steps; "
-                             "auto: plan only new tasks that need several steps (see README)")
+                             "auto: plan only new tasks that need several steps (see docs/workflow.md)")
 
 
 ACP_TRUST_GONE = ("--trust is gone from `coder-tui acp`: it trusted every folder the editor opened, for good. "
@@ -166,7 +166,7 @@ def run_parser() -> argparse.ArgumentParser:
                         "through the session host, beside the other front ends attached to it (the host "
                         "starts if it does not run)")
     parser.add_argument("--no-host", action="store_true", help="run in this process even when a session host "
-                        "runs, and start none for the next run (config: host = \"off\"; see README)")
+                        "runs, and start none for the next run (config: host = \"off\"; see docs/host.md)")
     parser.add_argument("--verbose", action="store_true",
                         help="say on stderr which path reaches the model (a built-in client or litellm) and where")
     _workspace_options(parser)
@@ -223,7 +223,7 @@ def acp_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="coder-tui acp", description=(
             "Serve an editor over the Agent Client Protocol (ACP) on stdin/stdout: the editor starts "
-            "this command and drives the agent (Zed: `agent_servers` in settings.json; see README). "
+            "this command and drives the agent (Zed: `agent_servers` in settings.json; see docs/acp.md). "
             "Each session works in the folder the editor gives (its `cwd`); its files are read and "
             "written through the editor when it offers that, so unsaved changes are seen. Ask-mode "
             "approvals appear in the editor. Sessions are recorded as usual and can be loaded again. "
@@ -232,7 +232,7 @@ def acp_parser() -> argparse.ArgumentParser:
     parser.add_argument("--mode", choices=MODES, help="approval mode of new sessions (default: ask, or the "
                                                       "config's); the editor can switch it per session")
     connection_options(parser)
-    parser.add_argument("--workflow", choices=WORKFLOWS, help="direct (default), structured or auto (see README)")
+    parser.add_argument("--workflow", choices=WORKFLOWS, help="direct (default), structured or auto (see docs/workflow.md)")
     _profile_option(parser)
     max_steps_option(parser, "per prompt")
     _workspace_options(parser, trust=False)

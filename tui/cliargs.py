@@ -74,7 +74,7 @@ continues when a request carries the session_id of the first response (X-Session
 the first event). A streaming client that disconnects has --reconnect-grace seconds (30 by
 default) to come back with Last-Event-ID and its session; its run goes on meanwhile (approvals wait)
 and is stopped when nobody came back. A "stream": false request or a WebSocket that closes stops its
-run at once. See the README's `serve` section.
+run at once. See docs/serve.md.
 """
 
 

@@ -19,7 +19,7 @@ DESCRIPTION = """Run the agent over many repositories on Celery workers with a R
 
 The broker is one Redis URL: CODER_TUI_FLEET_BROKER, or `broker` under [fleet] in config.toml.
 Model keys and GitHub tokens come from each worker's own environment and config, never through
-the broker. See the README's Fleet section.
+the broker. See docs/fleet.md.
 """
 
 

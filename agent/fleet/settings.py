@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 BROKER_VAR = "CODER_TUI_FLEET_BROKER"
 MARGIN = 600.0  # the default visibility timeout is a job's limit plus this
 LEASE = 15.0  # seconds a running job's lease lives unless its worker renews it (every LEASE / 3)
-HINT = (f"start Redis (see the README's Fleet section) and set {BROKER_VAR}=redis://HOST:6379/0, "
+HINT = (f"start Redis (see docs/fleet.md) and set {BROKER_VAR}=redis://HOST:6379/0, "
         "or `broker = \"redis://HOST:6379/0\"` under [fleet] in your config.toml")
 
 

@@ -7,6 +7,7 @@ import time
 from typing import Any
 
 from agent.checkpoints import CheckpointError, Checkpoints
+from agent.hostplace import HostRecord, running_hosts, socket_path
 from agent.session.record import SessionStore
 from agent.textsafe import line
 
@@ -73,16 +74,14 @@ def list_sessions(options: Any) -> int:
     """`coder-tui sessions` (a reader that leaves early, `| head -1`, is tui/cli.py's to handle)."""
     import asyncio
 
-    from agent.host.client import live_sessions
-
-    rows = asyncio.run(live_sessions())  # the session host's, if it runs
+    hosts = asyncio.run(_hosts())
+    ours = next((rows for record, rows in hosts if record.socket == socket_path()), None)
     if getattr(options, "live", False):
-        return _live_view(rows)
-    live = {row["session_id"]: row for row in rows or []}
+        return _live_view(ours)
+    live = {row["session_id"]: row for row in ours or []}  # this environment's session host's, if it runs
     sessions = SessionStore().list()[: options.limit]
     if not sessions and not live:
         print("no sessions recorded yet")
-        return 0
     listed = {s.id for s in sessions}
     for row in live.values():  # live in the host but not recorded yet (no prompt sent)
         if row["session_id"] not in listed:
@@ -93,6 +92,8 @@ def list_sessions(options: Any) -> int:
         state = f"  {_live(live[s.id])}" if s.id in live else ""
         # a prompt may be an issue's text; a subagent's session is listed under its parent's
         print(f"{'  └ ' * depth}{s.id}  {_when(s.created)}  {line(s.workspace)}  {line(prompt)}{state}")
+    for record, rows in hosts:
+        print(_host_line(record, rows))
     return 0
 
 
@@ -130,6 +131,26 @@ def _live_view(rows: list[dict[str, Any]] | None) -> int:
     for text in live_lines(rows):
         print(text)
     return 0
+
+
+async def _hosts() -> list[tuple[HostRecord, list[dict[str, Any]] | None]]:
+    """Each running host of this user with its live sessions (None: it did not answer); never starts one."""
+    from agent.host.client import live_sessions
+
+    return [(record, await live_sessions(record.socket)) for record in running_hosts()]
+
+
+def _host_line(record: HostRecord, live: list[dict[str, Any]] | None) -> str:
+    """Which host serves what: its folders, pid and live sessions; whose it is."""
+    if record.socket == socket_path():
+        whose = "this environment's"
+    elif record.same_folders():
+        whose = "same folders, other keys or settings"
+    else:
+        whose = "another HOME"
+    sessions = f"{len(live)} live session(s)" if live is not None else "not answering"
+    return (f"host pid {record.pid} ({whose}): data {line(record.data)}, config {line(record.config)}; "
+            f"{sessions}; since {_when(record.started)}")
 
 
 def _live(row: dict[str, Any]) -> str:

@@ -23,7 +23,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from agent.hostplace import LOG_NAME, HostPlaceError, check_dir, prepare_dir, socket_path
+from agent.hostplace import HostPlaceError, check_dir, log_path, prepare_dir, socket_path
 from agent.host.wire import MAX_LINE
 
 START_WAIT = 30.0  # seconds a host started on demand may take to listen
@@ -124,7 +124,7 @@ class HostClient:
 
 
 def start_host(path: Path) -> subprocess.Popen[bytes]:
-    """`coder-tui host` detached from this terminal (its own session), its stderr in host.log."""
+    """`coder-tui host` detached from this terminal (its own session), its stderr in host-KEY.log."""
     command = [sys.executable, "-m", "tui.cli", "host", "--socket", str(path)]
     idle = os.environ.get(IDLE_ENV)
     if idle:
@@ -132,7 +132,7 @@ def start_host(path: Path) -> subprocess.Popen[bytes]:
     # the host runs this very code: the folder that holds this `agent` package leads its path
     source = str(Path(__file__).resolve().parent.parent.parent)
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (source, os.environ.get("PYTHONPATH")) if p)}
-    fd = os.open(path.parent / LOG_NAME, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    fd = os.open(log_path(path), os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
     try:
         process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=fd, env=env,
                                    start_new_session=True, cwd=str(path.parent), close_fds=True)
@@ -145,7 +145,7 @@ def start_host(path: Path) -> subprocess.Popen[bytes]:
 
 def _log_tail(path: Path) -> str:
     try:
-        lines = (path.parent / LOG_NAME).read_text(errors="replace").strip().splitlines()
+        lines = (log_path(path)).read_text(errors="replace").strip().splitlines()
     except OSError:
         return "no log"
     return lines[-1][:300] if lines else "no log"

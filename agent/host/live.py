@@ -26,20 +26,31 @@ from agent.session.target import Target
 OUTBOX_ENV = "CODER_TUI_HOST_OUTBOX"  # bytes a client may leave unread before the host drops it
 OUTBOX_MAX = 16 * 1024 * 1024
 OUTBOX_LINES = 64  # ...in more lines than this: one large event (a long reply whole) is never the cause
+OUTBOX_LINES_ENV = "CODER_TUI_HOST_OUTBOX_LINES"  # lines a client may leave unread, however small
+OUTBOX_MAX_LINES = 100_000  # (each queued line costs memory beyond its bytes)
 
 
 def outbox_max() -> int:
+    return _setting(OUTBOX_ENV, OUTBOX_MAX)
+
+
+def outbox_max_lines() -> int:
+    return max(OUTBOX_LINES, _setting(OUTBOX_LINES_ENV, OUTBOX_MAX_LINES))
+
+
+def _setting(name: str, default: int) -> int:
     try:
-        return max(1, int(os.environ.get(OUTBOX_ENV, "")))
+        return max(1, int(os.environ.get(name, "")))
     except ValueError:
-        return OUTBOX_MAX
+        return default
 
 
 @dataclass(eq=False)
 class Client:
     """One connection: its name as the others see it, and what is waiting to be written to it.
 
-    What waits is bounded (`limit` bytes, `OUTBOX_LINES` lines at least): a client that stops reading is dropped (`on_overflow`,
+    What waits is bounded (`limit` bytes in `OUTBOX_LINES` lines at least, or `max_lines` lines
+    however small): a client that stops reading is dropped (`on_overflow`,
     the host logs it and closes its connection) rather than held in memory without end; the
     others are never waiting on it, each has its own outbox and writer."""
 
@@ -47,6 +58,7 @@ class Client:
     outbox: asyncio.Queue[bytes | None] = field(default_factory=asyncio.Queue)
     live: LiveSession | None = None
     limit: int = field(default_factory=outbox_max)
+    max_lines: int = field(default_factory=outbox_max_lines)
     waiting: int = 0  # bytes queued, not yet handed to the connection
     dropped: bool = False
     on_overflow: Callable[[Client], None] | None = None
@@ -56,7 +68,8 @@ class Client:
             return
         if line:
             self.waiting += len(line)
-            if self.waiting > self.limit and self.outbox.qsize() >= OUTBOX_LINES:
+            lines = self.outbox.qsize()
+            if (self.waiting > self.limit and lines >= OUTBOX_LINES) or lines >= self.max_lines:
                 self.dropped = True
                 self.outbox.put_nowait(None)
                 if self.on_overflow is not None:

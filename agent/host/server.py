@@ -3,8 +3,9 @@
     host = Host(opener, idle=600)
     await host.serve(socket_path())   # returns after `idle` seconds with no session and no client
 
-One host per user: it holds `host.lock` beside its socket (flock, released however it dies), so a
-second one started at the same moment leaves.
+One host per set of folders and keys (agent/hostplace.py): it holds `host-KEY.lock` beside its
+socket (flock, released however it dies), so a second one started at the same moment leaves, and
+writes `host-KEY.json` (what it serves) for `coder-tui sessions`.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from agent.host.codewatch import CHECK_EVERY, installed_code
 from agent.host.live import Client, LiveSession
 from agent.subagents.live import spend_and_children
 from agent.host.opening import OpenFailed, Opener, recorded_id
-from agent.hostplace import LOCK_NAME, prepare_dir
+from agent.hostplace import lock_path, prepare_dir, remove_record, write_record
 from agent.host.wire import (MAX_LINE, ApproveRequest, BadLine, DetachRequest, InputRequest, ListRequest,
                              OpenRequest, PromptRequest, Request, RunRequest, StopRequest, encode, parse_request,
                              refusal, reply)
@@ -60,7 +61,7 @@ class Host:
     async def serve(self, path: Path, ready: Any = None) -> None:
         """Listen on `path` until quiet for `idle` seconds (or SIGTERM / SIGINT); `ready(path)` once listening."""
         prepare_dir(path.parent)
-        self._lock(path.parent / LOCK_NAME)
+        self._lock(lock_path(path))
         with contextlib.suppress(FileNotFoundError):
             path.unlink()  # a socket left by a host that was killed (we hold the lock: nobody listens on it)
         old = os.umask(0o177)
@@ -69,6 +70,7 @@ class Host:
         finally:
             os.umask(old)
         os.chmod(path, 0o600)
+        write_record(path)
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGTERM, signal.SIGINT):
             with contextlib.suppress(NotImplementedError, RuntimeError):
@@ -87,6 +89,7 @@ class Host:
         if self._server is None or self._path is None:
             return
         self._server.close()
+        remove_record(self._path)
         with contextlib.suppress(FileNotFoundError):
             self._path.unlink()
         self._server = None
@@ -284,8 +287,10 @@ async def _send(client: Client, writer: asyncio.StreamWriter) -> None:
 def _drop(client: Client, writer: asyncio.StreamWriter) -> None:
     """A client that left more than its outbox's limit unread: logged, its connection cut (its
     reader then ends, and it leaves its session like a client that died; the run goes on)."""
-    print(f"coder-tui host: dropped {client.name}: it left more than {client.limit:,} bytes unread "
-          "(it stopped reading)", file=sys.stderr, flush=True)
+    unread = (f"more than {client.limit:,} bytes" if client.waiting > client.limit
+              else f"{client.max_lines:,} lines")
+    print(f"coder-tui host: dropped {client.name}: it left {unread} unread (it stopped reading)",
+          file=sys.stderr, flush=True)
     writer.transport.abort()
 
 

@@ -3,8 +3,9 @@ question to the session's plan reviewer).
 
 Planning builds no runs and chooses no models of its own: it asks its host. `new_run` is the
 session's one run factory (the turn's token and cost budget, compaction, fallback models and the
-profile's tools and agent type), the same for a plan step as for a direct prompt; `small_llm` is
-the profile's small model (the router's). `agent.session.core.AgentSession` is the host.
+profile's tools and agent type), the same for a plan step as for a direct prompt; the planner's
+own loop takes the same `model_chain` and `turn_budget`; `small_llm` is the profile's small
+model (the router's). `agent.session.core.AgentSession` is the host.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ if TYPE_CHECKING:
     from agent.executor import Executor
     from agent.llm import LLM
     from agent.loop import Totals
+    from agent.modelchain import Budget, ModelChain
     from agent.tools.base import Tool, ToolContext
     from agent.workspaces.base import Workspace
 
@@ -61,6 +63,14 @@ class PlanHost(Protocol):
         ...
 
     def small_llm(self) -> LLM: ...
+
+    def model_chain(self, llm: LLM) -> ModelChain:
+        """`llm` with the session's fallback models: the planner's own loop fails over as a run does."""
+        ...
+
+    def turn_budget(self) -> Budget | None:
+        """The running turn's token and cost budget: the planner spends from it as the runs do."""
+        ...
 
     async def new_run(self, llm: LLM, messages: list[dict[str, Any]], *, executor: Executor | None = None,
                       emit: Emit | None = None, record: Record | None = None) -> IterativeRun: ...

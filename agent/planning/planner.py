@@ -1,5 +1,8 @@
 """The planner (the architect): its own conversation with read-only tools, ended by `submit_plan`.
 
+Its model is the session's model chain (a fallback takes over as in a run) and it spends from the
+turn's budget: once that is spent, the next request is not made (BudgetExceeded).
+
 The plan is validated by pydantic; an invalid plan (or an answer without one) is sent back once
 with the error, a second failure ends planning with that error.
 """
@@ -68,7 +71,8 @@ def problem(exc: ValidationError) -> str:
 class Planner:
     def __init__(self, session: PlanHost, llm: LLM) -> None:
         self.session = session
-        self.llm = llm
+        self.llm = session.model_chain(llm)  # the session's fallback models, as a run has them
+        self.budget = session.turn_budget()  # --max-tokens / --max-cost: BudgetExceeded before a request past it
         self.tools = read_only(session.offered_tools())  # the profile's read-only tools
         self.executor = Executor(self.tools, session.ctx, session.gate)
         self.executor.limit = lambda tool: session.executor.limit(tool)  # a room peer's limits apply to its plan's reads
@@ -94,6 +98,8 @@ class Planner:
         raise PlanningError(f"the planner did not call {SUBMIT} within {MAX_TURNS} turns")
 
     async def _query(self, messages: list[dict[str, Any]], schemas: list[dict[str, Any]]) -> ModelReply:
+        if self.budget is not None:
+            self.budget.check(self.session.totals)
         reply = await self.llm.complete(messages, schemas, lambda _text: None, retry_hook(self.session))
         self.session.emit(self.session.totals.add(reply))
         return reply

@@ -33,7 +33,7 @@ async def write_report(session: PlanHost, llm: LLM, plan: Plan) -> str:
     masked = StreamRedactor(lambda text: session.emit(TextDelta(text=text)))
     stream = MarkerFilter(masked.feed)
     try:
-        reply = await llm.complete(messages, [], stream.feed, retry_hook(session))
+        reply = await session.model_chain(llm).complete(messages, [], stream.feed, retry_hook(session))
     finally:
         stream.flush()
         masked.flush()

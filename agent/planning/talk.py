@@ -47,7 +47,7 @@ async def answer_question(session: PlanHost, llm: LLM, plan: Plan, question: str
                                             f"Finished steps:\n{finished}\n\nQuestion: {question}"}]
     masked = StreamRedactor(lambda text: session.emit(TextDelta(text=text)))
     try:
-        reply = await llm.complete(messages, [], masked.feed, retry_hook(session))
+        reply = await session.model_chain(llm).complete(messages, [], masked.feed, retry_hook(session))
     finally:
         masked.flush()
     session.emit(session.totals.add(reply))

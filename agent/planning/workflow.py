@@ -10,6 +10,7 @@ from typing import Any
 
 from agent.events import ClassificationEvent, Complete, ErrorEvent
 from agent.llm import LLM, LLMError
+from agent.modelchain import BudgetExceeded
 from agent.planning.host import PlanHost, ask
 from agent.planning.intents import schedule_note
 from agent.planning.models import Classification, Plan, PlanDraft
@@ -44,6 +45,8 @@ async def run_workflow(session: PlanHost, llm: LLM, prompt: str, workflow: str) 
         if kind.task_type == "new_task" and (kind.needs_plan or workflow == "structured"):
             _remember(session, "user", prompt)
             return await _planned(session, llm, prompt, None, workflow)
+    except BudgetExceeded as exc:  # spent while planning: the turn ends as a run that spent it does
+        return _end(session, False, str(exc), "budget", 0)
     except (LLMError, PlanningError) as exc:
         session.emit(ErrorEvent(message=str(exc), recoverable=False,
                                 configuration=isinstance(exc, LLMError) and exc.configuration))

@@ -29,7 +29,7 @@ from agent.images import Image, content
 from agent.llm import LLM
 from agent.agents import IterativeRun
 from agent.loop import Run, Totals
-from agent.modelchain import Budget
+from agent.modelchain import Budget, ModelChain
 from agent.planning.review import QueueReviewer
 from agent.profiles import load_profiles
 from agent.secrets import contains_secret, redact, register
@@ -343,13 +343,21 @@ class AgentSession:
                 self.writer.message(answer)
             return run._complete(False, run._with("Stopped by the user."), "stopped")
 
+    def model_chain(self, llm: LLM) -> ModelChain:
+        """The session's model on `llm` with its fallback models (a fallback stays for the session):
+        what a model loop of the workflow's own (the planner) asks, as a run does."""
+        return self.agent.model_chain(llm)
+
+    def turn_budget(self) -> Budget | None:
+        """The running turn's token and cost budget (its runs and the planner spend from it)."""
+        return self._budget if self._task is not None else self.agent.budget()
+
     async def new_run(self, llm: LLM, messages: list[dict[str, Any]], *, executor: Executor | None = None,
                       emit: Sink | None = None, record: Callable[[dict[str, Any]], None] | None = None) -> IterativeRun:
         """The one run factory (direct prompts, plan steps): the profile's tools, agent type and step
         limit, the fallback models, compaction, and the turn's budget (every run of a turn spends
         from it). Defaults: the session's executor, events and record."""
-        budget = self._budget if self._task is not None else self.agent.budget()
-        return await self.agent.build_run(llm, budget, executor=executor or self.executor, messages=messages,
+        return await self.agent.build_run(llm, self.turn_budget(), executor=executor or self.executor, messages=messages,
                                           emit=emit or self.emit, record=record or self.writer.message,
                                           totals=self.totals)
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from agent.github.auth import discover_token
-from agent.github.client import ClientSettings, GitHubClient, Notify, resolve_api_url
+from agent.github.client import TOKEN_HINT, ClientSettings, GitHubClient, Notify, resolve_api_url
 from agent.github.errors import GitHubError
 from agent.github.issues import PullRequestInfo, get_issue, issue_task
 from agent.github.publish import subject_line
@@ -39,6 +39,7 @@ class GitHubRequest:
     issue: int | None = None
     prompt: str = ""
     resume: str | None = None
+    token_needed: bool = False  # a session recorded on GitHub, resumed without --github: it works on its branch
 
 
 @dataclass
@@ -70,6 +71,9 @@ async def open_github(request: GitHubRequest, config: Any, notify: Notify | None
     spec = parse_repo_spec(request.spec)
     secret = config.github_token.get_secret_value() if getattr(config, "github_token", None) else None
     token = discover_token(config_token=secret)
+    if token.token is None and request.token_needed:
+        raise GitHubError(f"session {request.resume} was recorded on github:{spec.full_name}, and resuming it "
+                          f"needs a GitHub token: {TOKEN_HINT}")
     if token.token is not None:
         register(token.token.get_secret_value())
     api_url = resolve_api_url(getattr(config, "github_api_url", None))

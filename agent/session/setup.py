@@ -131,7 +131,7 @@ class AgentSetup:
             self._limit_said = (model, limit)
             self.emit(WarningEvent(message=f"{len(tools)} tools are more than {model} takes at once ({limit}): "
                                            f"{len(self.shelf.waiting)} MCP tools are offered through tool_search, "
-                                           "which finds them by name or description (README: Many tools)"))
+                                           "which finds them by name or description (docs/tools.md: Many tools)"))
         return fitted
 
     def schemas(self) -> list[dict[str, Any]]:

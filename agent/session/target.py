@@ -21,7 +21,7 @@ from __future__ import annotations
 import threading
 import webbrowser
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from agent.workspaces.base import ProgressFn, Workspace
@@ -74,6 +74,7 @@ class TargetSpec:
     name: str = "agent"  # our name in a room (and the @NAME its prompts use)
     email: str | None = None
     approvers: tuple[str, ...] = ()  # room peers who may answer proposals from the chat (`--approver`)
+    recorded: bool = False  # `github`/`clone` come from the resumed session's record, not the options
 
     @classmethod
     def from_options(cls, options: SessionOptions | Namespace) -> TargetSpec:
@@ -81,10 +82,22 @@ class TargetSpec:
         def get(name: str, default: Any = None) -> Any:
             return getattr(options, name, default)
 
-        return cls(workspace=get("workspace"), github=get("github"), clone=bool(get("clone", False)),
+        spec = cls(workspace=get("workspace"), github=get("github"), clone=bool(get("clone", False)),
                    issue=get("issue"), prompt=get("prompt") or "", resume=get("resume"),
                    room=get("room") or get("room_id"), server=get("server") or DEFAULT_SERVER,
                    name=get("name") or "agent", email=get("email"), approvers=tuple(get("approver") or ()))
+        return spec.on_recorded_repository()
+
+    def on_recorded_repository(self, store: Any = None) -> TargetSpec:
+        """`--resume ID` of a session recorded on GitHub, without `--github`: the repository (and
+        clone) it was recorded on, never the local folder (where its files do not exist)."""
+        if not self.resume or self.resume == "last" or self.github or self.room:
+            return self
+        recorded = recorded_repository(self.resume, store)
+        if recorded is None:
+            return self
+        repository, clone = recorded
+        return replace(self, github=repository, clone=clone, recorded=True)
 
 
 @dataclass
@@ -172,6 +185,23 @@ async def open_target(spec: TargetSpec, config: Any = None, *, emit: Emit | None
     return _open_local(spec, store)
 
 
+def recorded_repository(ref: str, store: Any = None) -> tuple[str, bool] | None:
+    """The GitHub repository the session `ref` names was last on, and whether through a clone
+    (None: not a GitHub session, or no such session: opening it says so)."""
+    from agent.session.record import SessionError, SessionStore, load
+
+    try:
+        state = load((store or SessionStore()).resolve(ref)).state
+    except (SessionError, OSError):
+        return None
+    # agent/workspaces/github.py CLONE_KEY and STATE_KEY (not imported: a local resume needs none of it)
+    for key, clone in (("github.clone", True), ("github", False)):
+        pointer = state.get(key)
+        if isinstance(pointer, dict) and isinstance(pointer.get("repository"), str):
+            return pointer["repository"], clone
+    return None
+
+
 def _open_local(spec: TargetSpec, store: Any) -> Target:
     from agent.workspaces.base import WorkspaceError
     from agent.workspaces.local import LocalWorkspace
@@ -205,17 +235,30 @@ async def _open_github(spec: TargetSpec, config: Any, emit: Emit | None, progres
     from agent.session.github import GitHubRequest, open_github
     from agent.session.record import SessionError
 
+    if config is None and spec.recorded:  # the front end opened a local folder: the user's config has the token
+        config = _user_config()
     if config is None:
         raise ValueError("opening a GitHub repository needs the config (its token and API address)")
-    request = GitHubRequest(spec.github or "", spec.clone, spec.issue, spec.prompt, spec.resume)
+    request = GitHubRequest(spec.github or "", spec.clone, spec.issue, spec.prompt, spec.resume,
+                            token_needed=spec.recorded)
     try:
         opened = await open_github(request, config, emit, progress, store, settings)
     except SessionError as exc:
         raise TargetError(f"--resume: {exc}", RESUME_HINT, reason=str(exc)) from None
     except GitHubError as exc:
-        raise TargetError(f"--github: {exc}", "fix the repository or token, and start again",
+        option = "--resume" if spec.recorded else "--github"  # recorded: the user named no repository
+        raise TargetError(f"{option}: {exc}", "fix the repository or token, and start again",
                           reason=str(exc)) from None
     return Target(opened.workspace, prompt=opened.prompt, github=opened)
+
+
+def _user_config() -> Any:
+    from agent.config import ConfigError, load_config
+
+    try:
+        return load_config(None)
+    except ConfigError as exc:
+        raise TargetError(f"--resume: {exc}", "fix the user config, and start again", reason=str(exc)) from None
 
 
 async def _open_room(spec: TargetSpec, emit: Emit | None, on_login: Callable[[LoginPrompt], None] | None,

@@ -281,11 +281,15 @@ def codex_env(env: dict[str, str]) -> dict[str, str]:
 
 
 def stop_started_host(env: dict[str, str]) -> None:
-    """The session host a front end started on demand in the bench's runtime folder, stopped."""
+    """The session hosts front ends started on demand in the bench's runtime folder, stopped."""
+    for lock in (Path(env["XDG_RUNTIME_DIR"]) / "coder-tui").glob("host*.lock"):
+        _stop_holder(lock)
+
+
+def _stop_holder(lock: Path) -> None:
     import fcntl
     import signal
 
-    lock = Path(env["XDG_RUNTIME_DIR"]) / "coder-tui" / "host.lock"
     try:
         with lock.open() as held:
             try:

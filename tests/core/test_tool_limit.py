@@ -57,7 +57,7 @@ async def test_past_openais_tool_limit_the_mcp_tools_are_found_through_tool_sear
     builtin = len([n for n in first if not n.startswith("mcp__")]) - 1
     assert notes == [f"{builtin + 131} tools are more than openai/fake-model takes at once (128): {131 - (127 - builtin)} "
                      "MCP tools are offered through tool_search, which finds them by name or description "
-                     "(README: Many tools)"]  # said once, though the second turn's requests are over the limit too
+                     "(docs/tools.md: Many tools)"]  # said once, though the second turn's requests are over the limit too
 
 
 async def test_anthropic_takes_every_tool(tmp_path: Path) -> None:

@@ -34,7 +34,13 @@ def runtime_dir(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
 
 
 def stop_started_host(lock: Path) -> None:
-    """The host a front end started on demand in this test (its pid is in its lock), stopped."""
+    """The hosts front ends started on demand in this test (each one's pid is in its lock), stopped:
+    every `host*.lock` in the lock's folder (one per set of folders and keys, agent/hostplace.py)."""
+    for each in sorted(lock.parent.glob("host*.lock")):
+        _stop_holder(each)
+
+
+def _stop_holder(lock: Path) -> None:
     try:
         fd = os.open(lock, os.O_RDONLY)
     except OSError:
@@ -90,6 +96,16 @@ def wait_listening(process: subprocess.Popen[str], timeout: float = 60) -> str:
     return first
 
 
+def host_files(runtime: Path, suffix: str = ".sock") -> list[Path]:
+    """The hosts' files of that kind in a runtime folder (`host-KEY.sock`, `.log`, `.lock`, `.json`)."""
+    return sorted((runtime / "coder-tui").glob(f"host*{suffix}"))
+
+
+def listening_on(first: str) -> Path:
+    """The socket a host's first line names (`coder-tui host: listening on PATH (pid ...`)."""
+    return Path(first.split("listening on ", 1)[1].split(" (pid", 1)[0])
+
+
 @pytest.fixture
 def start_host(isolated_home: Path, runtime_dir: Path) -> Iterator[Callable[..., HostProcess]]:
     started: list[HostProcess] = []
@@ -98,9 +114,9 @@ def start_host(isolated_home: Path, runtime_dir: Path) -> Iterator[Callable[...,
         env = cli_env(isolated_home, XDG_RUNTIME_DIR=str(runtime_dir), **extra_env)
         process = subprocess.Popen(cli("host", "--idle", str(idle)), env=env, text=True,
                                    stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-        host = HostProcess(process, runtime_dir / "coder-tui" / "host.sock", env)
+        host = HostProcess(process, Path(), env)
         started.append(host)
-        wait_listening(process)
+        host.socket = listening_on(wait_listening(process))
         return host
 
     yield start

@@ -149,3 +149,34 @@ def test_sessions_piped_into_head_ends_without_a_traceback(isolated_home: Path, 
                           capture_output=True, text=True, timeout=120)
     assert done.stdout.count("\n") == 1 and "/ws/deep/" in done.stdout
     assert "Traceback" not in done.stderr and "BrokenPipeError" not in done.stderr, done.stderr
+
+
+async def test_a_client_that_never_reads_many_small_lines_is_dropped_by_their_count(fake_llm: FakeLLM, ws: Path,
+                                                                                      start_host) -> None:
+    lines = 2000
+    host = start_host(CODER_TUI_HOST_OUTBOX_LINES=str(lines))  # the byte limit (16 MB) is never reached
+    small = "".join(f"{number:07d} " for number in range(30_000))  # 30,000 deltas of 8 characters
+    fake_llm.script(Reply(text=small, chunk_size=8))
+    reader = await HostClient.connect(host.socket)
+    try:
+        opened = await reader.request("open", session="new", client="reader", options=host.options(fake_llm, ws))
+        await next_of(reader, "replay_end")
+        _, stuck = await asyncio.open_unix_connection(str(host.socket))
+        stuck.write((json.dumps({"type": "open", "id": 1, "session": opened["session_id"], "client": "stuck"})
+                     + "\n").encode())
+        await stuck.drain()
+        await next_of(reader, "client_joined", client="stuck")
+        ticket = (await reader.request("prompt", text="talk in small pieces"))["ticket"]
+        seen: list[dict] = []
+        await next_of(reader, "client_left", seen=seen, client="stuck")
+        if not any(line["type"] == "turn_done" for line in seen):
+            await next_of(reader, "turn_done", seen=seen, ticket=ticket)
+        stuck.close()
+    finally:
+        await reader.close()
+    assert "".join(line["text"] for line in seen if line["type"] == "text_delta") == small  # the reader got it all
+    host.process.terminate()
+    assert host.process.wait(60) == 0
+    log = host.process.stderr.read() if host.process.stderr else ""
+    dropped = [line for line in log.splitlines() if "dropped stuck" in line]
+    assert len(dropped) == 1 and f"{lines:,} lines unread" in dropped[0], log

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import stat
 from pathlib import Path
 
@@ -16,7 +17,8 @@ from tests.fakellm import FakeLLM, Reply
 
 def test_the_socket_is_in_the_runtime_folder_else_a_private_temp_folder(runtime_dir: Path,
                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
-    assert socket_path() == runtime_dir / "coder-tui" / "host.sock"
+    assert socket_path().parent == runtime_dir / "coder-tui"
+    assert re.fullmatch(r"host-[0-9a-f]{12}\.sock", socket_path().name)
     monkeypatch.delenv("XDG_RUNTIME_DIR")
     assert host_dir().name == f"coder-tui-{os.getuid()}"
 

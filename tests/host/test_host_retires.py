@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import ROOT, cli_env
-from tests.host.conftest import wait_listening
+from tests.host.conftest import listening_on, wait_listening
 
 pytestmark = pytest.mark.slow
 
@@ -38,9 +38,8 @@ def test_a_host_whose_code_changed_takes_no_new_client_and_leaves_when_its_last_
     env = cli_env(isolated_home, XDG_RUNTIME_DIR=str(runtime_dir), PYTHONPATH=str(code))
     old = subprocess.Popen([sys.executable, "-m", "tui.cli", "host", "--idle", "300"], cwd=code, env=env, text=True,
                            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    sock = runtime_dir / "coder-tui" / "host.sock"
     try:
-        wait_listening(old, timeout=120)
+        sock = listening_on(wait_listening(old, timeout=120))
         with socket.socket(socket.AF_UNIX) as client:  # a client of the old host, still connected
             client.settimeout(60)
             client.connect(str(sock))

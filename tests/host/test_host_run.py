@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 
 from tests.conftest import TEST_KEY, run_cli
+from tests.host.conftest import host_files
 from tests.fakellm import FakeLLM, Reply, call
 from tests.host.test_host_fanout import EDIT, session_lines
 
@@ -35,9 +36,8 @@ def auto(runtime_dir: Path, **env: str) -> dict[str, str]:
 
 def test_run_goes_through_the_running_host_and_prints_what_run_prints(
         fake_llm: FakeLLM, ws: Path, isolated_home: Path, runtime_dir: Path, start_host) -> None:
-    host = start_host()  # its environment has no key: the run's own is used for its session
-    assert "OPENAI_API_KEY" not in host.env
-    fake_llm.script(Reply(text="Hello there."), Reply(text="Hello there."))
+    start_host(OPENAI_API_KEY=TEST_KEY)  # the run's own key: a host of other keys is not borrowed
+    fake_llm.script(Reply(text="Hello there."), Reply(text="Hello there."), Reply(text="Hello there."))
     warm = run_cli(isolated_home, *run_args(fake_llm, ws, "say hi", "--mode", "allow"), **auto(runtime_dir))
     cold = run_cli(isolated_home, *run_args(fake_llm, ws, "say hi", "--mode", "allow", "--no-host"),
                    **auto(runtime_dir))
@@ -47,11 +47,15 @@ def test_run_goes_through_the_running_host_and_prints_what_run_prints(
     assert warm.stdout == cold.stdout == "Hello there.\n\n"
     assert warm.stderr.replace(session_of(warm.stderr), "ID") == cold.stderr.replace(session_of(cold.stderr), "ID")
     assert [h.get("authorization") or h.get("Authorization") for h in fake_llm.headers] == [f"Bearer {TEST_KEY}"] * 2
+    other_key = run_cli(isolated_home, *run_args(fake_llm, ws, "say hi", "--mode", "allow"),
+                        **auto(runtime_dir, OPENAI_API_KEY="sk-another-key-0000000000", CODER_TUI_HOST_IDLE="5"))
+    assert other_key.returncode == 0, other_key.stderr
+    assert not through_host(isolated_home, session_of(other_key.stderr))  # the host's keys are not this run's
 
 
 def test_run_json_and_approvals_on_stdin_through_the_host(
         fake_llm: FakeLLM, ws: Path, isolated_home: Path, runtime_dir: Path, start_host) -> None:
-    start_host()
+    start_host(OPENAI_API_KEY=TEST_KEY)
     fake_llm.script(EDIT, Reply(text="Done."))
     answered = run_cli(isolated_home, *run_args(fake_llm, ws, "make f return 2", "--json"), stdin="y\n",
                        **auto(runtime_dir))
@@ -79,19 +83,18 @@ def test_no_host_runs_in_process_and_starts_one_for_the_next_run_whose_log_has_n
                     **auto(runtime_dir, CODER_TUI_HOST_IDLE="120"))
     assert first.returncode == 0 and first.stdout == "One.\n\n", first.stderr
     assert not through_host(isolated_home, session_of(first.stderr))
-    place = runtime_dir / "coder-tui"
-    wait_for(lambda: b"listening on" in _read(place / "host.log"))  # started in the background
+    wait_for(lambda: any(b"listening on" in _read(log) for log in host_files(runtime_dir, ".log")))  # started in the background
     second = run_cli(isolated_home, *run_args(fake_llm, ws, "say hi", "--mode", "allow"), **auto(runtime_dir))
     assert second.returncode == 0 and second.stdout == "Two.\n\n", second.stderr
     assert through_host(isolated_home, session_of(second.stderr))
-    assert TEST_KEY.encode() not in _read(place / "host.log")
+    assert all(TEST_KEY.encode() not in _read(log) for log in host_files(runtime_dir, ".log"))
     assert TEST_KEY not in (isolated_home / "data" / "coder-tui" / "sessions" /
                             f"{session_of(second.stderr)}.jsonl").read_text()
 
 
 def test_opting_out_or_what_the_host_cannot_do_stays_in_process(
         fake_llm: FakeLLM, ws: Path, isolated_home: Path, runtime_dir: Path, start_host) -> None:
-    start_host()
+    start_host(OPENAI_API_KEY=TEST_KEY)
     fake_llm.script(*[Reply(text="Hi.") for _ in range(3)])
     config = isolated_home / "config" / "coder-tui"
     config.mkdir(parents=True, exist_ok=True)
@@ -113,7 +116,7 @@ def test_host_off_never_starts_a_host(fake_llm: FakeLLM, ws: Path, isolated_home
     done = run_cli(isolated_home, *run_args(fake_llm, ws, "say hi", "--mode", "allow"),
                    **auto(runtime_dir, CODER_TUI_HOST="off"))
     assert done.returncode == 0, done.stderr
-    assert not (runtime_dir / "coder-tui" / "host.log").exists()
+    assert not host_files(runtime_dir, ".log")
 
 
 def _read(path: Path) -> bytes:
@@ -139,7 +142,7 @@ def test_ctrl_c_stops_a_run_done_in_the_host_as_it_stops_one_in_process(
 
     from tests.conftest import cli_env
 
-    start_host()
+    start_host(OPENAI_API_KEY=TEST_KEY)
     held = threading.Event()
     fake_llm.script(Reply(text="too late", hold=held))
     proc = subprocess.Popen([sys.executable, "-m", "tui.cli", *run_args(fake_llm, ws, "say hi", "--mode", "allow")],
@@ -160,7 +163,7 @@ def test_ctrl_c_stops_a_run_done_in_the_host_as_it_stops_one_in_process(
 
 def test_a_command_nobody_defined_is_refused_through_the_host_as_in_process(
         fake_llm: FakeLLM, ws: Path, isolated_home: Path, runtime_dir: Path, start_host) -> None:
-    start_host()
+    start_host(OPENAI_API_KEY=TEST_KEY)
     warm = run_cli(isolated_home, *run_args(fake_llm, ws, "/nosuchcmd foo"), **auto(runtime_dir))
     cold = run_cli(isolated_home, *run_args(fake_llm, ws, "/nosuchcmd foo", "--no-host"), **auto(runtime_dir))
     assert warm.returncode == cold.returncode == 2

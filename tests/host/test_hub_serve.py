@@ -14,7 +14,7 @@ import pytest
 from agent.host.client import HostClient
 from tests.conftest import TEST_KEY, run_cli
 from tests.fakellm import FakeLLM, Reply, call
-from tests.host.conftest import next_of
+from tests.host.conftest import host_files, next_of
 from tests.host.test_host_fanout import session_lines
 from tests.serve.conftest import TOKEN, make_serve, sse_events  # noqa: F401 - make_serve is a fixture
 
@@ -222,7 +222,7 @@ def test_serve_says_where_its_sessions_live_and_no_host_keeps_them_in_process(is
                               json={"messages": [{"role": "user", "content": "hi"}]}, timeout=120) as response:
                 events = list(sse_events(response.iter_lines()))
             assert "".join(e["content"] for e in events if "content" in e) == text
-            assert (server.runtime / "coder-tui" / "host.sock").exists() is (server is hosted)
+            assert bool(host_files(server.runtime)) is (server is hosted)
     finally:
         for server in (here, hosted):
             assert server.stop() == 0
@@ -247,7 +247,7 @@ def test_serve_with_no_usable_host_runs_in_process_and_says_so_once(make_serve, 
         assert response.status_code == 200 and "".join(e["content"] for e in events if "content" in e) == text
     said = [line for line in capfd.readouterr().err.splitlines() if "not available" in line]
     assert len(said) == 1 and "another user" in said[0] and "in this process" in said[0]
-    assert not (folder / "host.sock").exists()
+    assert not host_files(runtime_dir)
 
 
 def _shapes(serve, query: str) -> list[dict]:
