@@ -23,9 +23,9 @@ def agent_calls(*tasks: str, **extra: Any) -> Reply:
 async def test_three_children_started_in_one_step_run_in_parallel(fake_llm: FakeLLM, make_harness: Any) -> None:
     fake_llm.responder = ByAsker({
         "parent": [agent_calls("alpha look", "beta look", "gamma look"), Reply(text="all three reported")],
-        "alpha": [Reply(text="alpha report", delay=0.6)],
-        "beta": [Reply(text="beta report", delay=0.6)],
-        "gamma": [Reply(text="gamma report", delay=0.6)],
+        "alpha": [Reply(text="alpha report", delay=0.3)],
+        "beta": [Reply(text="beta report", delay=0.3)],
+        "gamma": [Reply(text="gamma report", delay=0.3)],
     })
     h = make_harness(mode="allow")
     complete = await h.run("split the work")
