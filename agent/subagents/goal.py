@@ -57,13 +57,15 @@ def next_prompt(check: str, code: int | None, output: str, round_: int, max_roun
 
 async def pursue(session: AgentSession, prompt: str, check: str, max_rounds: int = DEFAULT_ROUNDS,
                  images: list[Any] | None = None,
-                 checker: Callable[[str, str | None], Any] = run_check) -> Complete:
+                 checker: Callable[[str, str | None], Any] = run_check,
+                 halted: Callable[[], bool] = lambda: False) -> Complete:
     """Turns of `session` until `check` passes or `max_rounds` turns are done; the last turn's Complete
-    (a goal that was not met says so in its final response)."""
+    (a goal that was not met says so in its final response). `halted`: the user stopped the goal
+    between two turns (while its check ran), so no next round starts."""
     cwd = str(session.workspace.root) if session.workspace.root is not None else None
     complete = await session.run(prompt, images)
     for round_ in range(1, max_rounds + 1):
-        if complete.completion_reason in FINAL:
+        if complete.completion_reason in FINAL or halted():
             return complete
         code, output = await checker(check, cwd)
         passed = code == 0
@@ -73,6 +75,8 @@ async def pursue(session: AgentSession, prompt: str, check: str, max_rounds: int
             return complete
         if round_ == max_rounds:
             break
+        if halted():
+            return complete
         complete = await session.run(next_prompt(check, code, output, round_, max_rounds))
     note = f"The goal was not met: `{check}` still fails after {max_rounds} round(s) (--max-rounds)."
     session.emit(WarningEvent(message=note))

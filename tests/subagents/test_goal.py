@@ -59,3 +59,17 @@ def test_run_until_exits_1_at_the_round_limit(fake_llm: FakeLLM, tmp_path: Path,
                           env=cli_env(isolated_home), capture_output=True, text=True, timeout=120)
     assert done.returncode == 1, done.stderr
     assert "goal round 2/2" in done.stderr and "still fails after 2 round(s)" in done.stdout + done.stderr
+
+
+async def test_a_goal_halted_while_its_check_runs_starts_no_next_round(fake_llm: FakeLLM, make_harness: Any) -> None:
+    fake_llm.script(Reply(text="tried"), Reply(text="never asked"))
+    h = make_harness(mode="allow")
+    halted: list[bool] = []
+
+    async def check_then_stop(command: str, cwd: str | None) -> tuple[int, str]:
+        halted.append(True)  # the user pressed Esc while the check ran
+        return 1, "still failing"
+
+    complete = await pursue(h.session, "fix it", "false", 5, checker=check_then_stop, halted=lambda: bool(halted))
+    assert complete.final_response == "tried" and len(fake_llm.requests) == 1
+    assert [r.round for r in h.of("goal_round")] == [1]
