@@ -184,6 +184,7 @@ class Settings(BaseModel):
     room: RoomSettings = Field(default_factory=RoomSettings)  # what room participants may use
     fleet: FleetSettings = Field(default_factory=FleetSettings)  # the fleet's broker and time limits
     map_tokens: int = Field(default=1024, ge=0, le=64_000)  # the prompt's map section; 0 leaves it out
+    max_subagents: int = Field(default=3, ge=1, le=16)  # subagents that run at once (agent/subagents)
     workflow: Workflow = "direct"  # auto (plan when needed), direct (one loop), structured (always plan)
     reasoning: Level = "off"  # the model's reasoning effort (agent/llm/reasoning.py)
     vision: bool | None = None  # the model takes images (None: as litellm's model table says; agent/images.py)

@@ -143,6 +143,18 @@ class EventHandler:
     def on_explore_progress(self, event: ev.ExploreProgress) -> None:
         self.unhandled(event)
 
+    def on_subagent_started(self, event: ev.SubagentStarted) -> None:
+        self.unhandled(event)
+
+    def on_subagent_update(self, event: ev.SubagentUpdate) -> None:
+        self.unhandled(event)
+
+    def on_subagent_finished(self, event: ev.SubagentFinished) -> None:
+        self.unhandled(event)
+
+    def on_goal_round(self, event: ev.GoalRound) -> None:
+        self.unhandled(event)
+
 
 def _handlers() -> dict[type, str]:
     """Event class -> the name of its method, read from the methods' annotations."""

@@ -108,6 +108,10 @@ class ApprovalDetails(BaseModel):
     cwd: str | None = None
     timeout: int | None = None
     url: str | None = None
+    # a subagent's approval, asked through its parent's approver: who asks (agent/subagents)
+    child_id: str | None = None
+    parent_id: str | None = None
+    asker: str | None = None  # "coder #2: find the config loader"
 
 
 class ApprovalRequired(ApprovalDetails, _Event):
@@ -252,6 +256,61 @@ class FileReady(_Event):
     type: Literal["file_ready"] = "file_ready"
     path: str
     lines: int
+
+
+class SubagentStarted(_Event):
+    """A subagent (a child session) began a task the parent's `agent` tool call handed it."""
+
+    type: Literal["subagent_started"] = "subagent_started"
+    child_id: str
+    parent_id: str
+    call_id: str
+    agent: str  # the agent definition (profile) it runs as
+    task: str
+    model: str
+    mode: Mode
+
+
+class SubagentUpdate(_Event):
+    """What a running subagent is doing now: its current tool (None: thinking) and its spend."""
+
+    type: Literal["subagent_update"] = "subagent_update"
+    child_id: str
+    parent_id: str
+    call_id: str = ""  # the parent's `agent` call
+    status: Literal["working", "waiting"] = "working"
+    tool: str | None = None
+    detail: str = ""  # the tool's key argument, or what it waits for
+    tokens: int = 0
+    cost: float | None = None
+
+
+class SubagentFinished(_Event):
+    """A subagent ended; its report is the `agent` tool call's result."""
+
+    type: Literal["subagent_finished"] = "subagent_finished"
+    child_id: str
+    parent_id: str
+    call_id: str
+    ok: bool
+    reason: CompletionReason
+    report: str
+    tokens: int = 0
+    cost: float | None = None
+    started: float = 0.0  # wall-clock start and end (time.time())
+    ended: float = 0.0
+
+
+class GoalRound(_Event):
+    """A round of a goal (`run --until CMD`, the app's `/goal`): the check ran after the round."""
+
+    type: Literal["goal_round"] = "goal_round"
+    round: int
+    max_rounds: int
+    check: str
+    passed: bool
+    exit_code: int | None = None
+    output: str = ""
 
 
 class Complete(_Event):
@@ -498,6 +557,10 @@ Event = Annotated[
         ExploreIdle,
         ExploreWait,
         ExploreProgress,
+        SubagentStarted,
+        SubagentUpdate,
+        SubagentFinished,
+        GoalRound,
     ],
     Field(discriminator="type"),
 ]

@@ -18,7 +18,7 @@ from agent.events import ApprovalResolved, CheckpointEvent, DiagnosticInfo, File
 from agent.llm import ToolCallRequest
 from agent.lsp.report import render_diagnostics
 from agent.secrets import redact
-from agent.tools.base import Proposal, Tool, ToolArgs, ToolContext, ToolError
+from agent.tools.base import CALL_ID, Proposal, Tool, ToolArgs, ToolContext, ToolError
 from agent.tools.registry import ArgumentError, ToolRegistry
 from agent.tools.textutil import line_count, number, text_size, to_lines
 from agent.workspace_input import protected
@@ -96,6 +96,7 @@ class Executor:
         shown = args.model_dump(mode="json")
         self.ctx.emit(ToolCallEvent(call_id=call.id, tool=tool.name, args=shown))
         started, self._waited = time.perf_counter(), 0.0
+        CALL_ID.set(call.id)
         if (why := self.limit(tool)) is not None:
             return self._finish(call, tool, started, error=why)
         try:

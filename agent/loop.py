@@ -6,6 +6,7 @@ decision, or a fatal error. Non-local exits are exceptions carrying what to tell
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 from collections.abc import Callable
@@ -16,7 +17,7 @@ from agent import argrepair, replies
 from agent.approval import StopRun
 from agent.events import Complete, ErrorEvent, ReasoningDelta, Retrying, StepStarted, TextDelta, Usage
 from agent.executor import Executor
-from agent.llm import LLM, LLMError, ModelReply
+from agent.llm import LLM, LLMError, ModelReply, ToolCallRequest
 from agent.secrets import StreamRedactor
 from agent.llm.toolcalls_text import TextCallFilter
 
@@ -230,24 +231,44 @@ class Run:
         self.emit(self.totals.add(reply))
         return reply
 
+    def _batches(self, calls: list[ToolCallRequest]) -> list[list[ToolCallRequest]]:
+        """The calls in order, consecutive calls of a tool that runs alongside others (a subagent's
+        `agent` tool: `concurrent = True`) grouped to run at once."""
+        batches: list[list[ToolCallRequest]] = []
+        for call in calls:
+            tool = self.executor.registry.get(call.name)
+            together = bool(getattr(tool, "concurrent", False))
+            if together and batches and batches[-1][-1].name == call.name:
+                batches[-1].append(call)
+            else:
+                batches.append([call])
+        return batches
+
     async def _run_calls(self, reply: ModelReply) -> None:
         answered: set[str] = set()
         try:
-            for call in reply.tool_calls:
-                outcome = await self.executor.execute(call)
-                self._append({"role": "tool", "tool_call_id": call.id, "content": outcome.content})
-                answered.add(call.id)
-                self._malformed = self._malformed + 1 if outcome.malformed else 0
-                if self._malformed >= MAX_MALFORMED:
-                    raise FatalLoopError(
-                        f"the model made {MAX_MALFORMED} malformed tool calls in a row; the last: "
-                        f"{outcome.content.removeprefix('Error: ')}"
-                    )
+            for batch in self._batches(reply.tool_calls):
+                if len(batch) == 1:
+                    outcomes = [await self.executor.execute(batch[0])]
+                else:
+                    outcomes = await asyncio.gather(*(self.executor.execute(call) for call in batch))
+                for call, outcome in zip(batch, outcomes):
+                    self._answered(call, outcome)
+                    answered.add(call.id)
         finally:
             for call in reply.tool_calls:
                 if call.id not in answered:
                     self._append({"role": "tool", "tool_call_id": call.id,
                                   "content": "Not completed: the run was stopped before this call finished."})
+
+    def _answered(self, call: ToolCallRequest, outcome: Any) -> None:
+        self._append({"role": "tool", "tool_call_id": call.id, "content": outcome.content})
+        self._malformed = self._malformed + 1 if outcome.malformed else 0
+        if self._malformed >= MAX_MALFORMED:
+            raise FatalLoopError(
+                f"the model made {MAX_MALFORMED} malformed tool calls in a row; the last: "
+                f"{outcome.content.removeprefix('Error: ')}"
+            )
 
 
 def assistant_message(reply: ModelReply) -> dict[str, Any]:

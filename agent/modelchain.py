@@ -10,7 +10,7 @@ spent its tokens or its cost.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from agent.events import ModelFallback
@@ -55,10 +55,16 @@ class BudgetExceeded(Exception):
 
 @dataclass
 class Budget:
+    """A turn's limits. Subagents spend from their parent's: each child's totals join the parent
+    budget's `shared` (counted whole: a child starts at zero), and a child's own budget names the
+    parent's in `parent`, so that a child's request is refused once the family has spent the cap."""
+
     max_tokens: int | None = None
     max_cost: float | None = None
     start_tokens: int = 0
     start_cost: float = 0.0
+    shared: list[Any] = field(default_factory=list)  # children's Totals spending from this budget
+    parent: tuple[Budget, Any] | None = None  # (the parent's budget, the parent's Totals)
 
     @classmethod
     def starting_at(cls, totals: Any, max_tokens: int | None, max_cost: float | None) -> Budget | None:
@@ -67,9 +73,15 @@ class Budget:
         return cls(max_tokens, max_cost, totals.prompt_tokens + totals.completion_tokens, totals.cost or 0.0)
 
     def check(self, totals: Any) -> None:
-        """Raise BudgetExceeded when the run has spent its tokens or its money."""
+        """Raise BudgetExceeded when the run (with its children) has spent its tokens or its money,
+        or its parent's budget is spent."""
+        if self.parent is not None:
+            self.parent[0].check(self.parent[1])
         tokens = totals.prompt_tokens + totals.completion_tokens - self.start_tokens
         cost = (totals.cost or 0.0) - self.start_cost
+        for child in self.shared:
+            tokens += child.prompt_tokens + child.completion_tokens
+            cost += child.cost or 0.0
         if self.max_tokens is not None and tokens >= self.max_tokens:
             raise BudgetExceeded(f"Stopped: the token budget is spent ({tokens:,} tokens used of "
                                  f"{self.max_tokens:,}{_cost_note(totals, cost)}).")

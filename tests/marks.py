@@ -30,7 +30,7 @@ SLOW_MODULES = {
     "tests/planning/test_app_plans.py", "tests/profiles/test_profiles_app.py", "tests/security/test_trust_app.py",
     "tests/tui/test_app_sessions.py", "tests/tui/test_app_ui.py", "tests/tui/test_docked_approval.py",
     "tests/tui/test_gcpolicy.py", "tests/tui/test_replay.py", "tests/tui/test_snapshots.py",
-    "tests/tui/test_stuck_screens.py",
+    "tests/tui/test_stuck_screens.py", "tests/tui/test_subagents_app.py",
     "tests/lsp/test_lsp_servers.py",  # real language servers (basedpyright on Node, typescript-language-server)
     "tests/fleet/test_fleet.py",  # three worker processes, a redis-server, batches of jobs
     "tests/core/test_fast_tier.py",  # inner pytest sessions (one with two xdist workers) of slow tests

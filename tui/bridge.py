@@ -48,6 +48,8 @@ class AgentBridge:
         self.target: Target | None = None  # what every session works on (attach_target)
         self.approver = TuiApprover(host)
         self.waiting: list[tuple[str, list[str]]] = []  # prompts sent before the session was ready
+        self.pursuing = False  # a goal runs (`/goal`): between its rounds, while the check runs, prompts wait
+        self.goal_halted = False  # stopped while a goal's check ran: no next round
         self.room: RoomLink | None = None  # when the workspace is a live room (link_room)
         self.failure: tuple[str, str] | None = None  # why the agent could not start, and what to do
         self._quiet = True  # between runs, and after a stop until the next run starts
@@ -85,7 +87,7 @@ class AgentBridge:
     def running(self) -> bool:
         if self.remote is not None:
             return self.remote.running
-        return self.session is not None and self.session.running
+        return self.session is not None and (self.session.running or self.pursuing)
 
     async def attach_remote(self, remote: RemoteSession) -> None:
         """From now on the session is `remote` (in the host): the in-process one, or the host session
@@ -177,6 +179,25 @@ class AgentBridge:
             self.host.agent_idle()
         self._next()
 
+    def start_goal(self, check: str, rounds: int) -> None:
+        """`/goal`: turns until the check passes (agent/subagents/goal.py), as one run of the app."""
+        self.host.run_task(self._goal(check, rounds), name="agent-run", group="agent")
+
+    async def _goal(self, check: str, rounds: int) -> None:
+        from agent.events import ErrorEvent
+        from agent.subagents.goal import goal_prompt, pursue
+
+        self.pursuing, self.goal_halted = True, False
+        try:
+            assert self.session is not None, "/goal starts once the session exists"
+            await pursue(self.session, goal_prompt(check), check, rounds, halted=lambda: self.goal_halted)
+        except Exception as exc:  # noqa: BLE001 - a crashed goal must not take the app down
+            self.sink(ErrorEvent(message=f"the goal failed: {exc}", recoverable=False))
+            self.host.agent_idle()
+        finally:
+            self.pursuing = False
+        self._next()
+
     def _images_taken(self, images: list[Any]) -> bool:
         """Whether the model takes the prompt's images (else the refusal is shown, nothing sent)."""
         from agent.events import ErrorEvent
@@ -210,6 +231,11 @@ class AgentBridge:
             return self.remote.stop()
         if self.room is not None:
             self.room.clear_queue()
+        if self.pursuing:  # a goal: no next round, whether a turn or its check runs now
+            self.goal_halted = True
+            if self.session is not None:
+                self.session.stop()
+            return True
         return self.session is not None and self.session.stop()
 
     # -- settings -------------------------------------------------------------------------

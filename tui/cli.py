@@ -150,6 +150,10 @@ def run_parser() -> argparse.ArgumentParser:
     max_steps_option(parser, "in this run")
     parser.add_argument("--max-cost", type=_usd, metavar="USD", help="stop the run once it has cost this much")
     parser.add_argument("--max-tokens", type=positive, metavar="N", help="stop the run once it has used N tokens")
+    parser.add_argument("--until", metavar="CMD", help="a goal: after each round run the check CMD in the folder; "
+                        "keep working (its output goes to the model) until it exits 0, or --max-rounds is reached")
+    parser.add_argument("--max-rounds", type=positive, default=10, metavar="N",
+                        help="with --until: the most rounds (default: 10)")
     parser.add_argument("--json", action="store_true", help="print one JSON event per line, nothing else")
     parser.add_argument("--json-format", choices=("ours", "seed"), metavar="FORMAT",
                         help="with --json (implied): `ours` (default, every event) or `seed`, seed 003's shapes "
@@ -193,6 +197,8 @@ def undo_parser() -> argparse.ArgumentParser:
 def sessions_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="coder-tui sessions", description="List recorded sessions, newest first.")
     parser.add_argument("--limit", type=positive, default=30, metavar="N", help="show at most N (default: 30)")
+    parser.add_argument("--live", action="store_true", help="the session host's live sessions and their "
+                        "subagents: working, waiting for you (on what), done or failed, with their spend")
     return parser
 
 
@@ -278,6 +284,8 @@ def _cmd_run(argv: list[str]) -> int:
         if options.workspace is not None and options.workspace != options.dir:
             parser.error(f"DIR {options.dir!r} and --workspace {options.workspace!r} name different folders")
         options.workspace = options.dir
+    if options.until and options.attach:
+        parser.error("--until runs its checks in this process: it cannot be combined with --attach")
     if options.attach:
         if options.resume or options.github:
             parser.error("--attach cannot be combined with --resume or --github")
@@ -287,6 +295,8 @@ def _cmd_run(argv: list[str]) -> int:
         if code != IN_PROCESS:
             return code
         options.resume = None if options.attach == "new" else options.attach  # as `run --resume ID`
+        return _run_in_process(options)
+    if options.until:  # a goal's rounds and checks run here, in the folder's process
         return _run_in_process(options)
     from agent.frontends import hostrun
 

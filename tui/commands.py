@@ -8,6 +8,8 @@ from typing import TYPE_CHECKING, Any, cast
 
 from textual.app import SystemCommand
 
+from tui.goalcmd import goal_command
+from tui.livecmd import live_command
 from tui.reasoning_cmd import reasoning_command
 from tui.repocmd import repo_command
 from tui.widgets.statusbar import MODES, StatusBar
@@ -25,6 +27,8 @@ SLASH_COMMANDS: list[tuple[str, str]] = [
     ("reasoning", "[off | low | medium | high]: how hard the model thinks before it answers"),
     ("plan", "[TASK | continue | auto | direct | structured]: plan TASK step by step, continue the "
              "unfinished plan, or choose when requests are planned"),
+    ("live", "which session needs you: live sessions and their subagents, working, waiting (on what), done"),
+    ("goal", "[--rounds N] CMD: keep working until the check command CMD passes (at most N rounds, default 10)"),
     ("profile", "[NAME]: the agent profile (coder, reviewer, architect, ask, or your own)"),
     ("compact", "summarise the older turns now to free the context window"),
     ("undo", "[CHECKPOINT]: restore the workspace to the last (or a given) checkpoint"),
@@ -430,7 +434,7 @@ async def _attach(app: CoderApp, arg: str) -> None:
 
 
 HANDLERS: dict[str, Handler] = {
-    "plan": _plan,
+    "plan": _plan, "goal": goal_command, "live": live_command,
     "mode": _mode, "model": _model, "profile": _profile, "compact": _compact, "undo": _undo,
     "allowances": _allowances, "clear": _clear, "new": _clear, "sessions": _sessions, "resume": _resume,
     "theme": _theme, "pr": _pr, "setup": _setup, "help": _help, "quit": _quit, "exit": _quit,

@@ -100,7 +100,8 @@ class Presenter(EventHandler):
 
     def on_approval_required(self, event: ev.ApprovalRequired) -> None:
         self.asking, self.asking_tool, self.asking_kind = event.call_id, event.tool, event.kind
-        self.transcript.note_row(event.call_id, "waiting for approval")
+        who = f"waiting for approval · subagent {event.asker}" if event.asker else "waiting for approval"
+        self.transcript.note_row(event.call_id, who)
         self.status.set_state("waiting for approval", event.tool)
 
     def on_approval_resolved(self, event: ev.ApprovalResolved) -> None:
@@ -120,6 +121,22 @@ class Presenter(EventHandler):
             network = " A command that asks for the network still asks." if self.asking_kind == "exec" else ""
             self.transcript.notice(f"Allowed {self.asking_tool} for this session: it runs without asking until the "
                                    f"session ends.{network} /allowances lists and revokes what is allowed.", "warning")
+
+    # -- subagents: a row each on the timeline; a child's approval is asked like the parent's --
+    def on_subagent_started(self, event: ev.SubagentStarted) -> None:
+        self.timeline.child_started(event.child_id, event.agent, event.task)
+
+    def on_subagent_update(self, event: ev.SubagentUpdate) -> None:
+        self.timeline.child_update(event)
+
+    def on_subagent_finished(self, event: ev.SubagentFinished) -> None:
+        self.timeline.child_finished(event)
+
+    def on_goal_round(self, event: ev.GoalRound) -> None:
+        self.status.set_goal(event.round, event.max_rounds, event.passed)
+        verdict = "passed" if event.passed else f"failed (exit {event.exit_code})"
+        self.transcript.notice(f"Goal round {event.round}/{event.max_rounds}: `{event.check}` {verdict}",
+                               "info" if event.passed else "warning")
 
     def on_file_changed(self, event: ev.FileChanged) -> None:
         call_id = next((c for c in reversed(self.running_tool)), "")

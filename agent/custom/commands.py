@@ -27,7 +27,7 @@ from agent.custom.frontmatter import FrontMatterError, parse, text_list
 # The app's own commands (tui/commands.py HANDLERS; a test keeps them equal): a custom command cannot take these.
 BUILTIN = frozenset({"attach", "plan", "mode", "model", "profile", "compact", "undo", "allowances", "clear", "new",
                      "sessions", "resume", "theme", "pr", "setup", "help", "quit", "exit", "map", "explore",
-                     "memory", "reasoning", "rewind", "fork", "permissions", "repo"})
+                     "memory", "reasoning", "rewind", "fork", "permissions", "repo", "goal", "live"})
 WORKSPACE_FOLDERS = (".coder-tui/commands", ".claude/commands")
 FILE_CAP = 64 * 1024
 MAX_FILES = 500

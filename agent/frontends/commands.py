@@ -76,6 +76,8 @@ def list_sessions(options: Any) -> int:
 
     hosts = asyncio.run(_hosts())
     ours = next((rows for record, rows in hosts if record.socket == socket_path()), None)
+    if getattr(options, "live", False):
+        return _live_view(ours)
     live = {row["session_id"]: row for row in ours or []}  # this environment's session host's, if it runs
     sessions = SessionStore().list()[: options.limit]
     if not sessions and not live:
@@ -84,13 +86,50 @@ def list_sessions(options: Any) -> int:
     for row in live.values():  # live in the host but not recorded yet (no prompt sent)
         if row["session_id"] not in listed:
             print(f"{row['session_id']}  {'':16}  {line(row['workspace'])}  {_live(row)}")
-    for s in sessions:
+    for s, depth in _tree(sessions):
         prompt = " ".join(s.first_prompt.split())
         prompt = prompt if len(prompt) <= 60 else prompt[:59] + "…"
         state = f"  {_live(live[s.id])}" if s.id in live else ""
-        print(f"{s.id}  {_when(s.created)}  {line(s.workspace)}  {line(prompt)}{state}")  # a prompt may be an issue's text
+        # a prompt may be an issue's text; a subagent's session is listed under its parent's
+        print(f"{'  └ ' * depth}{s.id}  {_when(s.created)}  {line(s.workspace)}  {line(prompt)}{state}")
     for record, rows in hosts:
         print(_host_line(record, rows))
+    return 0
+
+
+def _tree(sessions: list[Any]) -> list[tuple[Any, int]]:
+    """The sessions newest first, each subagent's right under its parent (oldest child first);
+    a child whose parent is not listed stands on its own."""
+    listed = {s.id for s in sessions}
+    children: dict[str, list[Any]] = {}
+    for s in sessions:
+        if s.parent in listed:
+            children.setdefault(s.parent, []).append(s)
+    ordered: list[tuple[Any, int]] = []
+
+    def add(s: Any, depth: int) -> None:
+        ordered.append((s, depth))
+        for child in sorted(children.get(s.id, []), key=lambda c: c.created):
+            add(child, depth + 1)
+
+    for s in sessions:
+        if s.parent not in listed:
+            add(s, 0)
+    return ordered
+
+
+def _live_view(rows: list[dict[str, Any]] | None) -> int:
+    """`sessions --live`: the host's live sessions and their subagents, and which waits for you."""
+    from agent.subagents.live import live_lines
+
+    if rows is None:
+        print("no session host runs: live sessions are those of the host (see `coder-tui host`)")
+        return 0
+    if not rows:
+        print("the session host has no live sessions")
+        return 0
+    for text in live_lines(rows):
+        print(text)
     return 0
 
 

@@ -81,7 +81,12 @@ async def run_headless(options: SessionOptions) -> int:
     approver.start(loop)
     _install_interrupt(loop, session, printer)
     try:
-        complete = await session.run(prompt, images)
+        if options.until:  # a goal: rounds until the check passes (agent/subagents/goal.py)
+            from agent.subagents.goal import pursue
+
+            complete = await pursue(session, prompt, options.until, options.max_rounds, images)
+        else:
+            complete = await session.run(prompt, images)
         published = await _publish(options, session, complete) if target.github is not None else True
     finally:
         await session.close()

@@ -127,8 +127,25 @@ class TextPrinter(EventHandler):
             self._line(f"fetch {event.url}", self.err)
         always = f"[a] always for {event.tool}" + (" (never the network: commands that need it ask)"
                                                     if event.kind == "exec" else "")
+        if event.asker:  # a subagent asks, through its parent
+            self._line(self._paint(f"subagent {event.child_id} asks ({event.asker})", "bold"), self.err)
         prompt = f"Allow {event.tool}? [y] once · {always} · [n] deny (n <feedback>) · [s] stop"
         self._line(self._paint(prompt, "bold", "yellow"), self.err)
+
+    def on_subagent_started(self, event: ev.SubagentStarted) -> None:
+        self._line(self._paint(f"⇉ subagent {event.child_id} ({event.agent}, {event.mode}): {event.task[:100]}", "cyan"),
+                   self.err)
+
+    def on_subagent_finished(self, event: ev.SubagentFinished) -> None:
+        cost = f", ${event.cost:.4f}" if event.cost is not None else ""
+        mark, style = ("✓", "dim") if event.ok else ("✗", "red")
+        self._line(self._paint(f"  {mark} subagent {event.child_id} {event.reason} · {event.tokens:,} tokens{cost} · "
+                               f"{event.ended - event.started:.1f} s", style), self.err)
+
+    def on_goal_round(self, event: ev.GoalRound) -> None:
+        verdict = "passed" if event.passed else f"failed (exit {event.exit_code})"
+        self._line(self._paint(f"◎ goal round {event.round}/{event.max_rounds}: `{event.check}` {verdict}",
+                               "green" if event.passed else "yellow"), self.err)
 
     def on_approval_resolved(self, event: ev.ApprovalResolved) -> None:
         feedback = f": {event.feedback}" if event.feedback else ""

@@ -78,8 +78,17 @@ class SeedMapper(EventHandler):
                                                "result": event.output, "error": event.error})
 
     def on_approval_required(self, event: ev.ApprovalRequired) -> None:
-        self.send({"type": "approval_required", "approval_id": event.approval_id, "tool_name": event.tool,
-                   "tool_parameters": event.args})
+        data: Data = {"type": "approval_required", "approval_id": event.approval_id, "tool_name": event.tool,
+                      "tool_parameters": event.args}
+        if event.child_id:  # a subagent's, asked through its parent
+            data.update(child_id=event.child_id, parent_id=event.parent_id, asker=event.asker)
+        self.send(data)
+
+    def on_subagent_started(self, event: ev.SubagentStarted) -> None:
+        self.send(event.model_dump(mode="json"))
+
+    def on_subagent_finished(self, event: ev.SubagentFinished) -> None:
+        self.send(event.model_dump(mode="json"))
 
     def on_file_ready(self, event: ev.FileReady) -> None:
         self.send({"type": "file_ready", "path": event.path, "lines": event.lines})

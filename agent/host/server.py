@@ -26,6 +26,7 @@ from agent.approval import Decision
 from agent.secrets import redact
 from agent.host.codewatch import CHECK_EVERY, installed_code
 from agent.host.live import Client, LiveSession
+from agent.subagents.live import spend_and_children
 from agent.host.opening import OpenFailed, Opener, recorded_id
 from agent.hostplace import lock_path, prepare_dir, remove_record, write_record
 from agent.host.wire import (MAX_LINE, ApproveRequest, BadLine, DetachRequest, InputRequest, ListRequest,
@@ -272,7 +273,7 @@ class Host:
                          "running": live.current is not None, "queued": len(live.queue),
                          "clients": [c.name for c in live.clients], "pending_approvals": list(live.pending),
                          "answered_approvals": list(live.resolved_by)[-64:], "prompt": live.title,
-                         "mode": session.mode})
+                         "mode": session.mode, **spend_and_children(session)})
         return rows
 
 

@@ -30,10 +30,13 @@ def summary_of(path: Path) -> SessionSummary | None:
     except (OSError, TypeError, ValueError):
         return None
     title = f"fork of {meta['forked_from']}: {prompt}" if meta.get("forked_from") and prompt is not None else prompt
+    if meta.get("parent_id") and meta.get("task") and prompt is not None:  # a subagent: its agent and task
+        title = f"{meta.get('agent', 'agent')}: {meta['task']}"
     return SessionSummary(
         id=str(meta.get("session_id", path.stem)), created=created, workspace=str(meta.get("workspace", "?")),
         first_prompt=title or "", path=path, root=meta.get("root") if isinstance(meta.get("root"), str) else None,
         conversation=prompt is not None,
+        parent=str(meta["parent_id"]) if meta.get("parent_id") else None,
     )
 
 

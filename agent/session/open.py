@@ -45,6 +45,9 @@ def open_session(target: Target, config: Config, ports: SessionPorts, *, resume:
         session.emit(WarningEvent(message=f"[tools.{name}] in the config names no tool: use the names the "
                                           f"model sees, such as bash_exec or read_file"))
     permissions.attach(session)
+    from agent.subagents.tool import attach as offer_subagents
+
+    offer_subagents(session, meta)
     if ports.reviewer is not None:
         session.plan_reviewer = ports.reviewer
     for port in (ports.approver, ports.reviewer):

@@ -71,6 +71,8 @@ class SessionOptions(BaseModel):
     json_format: Literal["ours", "seed"] = "ours"
     no_publish: bool = False
     verbose: bool = False  # `run --verbose`: say which path reaches the model
+    until: str | None = None  # `run --until CMD`: keep working until the check passes (agent/subagents/goal.py)
+    max_rounds: int = 10  # `run --max-rounds N`: the goal's most rounds
 
     @property
     def json(self) -> bool:  # type: ignore[override]  # the flag's name (pydantic's json() is deprecated)

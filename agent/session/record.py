@@ -48,6 +48,7 @@ class SessionSummary:
     path: Path
     root: str | None = None  # the folder on disk, for local workspaces
     conversation: bool = True  # a prompt was recorded (an empty session is never listed)
+    parent: str | None = None  # a subagent's: the session that started it (agent/subagents)
 
 
 @dataclass
@@ -333,7 +334,7 @@ class SessionStore:
         """A session file from an id, a unique id prefix, or `last` (newest, for this workspace)."""
         sessions = self.list()
         if ref == "last":
-            mine = [s for s in sessions if workspace is None or s.workspace == workspace]
+            mine = [s for s in sessions if (workspace is None or s.workspace == workspace) and s.parent is None]
             if not mine:
                 where = f" for {workspace}" if workspace else ""
                 raise SessionError(f"no session to resume{where} (see `coder-tui sessions`)")

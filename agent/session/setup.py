@@ -63,6 +63,9 @@ class AgentSetup:
         self._schemas = toolset.SchemaCache()
         self.turn: Any = None  # a custom command's Expansion while its turn runs (agent/custom/turn.py)
         self.carry: Callable[[], Carried] = Carried  # what compaction keeps word for word (the session's task state)
+        # a subagent's: the tools it may have at most (its parent's), and the parent budget it spends from
+        self.scope: Callable[[Tool], bool] | None = None
+        self.spends_for: Callable[[], tuple[Budget, Totals] | None] | None = None
         if self.input.skills.skills and registry.get("load_skill") is None:
             from agent.custom.skilltool import LoadSkill
 
@@ -104,6 +107,8 @@ class AgentSetup:
     def offered(self) -> list[Tool]:
         self._sync_mcp()
         tools = toolset.offered(self.registry, self.workspace, self.profile, self.gate.mode, self.extras)
+        if self.scope is not None:
+            tools = [t for t in tools if self.scope(t)]
         if self.turn is not None and self.turn.tools:
             from agent.custom.turn import selectors
 
@@ -133,6 +138,8 @@ class AgentSetup:
         return self._schemas(self.offered())
 
     def permits(self, tool: Tool) -> bool:
+        if self.scope is not None and not self.scope(tool):
+            return False
         return tool is self.search or toolset.profile_allows(tool, self.profile, self.extras)
 
     # -- models ---------------------------------------------------------------------------
@@ -193,8 +200,14 @@ class AgentSetup:
     def budget(self) -> Budget | None:
         """A turn's token and cost budget, counted from the session's totals now (None: no limit)."""
         config, profile = self.config, self.profile
-        return Budget.starting_at(self.totals, config.max_tokens or profile.max_tokens,
-                                  config.max_cost or profile.max_cost)
+        own = Budget.starting_at(self.totals, config.max_tokens or profile.max_tokens,
+                                 config.max_cost or profile.max_cost)
+        parent = self.spends_for() if self.spends_for is not None else None
+        if parent is None:
+            return own
+        budget = own or Budget(start_tokens=self.totals.prompt_tokens + self.totals.completion_tokens, start_cost=self.totals.cost or 0.0)
+        budget.parent = parent
+        return budget
 
     async def build_run(self, llm: LLM, budget: Budget | None, **run_args: Any) -> IterativeRun:
         """A run with the profile's tools, agent type, step limit, models and compaction, spending

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Callable
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
@@ -23,6 +24,9 @@ if TYPE_CHECKING:
     from agent.workspaces.base import Workspace
 
 ToolKind = Literal["read", "edit", "exec", "network"]
+# The id of the tool call being run (set by the executor): a tool that starts something the front
+# ends follow (a subagent) names the call it belongs to. Calls run at once each have their own.
+CALL_ID: ContextVar[str] = ContextVar("coder_tui_call_id", default="")
 
 
 class ToolError(Exception):

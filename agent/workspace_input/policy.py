@@ -205,6 +205,7 @@ CONFIG = InputKind("workspace config", ".coder-tui.toml", "agent.config:Settings
     "permissions": TighterRules(),
     "hooks": NeedsTrust(HOOKS_WHY),
     "max_steps": Limit("max_steps"), "max_cost": Limit("max_cost"), "max_tokens": Limit("max_tokens"),
+    "max_subagents": Limit("max_subagents"),
     "timeout": Harmless(), "max_retries": Harmless(), "theme": Harmless(),
     "context_window": Harmless(), "tool_calling": Harmless(), "map_tokens": Harmless(), "workflow": Harmless(),
     "tools": ToolLimits(),  # per tool: turn one off, or lower its default timeout (never a new power)

@@ -35,6 +35,10 @@ class EditorWorkspace(LocalWorkspace):
         # shows them as diffs; the events carry only unified diffs).
         self.on_applied = on_applied
 
+    def view(self) -> EditorWorkspace:
+        """Another view of the folder through the same editor (a subagent's), its reads its own."""
+        return EditorWorkspace(self.root, self._editor_read, self._editor_write, self.on_applied)
+
     def facts(self) -> dict[str, str]:
         facts = super().facts()
         if self._editor_read is not None:

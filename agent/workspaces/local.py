@@ -12,6 +12,7 @@ import errno
 import os
 import re
 import stat
+import threading
 import time
 from datetime import datetime
 from pathlib import Path
@@ -33,6 +34,16 @@ from agent.workspaces.ignore import IgnoreRules
 
 MAX_READ_BYTES = localwrite.MAX_EDIT_BYTES
 MAX_SEARCH_BYTES = 2 * 1024 * 1024
+# One lock per file of the process: the base check (is the file still what the edit was computed
+# from?) and the write are one step, so that two subagents (each its own workspace on one folder)
+# patching one file never lose an edit: the second is refused as stale and re-reads.
+_FILE_LOCKS: dict[str, threading.Lock] = {}
+_LOCKS_LOCK = threading.Lock()
+
+
+def _file_locks(paths: list[str]) -> list[threading.Lock]:
+    with _LOCKS_LOCK:
+        return [_FILE_LOCKS.setdefault(path, threading.Lock()) for path in sorted(set(paths))]
 
 
 class LocalWorkspace(Workspace):
@@ -55,6 +66,11 @@ class LocalWorkspace(Workspace):
     @property
     def root(self) -> Path:
         return self._root
+
+    def view(self) -> LocalWorkspace:
+        """Another view of this folder, with its own record of what was read (a subagent's: an
+        edit computed from a file another view changed since is refused as stale)."""
+        return LocalWorkspace(self._root)
 
     @property
     def label(self) -> str:
@@ -235,6 +251,16 @@ class LocalWorkspace(Workspace):
                 self.note_read(change.path, change.new)
 
     def _apply(self, changes: list[FileChange], targets: list[tuple[str, ...]]) -> None:
+        locks = _file_locks([str(self._root.joinpath(*parts)) for parts in targets])
+        for lock in locks:  # in sorted order: two writers of the same files never wait on each other
+            lock.acquire()
+        try:
+            self._apply_locked(changes, targets)
+        finally:
+            for lock in reversed(locks):
+                lock.release()
+
+    def _apply_locked(self, changes: list[FileChange], targets: list[tuple[str, ...]]) -> None:
         staged: list[localwrite.Staged] = []
         try:
             for change, parts in zip(changes, targets):

@@ -23,7 +23,7 @@ def own_fields(cls: type) -> set[str]:
 def test_the_approval_request_and_its_event_declare_no_field_of_the_other() -> None:
     details = set(ApprovalDetails.model_fields)
     assert {"approval_id", "call_id", "tool", "args", "kind", "summary", "command", "cwd", "timeout",
-            "url"} == details
+            "url", "child_id", "parent_id", "asker"} == details
     assert own_fields(ApprovalRequired) == {"type", "files"}
     # the request's per-file facts (the changes, and what each file is to coder-tui) become the event's `files`
     assert own_fields(ApprovalRequest) == {"changes", "protected"}
@@ -34,7 +34,8 @@ def test_the_approval_request_and_its_event_declare_no_field_of_the_other() -> N
 def test_the_event_of_a_request_carries_every_detail_and_the_diffs() -> None:
     values: dict[str, Any] = {"approval_id": "ap_1", "call_id": "c_1", "tool": "run_shell",
                               "args": {"command": "make"}, "kind": "exec", "summary": "build",
-                              "command": "make", "cwd": "/w", "timeout": 30, "url": "http://127.0.0.1/x"}
+                              "command": "make", "cwd": "/w", "timeout": 30, "url": "http://127.0.0.1/x",
+                              "child_id": "20261208-1", "parent_id": "20261208-0", "asker": "coder #1: build"}
     assert set(values) == set(ApprovalDetails.model_fields)  # every field, none left at its default
     change = FileChange("a.py", "x = 1\n", "x = 2\n")
     request = ApprovalRequest(**values, changes=[change])

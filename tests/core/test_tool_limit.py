@@ -49,7 +49,7 @@ async def test_past_openais_tool_limit_the_mcp_tools_are_found_through_tool_sear
     assert len(first) == 128 and "tool_search" in first and "mcp__many__weather_forecast" not in first
     assert len(second) == 128 and "mcp__many__weather_forecast" in second  # found: offered from then on
     assert "read_file" in first and "bash_exec" in first and "mcp__many__svc_0" in first  # the built-in tools stay;
-    assert "mcp__many__svc_101" in first and "mcp__many__svc_101" not in second  # MCP tools fill the rest
+    assert "mcp__many__svc_100" in first and "mcp__many__svc_100" not in second  # MCP tools fill the rest
     results = h.of("tool_result")
     assert "mcp__many__weather_forecast: The weather forecast for a city." in (results[0].output or "")
     assert results[1].ok and 'weather_forecast {"city": "Lyon"}' in (results[1].output or "")

@@ -17,7 +17,8 @@ from tests.profiles.conftest import requested_tools
 # issue 12's knowledge tools: the map and the task list are reads; scheduling and cancelling change
 # what runs later, so they are exec tools (never offered in plan mode or to read-only profiles)
 READS = {"read_file", "list_dir", "get_line_range", "search_code", "get_project_info", "todo_read", "todo_write",
-         "get_codebase_map", "list_tasks", "scratchpad_write", "note_observation"}
+         "get_codebase_map", "list_tasks", "scratchpad_write", "note_observation",
+         "agent"}  # a subagent (agent/subagents) never has more than the profile and mode give its parent
 EDITS = {"write_file", "patch_file", "multi_edit", "replace_lines", "insert_at_line", "delete_lines"}
 EXECS = {"bash_exec", "shell_open", "shell_exec", "shell_close", "shell_send", "schedule_task", "cancel_task"}
 EXPECTED = {

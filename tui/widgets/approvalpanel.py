@@ -128,6 +128,8 @@ class ApprovalPanel(Vertical, can_focus=True):
     def compose(self) -> ComposeResult:
         request = self.request
         self.border_title = f"{KIND_TITLES[request.kind]} · {line(request.tool)}"
+        if request.asker:  # a subagent asks, through its parent: which one, and on what task
+            self.border_title += f" · subagent {line(request.asker)[:80]}"
         if request.kind == "edit":
             # The diff's own file headers name the files: said once, not again above them.
             files = [from_change(change) for change in request.changes]

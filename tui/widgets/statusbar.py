@@ -57,6 +57,7 @@ class StatusBar(Widget):
         self.detail = ""
         self.frame = 0
         self.allowances: list[str] = []  # tools allowed for this session, in the order allowed
+        self.goal = ""  # a goal's rounds and its last check (`/goal`): "goal 2/10 ✗"
 
     # -- what it shows --------------------------------------------------------------------
     def set_mode(self, mode: str) -> None:
@@ -95,6 +96,12 @@ class StatusBar(Widget):
         self.usage = text if prompt_tokens or completion_tokens else ""
         self.refresh()
 
+    def set_goal(self, round_: int, max_rounds: int, passed: bool | None) -> None:
+        """A goal's progress: the round and the last check's verdict (None: not checked yet)."""
+        mark = "" if passed is None else (" ✓" if passed else " ✗")
+        self.goal = f"goal {round_}/{max_rounds}{mark}" if max_rounds else ""
+        self.refresh()
+
     def set_state(self, state: str, detail: str = "") -> None:
         self.state, self.detail = state, detail
         self.refresh()
@@ -122,7 +129,7 @@ class StatusBar(Widget):
     def _right(self) -> Text:
         dim = self.get_component_rich_style("statusbar--dim")
         right = Text()
-        for part in (self.profile and f"profile {self.profile}", self.model,
+        for part in (self.goal, self.profile and f"profile {self.profile}", self.model,
                      self.reasoning and f"reasoning {self.reasoning}", self.usage):
             if part:
                 right.append(f"{part}  ", style=dim)

@@ -219,6 +219,7 @@ class Timeline(VerticalScroll):
         self.traces: dict[str, Trace] = {}
         self.frame = 0
         self.groups: list[list[Widget]] = []  # the widgets of each request still shown as widgets
+        self.children_rows: dict[str, Any] = {}  # child session id -> its ChildEntry (a subagent)
 
     def compose(self) -> Any:
         yield Static("Each request's plan, tool traces and checkpoints appear here.", classes="timeline-empty")
@@ -298,6 +299,22 @@ class Timeline(VerticalScroll):
             trace.ok = ok
             self._refresh_live()
 
+    # -- subagents (tui/widgets/children.py) ---------------------------------------------
+    def child_started(self, child_id: str, agent: str, task: str) -> None:
+        from tui.widgets.children import ChildEntry
+
+        row = ChildEntry(child_id, agent, task)
+        self.children_rows[child_id] = row
+        self._append(row)
+
+    def child_update(self, event: Any) -> None:
+        if (row := self.children_rows.get(event.child_id)) is not None:
+            row.update_from(event)
+
+    def child_finished(self, event: Any) -> None:
+        if (row := self.children_rows.pop(event.child_id, None)) is not None:
+            row.finish(event)
+
     def checkpoint(self, checkpoint_id: str, label: str, created: float | None = None) -> None:
         self._append(CheckpointEntry(checkpoint_id, label, created))
 
@@ -321,6 +338,8 @@ class Timeline(VerticalScroll):
     def tick(self) -> None:
         self.frame += 1
         self._refresh_live()
+        for row in self.children_rows.values():
+            row.tick(self.frame)
 
     def _refresh_live(self) -> None:
         if self.run is not None:

@@ -40,6 +40,7 @@ class AcpEvents(EventHandler):
         self.problem: str | None = None  # a fatal error of the current run
         self.review: ev.PlanDecisionRequired | None = None  # the plan decision waiting, if any
         self.turns = TurnText()
+        self.children: dict[str, ev.SubagentUpdate] = {}  # the running subagents' latest state
 
     def changes_written(self, changes: list[FileChange]) -> None:
         self.applied.extend(changes)
@@ -101,6 +102,22 @@ class AcpEvents(EventHandler):
 
     def on_approval_required(self, event: ev.ApprovalRequired) -> None:
         self.asked[event.approval_id] = event.call_id
+
+    # a subagent is the parent's `agent` tool call: its progress updates that call, naming the child
+    def on_subagent_started(self, event: ev.SubagentStarted) -> None:
+        self.stream.send(update_tool_call(event.call_id, title=f"subagent {event.agent}: {shown_line(event.task)[:80]}",
+                                          status="in_progress", raw_output=event.model_dump(mode="json")))
+
+    def on_subagent_update(self, event: ev.SubagentUpdate) -> None:
+        self.children[event.child_id] = event
+        doing = "waiting for you: " if event.status == "waiting" else (f"{event.tool} " if event.tool else "")
+        cost = f", ${event.cost:.4f}" if event.cost is not None else ""
+        self.stream.send(update_tool_call(event.call_id, content=[tool_content(text_block(
+            f"subagent {event.child_id}: {doing}{shown_line(event.detail)[:100]} ({event.tokens:,} tokens{cost})"))]))
+
+    def on_subagent_finished(self, event: ev.SubagentFinished) -> None:
+        self.children.pop(event.child_id, None)
+        self.stream.send(update_tool_call(event.call_id, raw_output=event.model_dump(mode="json")))
 
     def on_approval_resolved(self, event: ev.ApprovalResolved) -> None:
         call_id = self.asked.pop(event.approval_id, None)

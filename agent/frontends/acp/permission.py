@@ -47,7 +47,7 @@ class AcpApprover:
         options = [PermissionOption(option_id=key, name=names[key], kind=kind)  # type: ignore[arg-type]
                    for key, (kind, _) in APPROVAL_OPTIONS.items()]
         call = ToolCallUpdate(
-            tool_call_id=request.call_id, title=tool_title(request.tool, request.args),
+            tool_call_id=request.call_id, title=_asker(request) + tool_title(request.tool, request.args),
             kind=tool_kind(request.tool, request.kind), status="pending", content=_shown(request, self.events),
             locations=tool_locations(self.events.root, request.tool, request.args) or None,
             raw_input=request.args)
@@ -112,3 +112,8 @@ def _plain_review_title(kind: ReviewKind, waiting: Any) -> str:
         return f"Run this plan? {waiting.plan.refined_goal}: {steps}"
     step = next((s.title for s in waiting.plan.steps if s.id == waiting.step_id), waiting.step_id)
     return f"Step failed: {step} ({waiting.error or 'no reason given'}). Retry, skip or stop?"
+
+
+def _asker(request: ApprovalRequest) -> str:
+    """A subagent's approval says which child asks, on what task (agent/subagents)."""
+    return f"[subagent {shown_line(request.asker)}] " if request.asker else ""

@@ -104,6 +104,19 @@ class SseMapper(EventHandler):
     def on_file_ready(self, event: ev.FileReady) -> None:
         self.send(event.model_dump(mode="json"))
 
+    # subagents (agent/subagents): wire format already, each naming the child and its parent
+    def on_subagent_started(self, event: ev.SubagentStarted) -> None:
+        self.send(event.model_dump(mode="json"))
+
+    def on_subagent_update(self, event: ev.SubagentUpdate) -> None:
+        self.send(event.model_dump(mode="json"))
+
+    def on_subagent_finished(self, event: ev.SubagentFinished) -> None:
+        self.send(event.model_dump(mode="json"))
+
+    def on_goal_round(self, event: ev.GoalRound) -> None:
+        self.send(event.model_dump(mode="json"))
+
     def on_complete(self, event: ev.Complete) -> None:
         self.send({"type": "complete", "success": event.success, "completion_reason": event.completion_reason})
 
@@ -170,4 +183,6 @@ def approval_data(event: ev.ApprovalRequired) -> Data:
         data["cwd"] = event.cwd
     if event.url is not None:
         data["url"] = event.url
+    if event.child_id is not None:  # a subagent asks, through its parent: who, and on what task
+        data.update(child_id=event.child_id, parent_id=event.parent_id, asker=visible(event.asker or ""))
     return data
