@@ -24,7 +24,7 @@ def own_row(app: CoderApp) -> dict[str, Any] | None:
 
 
 async def live_command(app: CoderApp, arg: str) -> None:
-    from agent.host.client import live_sessions
+    from agent.client.hosted import live_sessions
     from agent.subagents.live import live_lines
 
     rows = [row for row in [own_row(app)] if row is not None]
