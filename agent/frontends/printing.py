@@ -39,6 +39,29 @@ class JsonPrinter(EventHandler):
         """The `complete` and `usage` events already carry the summary."""
 
 
+class RunJsonPrinter(JsonPrinter):
+    """`run --json`: as JsonPrinter, and the run's `complete` is the last line and tells its outcome.
+    It waits for the summary, which hands the verdict: after approvals denied because stdin closed
+    (exit code 3) the error saying so comes first, then `complete` with `success: false` and
+    `completion_reason: denied`, never a `complete {success: true}` that the error contradicts (as
+    `--json-format seed` ends, agent/frontends/seedevents.py)."""
+
+    def __init__(self, out: TextIO) -> None:
+        super().__init__(out)
+        self._ending: ev.Complete | None = None
+
+    def on_complete(self, event: ev.Complete) -> None:
+        if self._ending is not None:  # an earlier turn of the run (a stop hook's second one): printed as it was
+            self.unhandled(self._ending)
+        self._ending = event
+
+    def summary(self, complete: ev.Complete, totals: Any, session_id: str) -> None:
+        """The held `complete`, as the verdict has it (`complete` is the run's last one, perhaps amended)."""
+        ending, self._ending = self._ending, None
+        if ending is not None:
+            self.unhandled(complete)
+
+
 class TextPrinter(EventHandler):
     """Readable streaming text: the answer on stdout, what happens around it on stderr."""
 
