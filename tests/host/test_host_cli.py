@@ -72,6 +72,8 @@ def test_run_attach_answers_approvals_on_stdin_like_run(fake_llm: FakeLLM, ws: P
                      XDG_RUNTIME_DIR=str(runtime_dir))
     assert denied.returncode == 3, denied.stderr
     assert "stdin closed" in denied.stdout + denied.stderr
+    assert denied.stderr.index("stdin closed") < denied.stderr.index("✗ denied · 2 steps")  # the verdict, then a
+    assert "answered ·" not in denied.stderr  # summary that agrees with it, as `run` ends
     assert (ws / "a.py").read_text().endswith("return 2\n")
 
 
