@@ -15,7 +15,8 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 Mode = Literal["plan", "ask", "allow"]
 ApprovalKind = Literal["edit", "exec", "network", "read"]  # read: a tool an `ask` rule names
 DecisionKind = Literal["allow_once", "allow_all", "deny", "stop"]
-CompletionReason = Literal["answered", "max_steps", "stopped", "error", "budget"]
+CompletionReason = Literal["answered", "max_steps", "stopped", "error", "budget", "denied"]
+# denied: only in `run`'s output, never emitted by a session: stdin closed on an approval or a plan (exit code 3)
 TodoStatus = Literal["pending", "in_progress", "completed", "cancelled"]
 TaskType = Literal["new_task", "follow_up", "plan_change", "question", "confirmation",
                    "schedule", "explore", "repository"]  # the last three: seed 001 intents (planning/intents.py)

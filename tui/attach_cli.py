@@ -36,7 +36,10 @@ def cmd_attach(argv: list[str]) -> int:
 
     if not os.path.isdir(options.workspace):
         parser.error(f"--workspace: {options.workspace!r} is not a folder")
-    from tui.cli import launch_parser
+    from tui.cli import launch_parser, usage_error
+
+    if (missing := _missing(options.session)) is not None:  # said at once, not on a screen
+        return usage_error(f"attach: {missing}")
 
     launch = [options.workspace]
     for flag in ("mode", "model", "api_base", "api_key", "theme"):
@@ -51,3 +54,19 @@ def cmd_attach(argv: list[str]) -> int:
     from tui.app import run_app
 
     return run_app(app_options)
+
+
+def _missing(ref: str) -> str | None:
+    """Why `ref` names no session to attach to: none recorded, and none live in a running host (a
+    live session without a prompt yet has no record). The host is only asked, never started, and
+    only when no record is named so."""
+    from agent.session.known import missing_session
+
+    if (problem := missing_session(ref)) is None:
+        return None
+    import asyncio
+
+    from agent.client.hosted import live_sessions
+
+    live = asyncio.run(live_sessions()) or []
+    return None if any(str(row.get("session_id", "")).startswith(ref) for row in live) else problem

@@ -435,6 +435,11 @@ def _cmd_launch(argv: list[str]) -> int:
     problem = _launch_problem(options)
     if problem:
         parser.error(problem)
+    if options.resume:  # an unknown session is said at once, as `run --resume` says it, not on a screen
+        from agent.session.known import missing_session
+
+        if (missing := missing_session(options.resume)) is not None:
+            return usage_error(f"--resume: {missing}")
     import gc
 
     # Importing the UI toolkit creates a few hundred thousand long-lived objects; a full collection
@@ -443,6 +448,14 @@ def _cmd_launch(argv: list[str]) -> int:
     from tui.app import run_app
 
     return run_app(options)
+
+
+def usage_error(message: str) -> int:
+    """A usage error found before the app opens: one line, exit code 2 (as `run` says its own)."""
+    from agent.textsafe import visible
+
+    print(f"coder-tui: error: {visible(message)}", file=sys.stderr)
+    return 2
 
 
 def _launch_problem(options: argparse.Namespace) -> str | None:

@@ -23,7 +23,7 @@ from tui.widgets.transcript import Transcript
 
 OUTCOMES = {
     "answered": "✓ done", "max_steps": "■ stopped at the step limit", "stopped": "■ stopped",
-    "error": "✗ failed", "budget": "■ stopped: budget spent",
+    "error": "✗ failed", "budget": "■ stopped: budget spent", "denied": "✗ approvals denied",
 }
 QUIET_TOOLS = {"todo_write", "todo_read"}  # shown on the timeline, not as rows in the chat
 

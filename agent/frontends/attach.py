@@ -142,17 +142,20 @@ class Attached:
         return self._exit_code(result.data)
 
     def _exit_code(self, done: dict[str, Any]) -> int:
-        if self.complete is not None and not self.options.json:
-            from agent.loop import Totals
-
-            totals = self._totals or Totals()
-            self.printer.summary(self.complete, totals, self.session_id)
+        """The verdict, then the summary that agrees with it (as `run` ends: ✗ denied after the error)."""
+        complete, code = self.complete, 0 if done.get("success") else 1
         if self.unanswered:
             self.printer.handle(ev.ErrorEvent(recoverable=False, message=(
                 f"{self.unanswered} approval(s) denied because stdin closed before an answer came (exit code "
                 f"{UNANSWERED}). Answer on stdin (e.g. `echo y |`), from another front end, or use --mode allow.")))
-            return UNANSWERED
-        return 0 if done.get("success") else 1
+            code = UNANSWERED
+            if complete is not None:
+                complete = complete.model_copy(update={"success": False, "completion_reason": "denied"})
+        if complete is not None and not self.options.json:
+            from agent.loop import Totals
+
+            self.printer.summary(complete, self._totals or Totals(), self.session_id)
+        return code
 
     def _item(self, item: object, live: bool = True) -> None:
         if isinstance(item, Note):

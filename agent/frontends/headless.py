@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING, Any
 
 from agent.events import ErrorEvent, WarningEvent
 from agent.frontends.common import UsageError, build_config, handle_ctrl_c, open_or_usage, run_command
-from agent.frontends.printing import JsonPrinter, TextPrinter
-from agent.frontends.stdin import StdinApprover, exit_code
+from agent.frontends.printing import RunJsonPrinter, TextPrinter
+from agent.frontends.stdin import StdinApprover, verdict
 from agent.session.notes import resume_notes
 from agent.session.ports import SessionOptions, SessionPorts
 
@@ -34,7 +34,7 @@ def _printer(options: SessionOptions) -> Any:
         from agent.frontends.seedevents import SeedPrinter
 
         return SeedPrinter(sys.stdout)
-    return JsonPrinter(sys.stdout) if options.json else TextPrinter(sys.stdout, sys.stderr)
+    return RunJsonPrinter(sys.stdout) if options.json else TextPrinter(sys.stdout, sys.stderr)
 
 
 async def run_headless(options: SessionOptions) -> int:
@@ -94,8 +94,9 @@ async def run_headless(options: SessionOptions) -> int:
         if session.writer.lost:
             print(f"coder-tui: error: {session.writer.lost} line(s) of session {session.session_id} could not be "
                   f"written ({session.writer.failure}); the record ends before them", file=sys.stderr)
-    # an unknown model or provider, no key: the configuration, not the run, failed
-    code = 2 if misconfigured else exit_code(complete, approver, published, printer)  # its error before the summary
+    code = 2  # an unknown model or provider, no key: the configuration, not the run, failed
+    if not misconfigured:  # the verdict's error before the summary, and the summary says the verdict
+        code, complete = verdict(complete, approver, published, printer)
     printer.summary(complete, session.totals, session.session_id)
     return code
 

@@ -56,7 +56,9 @@ async def open_live(request: OpenRequest, retire: Callable[[LiveSession], None],
     spec = TargetSpec.from_options(options)
     try:
         target = await open_target(spec, build_config(options, None, request.env) if spec.github else None)
-    except (TargetError, UsageError) as exc:
+    except TargetError as exc:  # the client named the session (`attach ID`, `run --attach ID`), not --resume
+        raise OpenFailed(exc.reason if exc.message.startswith("--resume: ") else exc.message) from None
+    except UsageError as exc:
         raise OpenFailed(str(exc)) from None
     try:
         config = with_client_keys(build_config(options, target.workspace.root, request.env), request.env)

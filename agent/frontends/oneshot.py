@@ -158,7 +158,7 @@ class OneShot:
         self.printer.handle(event)
 
     def _finish(self, done: dict[str, Any]) -> None:
-        from agent.frontends.stdin import exit_code
+        from agent.frontends.stdin import verdict
 
         live = self.live
         assert live is not None and live.session is not None
@@ -166,8 +166,10 @@ class OneShot:
             self.conn.send(encode({"type": "out", "fd": 2, "text": f"coder-tui: error: {done.get('error')}\n"}))
             code = 1
         else:
-            code = 2 if self.misconfigured else exit_code(self.complete, self.approver, True, self.printer)
-            self.printer.summary(self.complete, live.session.totals, live.session.session_id)
+            code, complete = 2, self.complete
+            if not self.misconfigured:
+                code, complete = verdict(complete, self.approver, True, self.printer)
+            self.printer.summary(complete, live.session.totals, live.session.session_id)
         self.conn.send(encode({"type": "exit", "code": code}))
         asyncio.get_running_loop().call_soon(self.leave)
 
@@ -207,10 +209,10 @@ class OneShot:
 
 def _printer(options: Any, out: _Stream, err: _Stream) -> Any:
     """The printer `run` would use (agent/frontends/headless.py), writing to the client."""
-    from agent.frontends.printing import JsonPrinter, TextPrinter
+    from agent.frontends.printing import RunJsonPrinter, TextPrinter
 
     if options.json_format == "seed":
         from agent.frontends.seedevents import SeedPrinter
 
         return SeedPrinter(out)  # type: ignore[arg-type]
-    return JsonPrinter(out) if options.json else TextPrinter(out, err)  # type: ignore[arg-type]
+    return RunJsonPrinter(out) if options.json else TextPrinter(out, err)  # type: ignore[arg-type]

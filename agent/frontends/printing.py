@@ -39,6 +39,42 @@ class JsonPrinter(EventHandler):
         """The `complete` and `usage` events already carry the summary."""
 
 
+class RunJsonPrinter(JsonPrinter):
+    """`run --json`: as JsonPrinter, and the run's `complete` is printed once its verdict is known.
+    It waits while errors come (the next other event, or the summary, prints it): after approvals
+    denied because stdin closed (exit code 3) the error saying so comes first, then `complete` with
+    `success: false` and `completion_reason: denied`; after another error that fails the run
+    (publishing) `success: false`; never a `complete {success: true}` that an error after it
+    contradicts (as `--json-format seed` ends, agent/frontends/seedevents.py)."""
+
+    def __init__(self, out: TextIO) -> None:
+        super().__init__(out)
+        self._ending: ev.Complete | None = None
+
+    def handle(self, event: ev.Event) -> None:
+        if self._ending is not None and not isinstance(event, ev.ErrorEvent):
+            self._print_ending(self._ending)  # the run went on (a stop hook's second turn): in order
+        super().handle(event)
+
+    def on_complete(self, event: ev.Complete) -> None:
+        self._ending = event
+
+    def on_error(self, event: ev.ErrorEvent) -> None:
+        if self._ending is not None and not event.recoverable:
+            self._ending = self._ending.model_copy(update={"success": False})
+        self.unhandled(event)
+
+    def _print_ending(self, ending: ev.Complete) -> None:
+        self._ending = None
+        self.unhandled(ending)
+
+    def summary(self, complete: ev.Complete, totals: Any, session_id: str) -> None:
+        """The held `complete`, with the verdict's reason (`complete`: the run's, perhaps made `denied`)."""
+        if self._ending is not None:
+            self._print_ending(self._ending.model_copy(update={
+                "success": self._ending.success and complete.success, "completion_reason": complete.completion_reason}))
+
+
 class TextPrinter(EventHandler):
     """Readable streaming text: the answer on stdout, what happens around it on stderr."""
 

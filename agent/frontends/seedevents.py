@@ -137,5 +137,6 @@ class SeedPrinter(SeedMapper):
     def summary(self, complete: ev.Complete, totals: Any, session_id: str) -> None:
         """The `complete` object carries the summary: it ends the output."""
         ending, self._ending = self._ending, None
-        if ending is not None:
+        if ending is not None:  # the verdict's reason: `denied` when stdin closed on an approval
+            ending.update(success=ending["success"] and complete.success, completion_reason=complete.completion_reason)
             self._write(ending)

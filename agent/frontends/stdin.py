@@ -20,7 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from agent.approval import Decision, QueueApprover
 from agent.config import first_problem
-from agent.events import ApprovalRequired, ApprovalResolved, DecisionKind, ErrorEvent
+from agent.events import ApprovalRequired, ApprovalResolved, Complete, DecisionKind, ErrorEvent
 from agent.planning.review import parse_line
 
 UNANSWERED = 3  # exit code: an approval was denied because stdin closed before an answer came
@@ -195,7 +195,18 @@ class StdinApprover(QueueApprover):
 BY_RULE = "an `ask` permission rule asked for this call (such a rule asks in allow mode too)"
 
 
-def exit_code(complete: Any, approver: StdinApprover, published: bool, printer: Any) -> int:
+def verdict(complete: Complete, approver: StdinApprover, published: bool, printer: Any) -> tuple[int, Complete]:
+    """`run`'s exit code and the `complete` its output ends with (in-process and through the host).
+    When stdin closed on an approval or a plan (exit code 3) the error saying so is printed, and the
+    run is no success: `complete` says `success: false`, `completion_reason: denied`, whatever the
+    model answered after the denial."""
+    code = exit_code(complete, approver, published, printer)
+    if code == UNANSWERED:
+        complete = complete.model_copy(update={"success": False, "completion_reason": "denied"})
+    return code, complete
+
+
+def exit_code(complete: Complete, approver: StdinApprover, published: bool, printer: Any) -> int:
     """`run`'s exit code (in-process and through the host): 3 when stdin closed on an approval or a plan."""
     if approver.lines is not None and approver.lines.unanswered:
         printer.handle(ErrorEvent(recoverable=False, message=(

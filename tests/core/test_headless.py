@@ -78,8 +78,22 @@ def test_closed_stdin_denies_with_a_reason(fake_llm: FakeLLM, ws: Path, isolated
     resolved = [json.loads(x) for x in done.stdout.splitlines() if '"approval_resolved"' in x][0]
     assert resolved["decision"] == "deny" and "stdin is closed" in resolved["feedback"]
     assert done.returncode == 3 and (ws / "a.py").read_text().endswith("return 1\n")
-    last = json.loads(done.stdout.splitlines()[-1])
-    assert last["type"] == "error" and "1 approval denied because stdin closed" in last["message"]
+    events = [json.loads(line) for line in done.stdout.splitlines()]
+    assert [e["type"] for e in events].count("complete") == 1
+    error, ending = events[-2:]  # the verdict's reason, then one ending that agrees with exit code 3
+    assert error["type"] == "error" and "1 approval denied because stdin closed" in error["message"]
+    assert ending["type"] == "complete" and ending["success"] is False and ending["completion_reason"] == "denied"
+    assert ending["final_response"] == "Could not edit."
+
+
+def test_readable_mode_says_denied_not_answered_when_stdin_closed_on_an_approval(
+        fake_llm: FakeLLM, ws: Path, isolated_home: Path) -> None:
+    fake_llm.script(EDIT, Reply(text="Could not edit."))
+    done = subprocess.run(run_args(fake_llm, ws), env=cli_env(isolated_home), stdin=subprocess.DEVNULL,
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 3, done.stderr
+    error = done.stderr.index("error: 1 approval denied because stdin closed")
+    assert error < done.stderr.index("✗ denied · 2 steps") and "answered ·" not in done.stderr
 
 
 def test_seed_format_ends_once_and_honestly_when_stdin_closed_on_an_approval(
@@ -92,7 +106,7 @@ def test_seed_format_ends_once_and_honestly_when_stdin_closed_on_an_approval(
     assert [e["type"] for e in events].count("complete") == 1 and "error" not in {e["type"] for e in events}
     ending = events[-1]  # one ending: the run did not do what it was asked, and says why
     assert ending["type"] == "complete" and ending["success"] is False
-    assert "1 approval denied because stdin closed" in ending["error"]
+    assert "1 approval denied because stdin closed" in ending["error"] and ending["completion_reason"] == "denied"
     assert ending["final_response"] == "Could not edit."
 
 

@@ -58,8 +58,9 @@ def test_edit_denied_for_want_of_an_answer_exits_3(fake_llm: FakeLLM, ws: Path, 
     assert (ws / "a.py").read_text() == "x = 1\ny = 1\n"
     message = "1 approval denied because stdin closed before an answer came"
     if json_mode:
-        last = json.loads(done.stdout.splitlines()[-1])
-        assert last["type"] == "error" and message in last["message"] and not last["recoverable"]
+        error, ending = [json.loads(line) for line in done.stdout.splitlines()[-2:]]
+        assert error["type"] == "error" and message in error["message"] and not error["recoverable"]
+        assert ending["type"] == "complete" and not ending["success"] and ending["completion_reason"] == "denied"
     else:
         assert message in done.stderr and "use --mode allow" in done.stderr
 

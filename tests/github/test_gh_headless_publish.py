@@ -71,8 +71,10 @@ def test_a_failed_publish_exits_1_and_keeps_the_edits(fake_llm, gh_server, repo,
                           env=env(isolated_home, gh_server, GITHUB_TOKEN=READONLY_TOKEN),
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 1, done.stderr
-    error = [e for e in events_of(done.stdout) if e["type"] == "error"][-1]
+    events = events_of(done.stdout)
+    error = [e for e in events if e["type"] == "error"][-1]
     assert error["message"].startswith("publishing failed: ") and "kept unpublished in session" in error["message"]
+    assert events[-1]["type"] == "complete" and events[-1]["success"] is False  # agrees with exit code 1
     assert set(repo.store.refs("refs/heads/")) == {"refs/heads/main"}
 
 

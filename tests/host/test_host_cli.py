@@ -7,13 +7,14 @@ import json
 import os
 import signal
 import subprocess
+import sys
 import threading
 from pathlib import Path
 
 import pytest
 
 from agent.host.client import HostClient
-from tests.conftest import TEST_KEY, cli, cli_env, run_cli
+from tests.conftest import ROOT, TEST_KEY, cli, cli_env, run_cli
 from tests.fakellm import FakeLLM, Reply, call
 from tests.host.conftest import host_files, next_of
 from tests.host.test_host_fanout import EDIT, session_lines
@@ -71,6 +72,8 @@ def test_run_attach_answers_approvals_on_stdin_like_run(fake_llm: FakeLLM, ws: P
                      XDG_RUNTIME_DIR=str(runtime_dir))
     assert denied.returncode == 3, denied.stderr
     assert "stdin closed" in denied.stdout + denied.stderr
+    assert denied.stderr.index("stdin closed") < denied.stderr.index("✗ denied · 2 steps")  # the verdict, then a
+    assert "answered ·" not in denied.stderr  # summary that agrees with it, as `run` ends
     assert (ws / "a.py").read_text().endswith("return 2\n")
 
 
@@ -160,3 +163,24 @@ def test_a_host_folder_of_another_user_is_refused_and_run_works_in_process(
     said = [line for line in done.stderr.splitlines() if "not available" in line]
     assert len(said) == 1 and "another user" in said[0] and "in-process" in said[0]
     assert not host_files(runtime_dir)
+
+
+async def test_attach_checks_an_id_against_the_live_sessions_too_and_names_no_flag(
+        fake_llm: FakeLLM, ws: Path, start_host, isolated_home: Path) -> None:
+    host = start_host()
+    env = {"XDG_RUNTIME_DIR": str(host.socket.parent.parent)}
+    client = await HostClient.connect(host.socket)
+    try:  # a live session with no prompt yet: nothing recorded, and still one to attach to
+        opened = await client.request("open", session="new", client="watcher", options=host.options(fake_llm, ws))
+        probe = "from tui.attach_cli import _missing; import sys; print(repr(_missing(sys.argv[1])))"
+        checks = [subprocess.run([sys.executable, "-c", probe, ref], cwd=ROOT, capture_output=True, text=True,
+                                 env=cli_env(isolated_home, **env), timeout=60)
+                  for ref in (opened["session_id"], opened["session_id"][:13], "20991231-nosuch")]
+        refused = run_cli(isolated_home, *attach_args(fake_llm, ws, "20991231-nosuch", "hi"), **env)
+    finally:
+        await client.close()
+    assert [c.stdout.strip() for c in checks] == ["None", "None", repr(MISSING)], [c.stderr for c in checks]
+    assert refused.returncode == 2 and refused.stderr == f"coder-tui: error: --attach: {MISSING}\n"
+
+
+MISSING = "no session '20991231-nosuch' (see `coder-tui sessions`)"

@@ -63,7 +63,7 @@ def test_run_json_and_approvals_on_stdin_through_the_host(
     events = [json.loads(line) for line in answered.stdout.splitlines()]
     kinds = [e["type"] for e in events]
     assert kinds[0] == "run_started" and {"approval_required", "approval_resolved", "file_changed"} <= set(kinds)
-    assert kinds[-1] == "usage" or "complete" in kinds
+    assert kinds[-1] == "complete" and kinds.count("complete") == 1 and events[-1]["success"] is True
     assert not {"replay_end", "turn_started", "turn_done", "client_joined"} & set(kinds)  # no host lines
     assert through_host(isolated_home, events[0]["session_id"])
     assert (ws / "a.py").read_text().endswith("return 2\n")
@@ -72,6 +72,7 @@ def test_run_json_and_approvals_on_stdin_through_the_host(
     closed = run_cli(isolated_home, *run_args(fake_llm, ws, "make f return 3"), **auto(runtime_dir))
     assert closed.returncode == 3, closed.stderr  # stdin closed before the approval: denied, as `run` does
     assert "denied because stdin closed" in closed.stderr
+    assert "✗ denied · 2 steps" in closed.stderr and "answered ·" not in closed.stderr  # the verdict, as `run` says it
     assert through_host(isolated_home, session_of(closed.stderr))
     assert (ws / "a.py").read_text().endswith("return 2\n")
 

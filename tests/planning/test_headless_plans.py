@@ -90,7 +90,9 @@ def test_closed_stdin_leaves_the_plan_unreviewed_and_exits_3(fake_llm: FakeLLM, 
     done = subprocess.run(run_args(fake_llm, ws, "--workflow", "structured", "--json"), env=cli_env(isolated_home),
                           stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=90)
     assert done.returncode == 3 and len(fake_llm.requests) == 1
-    assert "stdin closed before anyone reviewed it" in events_of(done.stdout)[-1]["message"]
+    error, ending = events_of(done.stdout)[-2:]  # why, then a `complete` that agrees with exit code 3
+    assert "stdin closed before anyone reviewed it" in error["message"]
+    assert ending["type"] == "complete" and not ending["success"] and ending["completion_reason"] == "denied"
 
 
 def test_a_killed_run_resumes_at_the_first_unfinished_step(fake_llm: FakeLLM, ws: Path, isolated_home: Path) -> None:
