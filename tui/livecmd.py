@@ -4,6 +4,7 @@ with their spend (agent/subagents/live.py). `/attach ID` jumps into a host sessi
 
 from __future__ import annotations
 
+import asyncio
 from typing import TYPE_CHECKING, Any
 
 from tui.widgets.transcript import Transcript
@@ -25,13 +26,16 @@ def own_row(app: CoderApp) -> dict[str, Any] | None:
 
 async def live_command(app: CoderApp, arg: str) -> None:
     from agent.client.hosted import live_sessions
+    from agent.frontends.fleetlive import fleet_live_lines
     from agent.subagents.live import live_lines
 
     rows = [row for row in [own_row(app)] if row is not None]
     hosted = await live_sessions() or []
     rows += [row for row in hosted if all(row["session_id"] != mine["session_id"] for mine in rows)]
-    if not rows:
+    fleet = await asyncio.to_thread(fleet_live_lines)  # Redis is asked only when a broker is configured
+    if not rows and not fleet:
         app.query_one(Transcript).notice("no live session: start one, or the session host (`coder-tui host`)")
         return
     jump = "\n/attach ID jumps into a session of the host." if hosted else ""
-    app.query_one(Transcript).notice("Live sessions:\n" + "\n".join(live_lines(rows)) + jump)
+    shown = ["Live sessions:", *live_lines(rows)] if rows else []
+    app.query_one(Transcript).notice("\n".join([*shown, *fleet]) + jump)

@@ -49,6 +49,17 @@ def shown_url(url: str) -> str:
     return re.sub(r"(//[^:/@]*:)[^@]*@", r"\1***@", url)
 
 
+def broker_configured(environ: dict[str, str] | None = None) -> bool:
+    """Whether this user named a broker (the variable, or [fleet] broker in their config.toml)."""
+    environ = dict(os.environ) if environ is None else environ
+    if environ.get(BROKER_VAR):
+        return True
+    try:
+        return bool(read_settings(paths.user_config_file()).fleet.broker)
+    except ConfigError:
+        return True  # a broken config: fleet_config says what is wrong with it
+
+
 def fleet_config(environ: dict[str, str] | None = None) -> FleetConfig:
     """The fleet settings of this user (FleetError when there is no broker or it is not Redis)."""
     environ = dict(os.environ) if environ is None else environ

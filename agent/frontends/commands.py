@@ -119,16 +119,16 @@ def _tree(sessions: list[Any]) -> list[tuple[Any, int]]:
 
 
 def _live_view(rows: list[dict[str, Any]] | None) -> int:
-    """`sessions --live`: the host's live sessions and their subagents, and which waits for you."""
+    """`sessions --live`: the host's live sessions and their subagents, then the fleet's unfinished
+    batches (when a broker is configured): which waits for you."""
+    from agent.frontends.fleetlive import fleet_live_lines
     from agent.subagents.live import live_lines
 
     if rows is None:
         print("no session host runs: live sessions are those of the host (see `coder-tui host`)")
-        return 0
-    if not rows:
+    elif not rows:
         print("the session host has no live sessions")
-        return 0
-    for text in live_lines(rows):
+    for text in [*live_lines(rows or []), *fleet_live_lines()]:
         print(text)
     return 0
 
