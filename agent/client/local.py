@@ -187,7 +187,7 @@ class LocalHandle:
 
         return text, [from_path(Path(path), path) for path in prompt.images]
 
-    def add_history(self, messages: list[Any]) -> None:
+    def add_history(self, messages: list[dict[str, str]]) -> None:
         """Earlier messages a client brings (a chat's history), before the first turn."""
         for message in messages:
             self.session.messages.append(message)

@@ -17,7 +17,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -184,7 +184,7 @@ class Live:
         if self.listener is not None:
             self.listener(data)
 
-    async def _watch(self, stream: Any) -> None:
+    async def _watch(self, stream: AsyncIterator[Item]) -> None:
         async for _item in stream:
             pass
         if self.lost is not None:

@@ -217,7 +217,8 @@ class Sessions:
             await target.close()
             raise
         handle.publish = True
-        handle.add_history(list(chat.history))
+        if resume is None:  # a new session takes the earlier messages of the request
+            handle.add_history(chat.history)
         root = target.workspace.root if overlay is None else None
         return Live(handle, chat.apply, (overlay or target.workspace).label, Path(root) if root is not None else None,
                     overlay)
