@@ -12,11 +12,12 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from agent.client.handle import SessionHandle
 
 if TYPE_CHECKING:
+    from agent.client.hosted import HostedHandle
     from agent.config import Config
     from agent.session.ports import SessionOptions
     from agent.session.record import SessionStore
@@ -92,3 +93,23 @@ async def _hosted(options: SessionOptions, name: str) -> SessionHandle | None:
     except HostUnavailable:
         return None
     return await HostedHandle.open(client, options.resume or "new", name, open_options(options), env=dict(os.environ))
+
+
+async def join_in_host(session: str, name: str, options: dict[str, object] | None = None, *,
+                       live_only: bool = False, start: bool = True) -> HostedHandle:
+    """Session `session` (an id, a prefix, `last`, `new`) opened or joined in the session host (started
+    when none runs and `start`): for a front end that serves the host's sessions by id (serve's view
+    of a session another front end runs). HostUnavailable, HostRefused, ConnectionError as
+    agent/client/hosted.py `open_in_host` raises them."""
+    from agent.client.hosted import open_in_host
+
+    return await open_in_host(session, name, dict(options or {}), live_only=live_only, start=start)
+
+
+async def live_in_host(workspace: str) -> list[dict[str, Any]]:
+    """The sessions live in the session host that work in `workspace` (a label), with who is attached
+    (empty when no host runs)."""
+    from agent.host.client import live_sessions
+
+    rows = await live_sessions() or []
+    return [{**row, "live": True} for row in rows if row.get("workspace") == workspace]

@@ -50,6 +50,7 @@ class LocalHandle:
         self._pending: list[str] = []
         self._tickets = itertools.count(1)
         self._worker: asyncio.Task[None] | None = None
+        self.publish = False  # a completed turn's edits in a GitHub workspace become a commit (serve --github)
 
     @classmethod
     def open(cls, target: Target, config: Config, *, name: str = "this process", resume: str | None = None,
@@ -158,6 +159,8 @@ class LocalHandle:
             done: dict[str, Any] = {"ticket": turn.ticket, "by": turn.by}
             try:
                 complete = await self.session.run(*await self._request(turn.prompt))
+                if self.publish and complete.success:
+                    await self._publish()
                 done.update(success=complete.success, completion_reason=complete.completion_reason)
             except Exception as exc:  # noqa: BLE001 - one turn's failure is its reply; the next turns run
                 done.update(success=False, completion_reason="error", error=f"{type(exc).__name__}: {exc}")
@@ -183,6 +186,27 @@ class LocalHandle:
         from agent.images import from_path
 
         return text, [from_path(Path(path), path) for path in prompt.images]
+
+    def add_history(self, messages: list[dict[str, str]]) -> None:
+        """Earlier messages a client brings (a chat's history), before the first turn."""
+        for message in messages:
+            self.session.messages.append(message)
+            self.session.writer.message(message)
+
+    async def _publish(self) -> None:
+        """The turn's edits in a GitHub workspace committed on the work branch, as at the end of
+        `coder-tui run --github` (nothing in another workspace)."""
+        from agent.github.errors import GitHubError
+        from agent.session.github import publish_changes, unpublished
+
+        session = self.session
+        if not unpublished(session.workspace):
+            return
+        try:
+            session.emit(await publish_changes(session.workspace))
+        except GitHubError as exc:
+            session.emit(ev.ErrorEvent(message=f"publishing failed: {exc}; the edits stay in session "
+                                               f"{session.session_id} (a later turn publishes them)"))
 
     def stop(self, by: str) -> Reply:
         """Stop the running turn; every queued prompt is answered (stopped) and the clients told."""

@@ -128,3 +128,23 @@ async def wait_closed(host, session_id: str, timeout: float = 60) -> None:
     while any(row["session_id"] == session_id for row in await live_sessions(host.socket) or []):
         assert asyncio.get_running_loop().time() < deadline, "the host kept the session live"
         await asyncio.sleep(0.05)
+
+
+async def test_a_turns_events_reach_a_listener_after_its_turn_started_and_before_its_reply(
+        open_handle, fake_llm: FakeLLM) -> None:
+    """What serve's one driver (agent/frontends/serve/driver.py) relies on to tell its own turn from
+    another front end's: `turn_started` names the handle that sent the prompt, and the turn's events,
+    its `complete` among them, reach `listen` before the prompt is answered."""
+    handle = await open_handle(name="serve #1")
+    seen: list[object] = []
+    handle.listen(seen.append)
+    fake_llm.script(Reply(text="Hello there."))
+    reply = await handle.submit(Prompt("say hello"))
+    assert reply.ok, reply
+    kinds = [item.type for item in seen]  # type: ignore[attr-defined]
+    started = next(i for i, item in enumerate(seen) if isinstance(item, Note) and item.type == "turn_started")
+    assert seen[started].data["by"] == "serve #1"  # type: ignore[attr-defined]
+    assert "complete" in kinds[started:], kinds
+    assert text_of(seen[started:]) == "Hello there."
+    complete = next(item for item in seen[started:] if getattr(item, "type", None) == "complete")
+    assert complete.success is reply.data["success"] is True  # type: ignore[attr-defined]

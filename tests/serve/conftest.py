@@ -62,12 +62,12 @@ class ServeThread:
 
         spec = TargetSpec(workspace=str(self.root))
         self.opener = Opener(spec, self.config, await open_target(spec, self.config))
-        hub = None
+        host = None
         if self.hub is not None:
-            from agent.frontends.serve.hosted import Hub
+            from agent.frontends.serve.sessions import InHost
 
-            hub = Hub(self.hub, self.root, self.opener.label)
-        sessions = Sessions(self.config, self.opener, max_live=self.max_live, grace=self.grace, hub=hub)
+            host = InHost(self.hub, self.root, self.opener.label)
+        sessions = Sessions(self.config, self.opener, max_live=self.max_live, grace=self.grace, host=host)
         self.server = await listen(sessions, TOKEN, "127.0.0.1", 0, self.max_body, rate_limit=self.rate_limit)
         self.url = self.server.url
 

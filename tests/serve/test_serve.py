@@ -117,6 +117,19 @@ def test_a_new_session_takes_the_earlier_messages_of_the_request(make_serve):
     assert sent == [("user", "I am Bob"), ("assistant", "Hi Bob"), ("user", "and my name?")]
 
 
+def test_a_resumed_session_keeps_its_record_and_not_the_requests_earlier_messages(make_serve):
+    """Earlier messages in the body are for a new session only: a recorded one resumed has its own."""
+    serve = make_serve(max_live=1)
+    serve.llm.script(Reply(text="Hi Bob."), Reply(text="other"), Reply(text="Bob."))
+    _, events = serve.chat("I am Bob")
+    serve.chat("another session")  # max_live=1: the first is closed, and resumed from its record below
+    serve.chat("and my name?", session_id=events[0]["session_id"],
+               messages=[{"role": "user", "content": "I am Alice"}, {"role": "assistant", "content": "Hi Alice"},
+                         {"role": "user", "content": "and my name?"}])
+    sent = [(m["role"], m["content"]) for m in serve.llm.requests[2]["messages"][1:]]
+    assert sent == [("user", "I am Bob"), ("assistant", "Hi Bob."), ("user", "and my name?")], sent
+
+
 def test_unknown_session_and_apply_switch_are_refused(make_serve):
     serve = make_serve()
     serve.llm.script(Reply(text="hi"))

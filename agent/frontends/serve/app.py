@@ -8,7 +8,7 @@ Routes (every one but `/api/health` needs `Authorization: Bearer TOKEN`):
     POST /api/sessions/{id}/plan  answer a `plan_decision_required` event (structured workflow, ask mode)
     GET  /api/sessions          the live sessions, whether they run, their pending approvals
     GET  /api/sessions/{id}/events  follow a live session: its events so far, then as they happen
-                                (SSE, in `run --json` shapes; see follow.py)
+                                (SSE, in `run --json` shapes; see driver.py)
     GET  /api/health            {"status": "ok"} (no token needed)
     GET  /ws, /ws/{token}       the same sessions over a WebSocket (agent/frontends/serve/ws.py)
     GET  /view                  the browser view: follow a session, answer its approvals (no token to
@@ -34,6 +34,7 @@ from aiohttp.typedefs import Middleware
 
 from agent import __version__
 from agent.approval import Decision
+from agent.frontends.serve.driver import failure
 from agent.frontends.serve.guard import guard
 from agent.frontends.serve.limits import RATE_LIMIT, turn_limit
 from agent.frontends.serve.request import ApprovalAnswer, BadRequest, ChatRequest, parse
@@ -42,7 +43,6 @@ from agent.frontends.serve.sessions import Busy, Live, NotFound, Sessions, Unava
 from agent.frontends.serve.view import PUBLIC as VIEW_PATHS
 from agent.frontends.serve.view import add_routes as add_view_routes
 from agent.planning.review import PlanDecision
-from agent.secrets import redact
 from agent.textsafe import json_line
 
 MAX_BODY = 8 * 1024 * 1024
@@ -173,7 +173,7 @@ async def _stream(request: web.Request, sessions: Sessions, live: Live, chat: Ch
         _start_streamed(sessions, live, chat)
         last_id = live.frames.first_id - 1
     response = web.StreamResponse(headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache",
-                                           "X-Accel-Buffering": "no", SESSION_HEADER: live.session.session_id})
+                                           "X-Accel-Buffering": "no", SESSION_HEADER: live.session_id})
     sessions.attach(live)
     try:
         await response.prepare(request)
@@ -189,7 +189,7 @@ async def _stream(request: web.Request, sessions: Sessions, live: Live, chat: Ch
 def _start_streamed(sessions: Sessions, live: Live, chat: ChatRequest) -> None:
     frames = live.frames
     frames.begin()
-    frames.add({"type": "session", "session_id": live.session.session_id})
+    frames.add({"type": "session", "session_id": live.session_id})
     task = sessions.start(live, chat, frames.add)
 
     def ended(_task: asyncio.Task[Any]) -> None:
@@ -221,7 +221,7 @@ async def _pump(response: web.StreamResponse, frames: TurnFrames, last_id: int) 
 
 async def _collect(sessions: Sessions, live: Live, chat: ChatRequest) -> web.Response:
     """`"stream": false`: the turn's text, diffs and errors in one JSON object."""
-    result: dict[str, Any] = {"session_id": live.session.session_id, "content": "", "diffs": [], "errors": []}
+    result: dict[str, Any] = {"session_id": live.session_id, "content": "", "diffs": [], "errors": []}
 
     def listen(data: dict[str, Any]) -> None:
         if "content" in data:
@@ -247,15 +247,13 @@ async def _collect(sessions: Sessions, live: Live, chat: ChatRequest) -> web.Res
     failure = _failure(task)
     if failure:
         result["errors"].append(failure)
-    return web.json_response(result, headers={SESSION_HEADER: live.session.session_id})
+    return web.json_response(result, headers={SESSION_HEADER: live.session_id})
 
 
 def _failure(task: asyncio.Task[Any]) -> str | None:
     """What went wrong when a turn ended with an exception (the loop reports its own errors as events)."""
-    if task.cancelled() or task.exception() is None:
-        return None
-    exc = task.exception()
-    return redact(f"the run failed: {type(exc).__name__}: {exc}")
+    exc = None if task.cancelled() else task.exception()
+    return None if exc is None else failure(exc)
 
 
 async def _approve(request: web.Request) -> web.Response:
@@ -267,14 +265,12 @@ async def _approve(request: web.Request) -> web.Response:
 
 async def _plan(request: web.Request) -> web.Response:
     decision: PlanDecision = parse(PlanDecision, await _body(request))
-    request.app[SESSIONS].decide_plan(request.match_info["id"], decision)
+    await request.app[SESSIONS].decide_plan(request.match_info["id"], decision)
     return web.json_response({"session_id": request.match_info["id"], "decision": decision.decision})
 
 
 async def _sessions(request: web.Request) -> web.Response:
-    from agent.frontends.serve.hosted import listing
-
-    return web.json_response({"sessions": await listing(request.app[SESSIONS])})
+    return web.json_response({"sessions": await request.app[SESSIONS].listing()})
 
 
 async def _websocket(request: web.Request) -> web.StreamResponse:
@@ -284,13 +280,13 @@ async def _websocket(request: web.Request) -> web.StreamResponse:
 
 
 async def _follow(request: web.Request) -> web.StreamResponse:
-    from agent.frontends.serve.follow import events_stream, follow_host
+    from agent.frontends.serve.driver import events_stream, follow_in_host
 
     sessions = request.app[SESSIONS]
     try:
         live = sessions.find(request.match_info["id"])
     except NotFound:  # perhaps live in the session host
-        response = await follow_host(request, request.match_info["id"], sessions.opener.label)
+        response = await follow_in_host(request, request.match_info["id"], sessions.opener.label)
         if response is None:
             raise
         return response

@@ -17,7 +17,7 @@ from agent.frontends.common import UsageError, build_config, run_command
 from agent.frontends.serve.app import MAX_BODY, build_app
 from agent.frontends.serve.early import EarlyListener
 from agent.frontends.serve.limits import RATE_LIMIT
-from agent.frontends.serve.sessions import Sessions
+from agent.frontends.serve.sessions import InHost, Sessions
 from agent.frontends.serve.start import Early, StartError, check_combinations, choose_token
 from agent.session.target import Target, TargetError, TargetSpec, open_target
 
@@ -106,9 +106,8 @@ async def serve(options: Any, early: Early | None = None) -> int:
         model.close()
         raise UsageError(f"{exc.message}{f' ({exc.hint})' if exc.hint else ''}") from None
     opener = Opener(spec, config, first)
-    hub = _hub(options, first)
     sessions = Sessions(config, opener, ready=model.ready,
-                        grace=getattr(options, "reconnect_grace", 30), hub=hub)
+                        grace=getattr(options, "reconnect_grace", 30), host=_hub(options, first))
     try:
         # A token the user gave may be used through a proxy under another name; a generated one
         # serves loopback only, so any other Host is a web page's DNS rebinding.
@@ -123,7 +122,7 @@ async def serve(options: Any, early: Early | None = None) -> int:
         print(f"listening on {server.url}", flush=True)
     _banner(server.url, early, f"workspace: {first.label}  mode: {config.mode}  (Ctrl+C stops)", config.mode,
             "sessions: live in the session host (started on demand; `coder-tui sessions` and `run --attach ID` "
-            "see them; --no-host keeps them here)" if hub is not None else
+            "see them; --no-host keeps them here)" if sessions.host is not None else
             f"sessions: in this process ({'--no-host' if getattr(options, 'no_host', False) else '--github'})")
     model.start()  # a litellm model loads it from here on: not competing with the start for the interpreter
     problem = await model.until_problem_or(stop)
@@ -159,19 +158,18 @@ def view_line(url: str, token: str, source: str) -> str:
     return f"browser view: {url}/view (it asks for the token)"
 
 
-def _hub(options: Any, first: Target) -> Any:
-    """Where serve's sessions live: the session host (agent/frontends/serve/hosted.py), unless --no-host
-    or a GitHub target (serve publishes its commits itself)."""
+def _hub(options: Any, first: Target) -> InHost | None:
+    """Where serve's sessions live: the session host (agent/frontends/serve/sessions.py InHost), unless
+    --no-host or a GitHub target (serve publishes its commits itself)."""
     if getattr(options, "no_host", False) or options.github:
         return None
-    from agent.frontends.serve.hosted import Hub
     from agent.session.ports import SessionOptions
 
     values = SessionOptions.from_args(options).model_dump(exclude_none=True, exclude={"json_output", "prompt",
                                                                                        "resume", "json_format"})
     values["workspace"] = os.path.abspath(options.workspace)
     root = first.workspace.root
-    return Hub(values, Path(root) if root is not None else Path(values["workspace"]), first.label)
+    return InHost(values, Path(root) if root is not None else Path(values["workspace"]), first.label)
 
 
 def _stop_on_signal() -> asyncio.Event:

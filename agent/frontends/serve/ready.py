@@ -2,7 +2,7 @@
 
 A model on the litellm path needs litellm, seconds to import; the server listens meanwhile (a
 model the built-in clients serve needs nothing: the check answers at once). A turn run in this process that arrives earlier waits for it (one run in the session
-host does not: the host has its own, agent/frontends/serve/hosted.py); a model litellm cannot
+host does not: the host has its own, agent/frontends/serve/sessions.py InHost); a model litellm cannot
 route is found once it has loaded: each turn is refused with the reason (503) and the server
 stops with exit code 2, as it did when the check ran before listening.
 """

@@ -1,45 +1,45 @@
 """The SSE server's live sessions: open or continue one per chat, run a turn, answer approvals.
 
-Each conversation is an `AgentSession` of its own (its own workspace object, approver and
-record), so several chats run at once. A turn runs in a task owned here; whoever started it
-(the HTTP handler) receives the turn's SSE data through a listener and must call `finish`,
-which stops the run if it is still going and waits for it: no run outlives its request. A
-streamed turn is the exception: its frames are numbered and kept (agent/frontends/serve/resume.py),
-and a client that leaves `detach`es: the run goes on for the grace period, for the client to come
-back with `Last-Event-ID`, and is stopped (`finish`) when nobody did.
+Each conversation is a `SessionHandle` (agent/client) of its own, driven by serve's one driver
+(agent/frontends/serve/driver.py `Live`): a session in the session host when one can be used (so the
+sessions serve opens are the ones `coder-tui sessions` lists and `run --attach ID` joins), in this
+process otherwise (`LocalHandle`: `--no-host`, `--github`, a chat that brings earlier messages or the
+client's buffers, a plan review). A turn runs in a task owned here; whoever started it (the HTTP
+handler) receives the turn's SSE data through a listener and must call `finish`, which stops the
+run if it is still going and waits for it: no run outlives its request. A streamed turn is the
+exception: its frames are numbered and kept (agent/frontends/serve/resume.py), and a client that
+leaves `detach`es: the run goes on for the grace period, for the client to come back with
+`Last-Event-ID`, and is stopped (`finish`) when nobody did.
 """
 
 from __future__ import annotations
 
 import asyncio
-import time
+import os
+import sys
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
-from agent import events as ev
-from agent.approval import Decision, QueueApprover
+from agent.approval import Decision
+from agent.client.commands import Answer, Command, Reply, SetMode, SetProfile
+from agent.client.commands import PlanDecision as PlanCommand
+from agent.client.handle import SessionHandle
 from agent.config import Config
-from agent.consumer import EventHandler
-from agent.frontends.seedevents import SeedMapper
-from agent.frontends.serve.events import Data, SseMapper, approval_data
-from agent.frontends.serve.follow import EventLog
+from agent.frontends.serve.driver import Data, Live
 from agent.frontends.serve.request import BadRequest, ChatRequest
-from agent.frontends.serve.resume import GRACE, TurnFrames
+from agent.frontends.serve.resume import GRACE
 from agent.planning.review import PlanDecision
-from agent.planning.seedtypes import seed_task_type
-from agent.session.ports import SessionPorts
 from agent.session.record import SessionError, SessionInUse, SessionStore
 from agent.session.target import Target, TargetError
-from agent.workspaces.base import Workspace, WorkspaceError
+from agent.workspaces.base import WorkspaceError
 from agent.workspaces.overlay import OverlayWorkspace
-
-if TYPE_CHECKING:  # the agent core is imported when a session opens in this process (not for the session host's)
-    from agent.session.core import AgentSession
 
 Opener = Callable[[], Awaitable[Target]]  # a fresh target (workspace, tools) for each session
 STOP_WAIT = 30.0  # seconds a stopped run may take to unwind (a tool's thread finishing its write)
 MAX_LIVE = 64  # idle sessions kept open beyond this are closed, oldest first (their record can resume them)
+LOCAL_NAME = "serve"  # how the clients of a session in this process see serve
 
 
 class NotFound(Exception):
@@ -55,81 +55,78 @@ class Unavailable(Exception):
 
 
 @dataclass
-class Live:
-    session: AgentSession
-    apply: str
-    target: Target
-    created: float = field(default_factory=time.time)
-    prompt: str = ""
-    pending: dict[str, Data] = field(default_factory=dict)  # approval id -> its event data
-    asked: set[str] = field(default_factory=set)  # every approval id the session asked (any front end's turn)
-    answered: dict[str, str] = field(default_factory=dict)  # approval id -> who answered it here
-    listener: Callable[[Data], None] | None = None
-    task: asyncio.Task[Any] | None = None
-    events: EventLog = field(default_factory=EventLog)  # for GET /api/sessions/{id}/events
-    frames: TurnFrames = field(default_factory=TurnFrames)  # the latest streamed turn, numbered
-    attached: int = 0  # streams of the running turn now connected
-    expiry: asyncio.TimerHandle | None = None  # stops a turn nobody came back to
+class InHost:
+    """serve's sessions in the session host: the options they open with, serve's folder."""
 
-    def __post_init__(self) -> None:
-        self._mapper: EventHandler = SseMapper(self._send, self._newline)
-        if self.session.restored is not None:
-            self.events = EventLog(self.session.restored.events)
+    options: dict[str, Any]
+    root: Path
+    label: str
+    usable: bool = True
+    opened: int = 0
 
-    def begin(self, chat: ChatRequest) -> None:
-        """A turn starts: its events in the shapes the request asked for; seed 002's classification
-        (its task types, by rule) first."""
-        category = seed_task_type(chat.messages[-1].content)
-        if chat.events == "seed":
-            self._mapper = SeedMapper(self._send)
-            return
-        self._mapper = SseMapper(self._send, self._newline, category)
-        self._send({"type": "classification", "task_type": category})
+    def fits(self, chat: ChatRequest, config: Config) -> bool:
+        """Through the host, unless the chat needs this process: a plan review may be asked (auto or
+        structured workflow, ask mode), an overlay of the client's buffers, earlier messages."""
+        reviews = config.workflow != "direct" and config.mode == "ask"
+        return self.usable and chat.apply != "client" and not chat.history and not reviews
 
-    def _newline(self, path: str) -> str:
-        """The line end of a file the session wrote in its folder ("\n" for the editor's buffers)."""
-        root = self.session.workspace.root if self.overlay is None else None
+    async def open(self, resume: str | None) -> SessionHandle | None:
+        """The session opened (or joined) in the host; None when no host can be used (said once).
+        Busy, NotFound, Unavailable: the host's refusal."""
+        from agent.client.connect import join_in_host
+        from agent.client.hosted import HostRefused, HostUnavailable
+
+        self.opened += 1
         try:
-            data = (root / path).read_bytes()[:65536] if root is not None else b""
-        except OSError:
-            return "\n"
-        return "\r\n" if data.count(b"\r\n") * 2 > data.count(b"\n") else "\n"
+            return await join_in_host(resume or "new", f"serve (pid {os.getpid()}) #{self.opened}", self.options)
+        except HostUnavailable as exc:
+            self.usable = False
+            print(f"coder-tui serve: the session host is not available ({exc}); sessions run in this process",
+                  file=sys.stderr, flush=True)
+            return None
+        except HostRefused as exc:  # 409 in use; 404 a recorded session gone meanwhile; else 503 and why
+            message = str(exc)
+            if "in use" in message or "another process" in message:
+                raise Busy(message) from None
+            raise (NotFound if resume and message.startswith("no session") else Unavailable)(message) from None
+        except (ConnectionError, TimeoutError) as exc:
+            raise Unavailable(f"the session host did not answer: {exc}") from None
 
-    @property
-    def running(self) -> bool:
-        return self.task is not None and not self.task.done()
+    async def answer(self, approval_id: str, decision: Decision) -> str | None:
+        """Answer an approval of a session of serve's folder that another front end runs in the host
+        (`run --attach`, the app): its session id; None when no such approval waits there."""
+        from agent.client.connect import join_in_host, live_in_host
+        from agent.client.hosted import HostRefused, HostUnavailable
 
-    @property
-    def overlay(self) -> OverlayWorkspace | None:
-        workspace = self.session.workspace
-        return workspace if isinstance(workspace, OverlayWorkspace) else None
+        row = next((row for row in await live_in_host(self.label)
+                    if approval_id in (*row.get("pending_approvals", []), *row.get("answered_approvals", []))), None)  # type: ignore[misc]
+        if row is None:
+            return None
+        try:
+            handle = await join_in_host(str(row["session_id"]), f"serve view (pid {os.getpid()})", live_only=True,
+                                        start=False)
+        except (HostUnavailable, HostRefused, ConnectionError, TimeoutError):
+            return None  # it ended meanwhile
+        try:
+            refused(await handle.submit(Answer(approval_id, decision.decision, decision.feedback)))
+        finally:
+            await handle.close(detach=True)
+        return str(row["session_id"])
 
-    def sink(self, event: Any) -> None:
-        if isinstance(event, ev.ApprovalRequired):
-            self.asked.add(event.approval_id)
-            self.pending[event.approval_id] = approval_data(event)
-        elif isinstance(event, ev.ApprovalResolved):
-            self.pending.pop(event.approval_id, None)
-        self.events.add(event)
-        self._mapper.handle(event)
 
-    def _send(self, data: Data) -> None:
-        if self.listener is not None:
-            self.listener(data)
-
-    def summary(self) -> Data:
-        return {"session_id": self.session.session_id, "running": self.running,
-                "apply": self.apply, "mode": self.session.mode, "workspace": self.session.workspace.label,
-                "created": self.created, "prompt": self.prompt[:200],
-                "pending_approvals": list(self.pending.values())}
+def refused(reply: Reply) -> Reply:
+    """The reply, when the handle did what was asked; else Busy (a conflict) or NotFound."""
+    if not reply.ok:
+        raise (Busy if reply.kind == "conflict" else NotFound)(str(reply.error))
+    return reply
 
 
 class Sessions:
     def __init__(self, config: Config, opener: Opener, store: SessionStore | None = None,
                  max_live: int = MAX_LIVE, ready: Callable[[], Awaitable[None]] | None = None,
-                 grace: float = GRACE, hub: Any = None) -> None:
+                 grace: float = GRACE, host: InHost | None = None) -> None:
         self.config = config
-        self.hub = hub  # agent/frontends/serve/hosted.py Hub: sessions opened in the session host (None: here)
+        self.host = host  # sessions opened in the session host (None: all in this process)
         self.grace = grace  # seconds a streamed turn goes on with no client connected
         self.ready = ready  # the model layer loaded (agent/frontends/serve/ready.py); turns wait for it
         self.opener = opener
@@ -140,11 +137,7 @@ class Sessions:
     async def open(self, chat: ChatRequest, session_id: str | None) -> Live:
         """The chat's session: the live one it names, a recorded one resumed, or a new one."""
         if session_id is None:
-            live = await self._create(chat, None)
-            for message in chat.history:
-                live.session.messages.append(message)
-                live.session.writer.message(message)
-            return live
+            return await self._create(chat, None)
         found = self.live.get(session_id)
         if found is None:
             session_id = self._recorded(session_id)
@@ -174,30 +167,46 @@ class Sessions:
 
     async def _create(self, chat: ChatRequest, resume: str | None) -> Live:
         await self._make_room()
-        if self.hub is not None and self.hub.fits(chat, self.config):
-            from agent.frontends.serve.hosted import open_hosted
+        live = None
+        if self.host is not None and self.host.fits(chat, self.config):
+            handle = await self.host.open(resume)
+            if handle is not None:  # the host's model layer runs it: no wait for this process's
+                live = self._hosted(handle, chat)
+        if live is None:
+            live = await self._create_here(chat, resume)
+        self.live[live.session_id] = live
+        return live
 
-            hosted = await open_hosted(self, chat, resume)
-            if hosted is not None:
-                return hosted  # the host's model layer runs it: no wait for this process's
+    def _hosted(self, handle: SessionHandle, chat: ChatRequest) -> Live:
+        assert self.host is not None
+        live = Live(handle, chat.apply, self.host.label, self.host.root)
+        live.lost = lambda: self._forget(live)
+        return live
+
+    def _forget(self, live: Live) -> None:
+        """The host went away: the next message reopens the session (the host restarted on demand)."""
+        if self.live.get(live.session_id) is live:
+            del self.live[live.session_id]
+            live.events.close()
+
+    async def _create_here(self, chat: ChatRequest, resume: str | None) -> Live:
+        from agent.client.local import LocalHandle
+
         if self.ready is not None:
             await self.ready()
         try:
             target = await self.opener()
         except TargetError as exc:
             raise Unavailable(f"{exc.message} ({exc.hint})" if exc.hint else exc.message) from None
-        workspace: Workspace = target.workspace
-        holder: list[Live] = []  # the session's sink is the Live made around it below
+        overlay = None
         try:
             if chat.apply == "client":
-                workspace = OverlayWorkspace(target.workspace)
+                overlay = OverlayWorkspace(target.workspace)
                 for path, text in chat.files().items():
-                    _seed(workspace, path, text)
-            from agent.session.open import open_session
-
-            ports = SessionPorts(QueueApprover(), lambda event: holder[0].sink(event))
-            session = open_session(target, self.config.model_copy(), ports, resume=resume, store=self.store,
-                                   meta={"frontend": "serve"}, workspace=workspace)
+                    _seed(overlay, path, text)
+            handle = LocalHandle.open(target, self.config.model_copy(), name=LOCAL_NAME, resume=resume,
+                                      store=self.store, meta={"frontend": "serve"},
+                                      workspace=overlay or target.workspace)
         except SessionInUse as exc:  # another process writes it: 409, naming the holder
             await target.close()
             raise Busy(str(exc)) from None
@@ -207,10 +216,12 @@ class Sessions:
         except BaseException:
             await target.close()
             raise
-        live = Live(session, chat.apply, target)
-        holder.append(live)
-        self.live[session.session_id] = live
-        return live
+        handle.publish = True
+        if resume is None:  # a new session takes the earlier messages of the request
+            handle.add_history(chat.history)
+        root = target.workspace.root if overlay is None else None
+        return Live(handle, chat.apply, (overlay or target.workspace).label, Path(root) if root is not None else None,
+                    overlay)
 
     async def _make_room(self) -> None:
         """Close the oldest idle sessions so that a new one keeps the live ones within `max_live`."""
@@ -219,17 +230,15 @@ class Sessions:
             await self._close(live)
 
     async def _close(self, live: Live) -> None:
-        self.live.pop(live.session.session_id, None)
+        self.live.pop(live.session_id, None)
         await self.finish(live)
-        live.events.close()
-        await live.session.close()
-        await live.target.close()
+        await live.close()
 
     def start(self, live: Live, chat: ChatRequest, listener: Callable[[Data], None]) -> asyncio.Task[Any]:
         """Run one turn; the listener receives its SSE data until the turn ends."""
         prompt, live.prompt, live.listener = chat.prompt(), chat.messages[-1].content, listener
         live.begin(chat)
-        live.task = asyncio.create_task(_turn(live.session, prompt), name=f"serve-{live.session.session_id}")
+        live.task = asyncio.create_task(live.turn(prompt), name=f"serve-{live.session_id}")
         return live.task
 
     def attach(self, live: Live) -> None:
@@ -278,7 +287,7 @@ class Sessions:
             live.expiry = None
         try:
             if task is not None and not task.done():
-                live.session.stop()
+                await live.stop()
                 await asyncio.wait({task}, timeout=STOP_WAIT)
         finally:
             live.listener = None
@@ -288,58 +297,38 @@ class Sessions:
         """Answer an approval of a session of this server, or of one another front end runs in the
         session host (`run --attach`, the app); its session id. The first answer wins: a late one is
         Busy (409) naming who answered, an unknown id NotFound (404)."""
+        answer = Answer(approval_id, decision.decision, decision.feedback, decision.rejected_hunks, decision.edited)
         for live in self.live.values():
-            if approval_id in live.answered:
-                raise Busy(f"approval {approval_id!r} was answered already, by {live.answered[approval_id]}")
-            ask = getattr(live.session, "answer_in_host", None)
-            if ask is not None and approval_id in live.asked:
-                reply = await ask(approval_id, decision)
-                if not reply.ok:
-                    raise (Busy if reply.kind == "conflict" else NotFound)(reply.error)
-                return live.session.session_id
-        try:
-            return self.answer(approval_id, decision).session.session_id
-        except NotFound:
-            found = await self.hub.answer_elsewhere(approval_id, decision) if self.hub is not None else None
-            if found is None:
-                raise
-            return found
-
-    def answer(self, approval_id: str, decision: Decision) -> Live:
-        for live in self.live.values():
-            if approval_id in live.session.pending_approvals:
-                live.session.answer(approval_id, decision)
-                live.answered[approval_id] = "serve"
-                return live
-        raise NotFound(f"no pending approval {approval_id!r}")
+            if approval_id in live.asked:
+                refused(await live.handle.submit(answer))
+                return live.session_id
+        found = await self.host.answer(approval_id, decision) if self.host is not None else None
+        if found is None:
+            raise NotFound(f"no pending approval {approval_id!r}")
+        return found
 
     async def configure(self, live: Live, mode: str | None, profile: str | None) -> None:
         """A turn's settings (a client's `mode`/`edit_mode`, `agent_id`/`profile`), applied to the
         session before its prompt, wherever it runs: BadRequest when one cannot be."""
-        configure = getattr(live.session, "configure", None)
-        if configure is not None:  # in the session host
-            refused = await configure(mode, profile)
-            problem = refused.error if refused is not None else None
-        else:
-            from agent.session import settings
+        commands: list[Command] = [SetProfile(profile)] if profile else []
+        if mode:
+            commands.append(SetMode(mode))  # type: ignore[arg-type]  # an unknown mode: the handle refuses it
+        for command in commands:
+            reply = await live.handle.submit(command)
+            if not reply.ok:
+                raise BadRequest(str(reply.error))
 
-            problem = (settings.set_profile(live.session, profile) if profile else None) or \
-                      (settings.set_mode(live.session, mode) if mode else None)
-        if problem:
-            raise BadRequest(problem)
-
-    def decide_plan(self, session_id: str, decision: PlanDecision) -> None:
+    async def decide_plan(self, session_id: str, decision: PlanDecision) -> None:
         """Answer the plan review (or failed step) the session's run waits for."""
         live = self.live.get(session_id)
         if live is None:
             raise NotFound(f"no live session {session_id!r}")
-        reviewer = live.session.plan_reviewer
-        if not live.running or reviewer.waiting is None:
+        if not live.running:
             raise Busy(f"session {session_id} waits for no plan decision")
-        try:
-            reviewer.resolve(decision)
-        except ValueError as exc:
-            raise BadRequest(str(exc)) from None
+        steps = [step.model_dump() for step in decision.steps] if decision.steps is not None else None
+        reply = await live.handle.submit(PlanCommand(decision.decision, steps, decision.feedback))
+        if not reply.ok:
+            raise (Busy if reply.kind == "conflict" else BadRequest)(str(reply.error))
 
     def find(self, session_id: str) -> Live:
         """The live session an id (or a prefix unique among the live ones) names; NotFound otherwise."""
@@ -350,34 +339,29 @@ class Sessions:
                            f"session id {session_id!r} is ambiguous; give more characters")
         return matches[0]
 
-    def listing(self) -> list[Data]:
-        return [live.summary() for live in sorted(self.live.values(), key=lambda item: item.created)]
+    async def listing(self) -> list[Data]:
+        """GET /api/sessions: serve's sessions, and those live in the host of serve's folder (`live`,
+        who is `attached`)."""
+        rows = [live.summary() for live in sorted(self.live.values(), key=lambda item: item.created)]
+        if self.host is None:
+            return rows
+        from agent.client.connect import live_in_host
+
+        hosted = {row["session_id"]: row for row in await live_in_host(self.host.label)}
+        for row in rows:
+            found = hosted.pop(row["session_id"], None)
+            row.update(live=found is not None, attached=found["clients"] if found else [])
+        for row in hosted.values():  # live in the host, opened by another front end
+            rows.append({"session_id": row["session_id"], "running": row["running"], "mode": row["mode"],
+                         "workspace": row["workspace"], "live": True, "attached": row["clients"],
+                         "prompt": row.get("prompt", ""),
+                         "pending_approvals": [{"type": "approval_required", "id": approval}
+                                               for approval in row["pending_approvals"]]})
+        return rows
 
     async def close(self) -> None:
         for live in list(self.live.values()):
             await self._close(live)
-
-
-async def _turn(session: AgentSession, prompt: str) -> ev.Complete:
-    """One turn; in a GitHub workspace a completed turn's edits become a commit on the work branch,
-    as at the end of `coder-tui run --github`."""
-    from agent.session.github import unpublished
-
-    complete = await session.run(prompt)
-    if complete.success and unpublished(session.workspace):
-        await _publish(session)
-    return complete
-
-
-async def _publish(session: AgentSession) -> None:
-    from agent.github.errors import GitHubError
-    from agent.session.github import publish_changes
-
-    try:
-        session.emit(await publish_changes(session.workspace))
-    except GitHubError as exc:
-        session.emit(ev.ErrorEvent(message=f"publishing failed: {exc}; the edits stay in session "
-                                           f"{session.session_id} (a later turn publishes them)"))
 
 
 def _seed(overlay: OverlayWorkspace, path: str, text: str) -> None:

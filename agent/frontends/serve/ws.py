@@ -29,9 +29,9 @@ from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError
 from agent.approval import Decision
 from agent.config import first_problem
 from agent.events import DecisionKind, Mode
+from agent.frontends.serve.driver import failure
 from agent.frontends.serve.request import BadRequest, ChatRequest
 from agent.frontends.serve.sessions import Busy, Live, NotFound, Sessions, Unavailable
-from agent.secrets import redact
 
 Data = dict[str, Any]
 
@@ -104,7 +104,7 @@ class Socket:
             return
         try:
             if data.get("type") == "stop":
-                self._stop()
+                await self._stop()
             elif data.get("type") == "approval":
                 await self._answer(data)
             else:
@@ -115,11 +115,11 @@ class Socket:
         except (BadRequest, Busy, NotFound, Unavailable) as exc:
             self.send({"error": str(exc)})
 
-    def _stop(self) -> None:
+    async def _stop(self) -> None:
         if self.live is None or not self.live.running:
             self.send({"error": "no turn is running"})
             return
-        self.live.session.stop()
+        await self.live.stop()
 
     async def _answer(self, data: Data) -> None:
         answer = Answer.model_validate({**data, "approval_id": data.get("approval_id") or data.get("id")})
@@ -130,11 +130,11 @@ class Socket:
             raise Busy("a turn is running on this socket; wait for its done event (or send {\"type\": \"stop\"})")
         chat = ChatRequest.model_validate({"messages": [{"role": "user", "content": turn.message}],
                                            "events": turn.events})
-        session_id = turn.session_id or (self.live.session.session_id if self.live is not None else None)
+        session_id = turn.session_id or (self.live.session_id if self.live is not None else None)
         live = await self.sessions.open(chat, session_id)
         self.live = live
         await self.sessions.configure(live, turn.mode, turn.profile)  # BadRequest: said, and no turn runs
-        self.send({"type": "session", "session_id": live.session.session_id})
+        self.send({"type": "session", "session_id": live.session_id})
         self.turn = asyncio.create_task(self._run(live, chat))
 
     async def _run(self, live: Live, chat: ChatRequest) -> None:
@@ -145,7 +145,7 @@ class Socket:
             await self.sessions.finish(live)
         exc = None if task.cancelled() else task.exception()
         if exc is not None:
-            self.send({"error": redact(f"the run failed: {type(exc).__name__}: {exc}")})
+            self.send({"error": failure(exc)})
         self.send({"done": True})
 
 
