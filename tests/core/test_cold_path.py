@@ -128,3 +128,12 @@ def test_a_second_cold_run_reads_the_tool_schemas_and_builds_no_tool_validator(t
     names, count = built.read_text().split("\n")
     assert int(count) > 20 and names == ""  # the control: the tools' argument models were there
     assert bodies[0]["tools"] == bodies[1]["tools"]  # the kept schemas are the derived ones
+
+
+def test_the_event_models_annotations_are_objects_not_text() -> None:
+    """agent/events.py is imported by every front end before the first request: its fifty models'
+    annotations are evaluated once by Python, not parsed from text by pydantic at each class."""
+    import agent.events
+
+    assert "annotations" not in vars(agent.events)  # `from __future__ import annotations` binds it
+    assert not isinstance(agent.events.RunStarted.__annotations__["run_id"], str)
