@@ -16,6 +16,7 @@ import json
 import os
 import sys
 import typing
+from pathlib import Path
 from typing import Any
 
 import pydantic
@@ -23,12 +24,11 @@ import pydantic
 from agent.paths import cache_dir, private_dir
 
 FILE_NAME = "tool-schemas.json"
-_entries: dict[str, dict[str, Any]] | None = None  # name -> {"key": ..., "schema": ...}
-_pending = False
-
-
-def _path() -> str:
-    return os.path.join(cache_dir(), FILE_NAME)
+# cache folder -> model name -> {"key": ..., "schema": ...}: the folder is looked up each time, so
+# a process whose XDG_CACHE_HOME changes (the test suite) reads and writes the one it names now
+_entries: dict[Path, dict[str, dict[str, Any]]] = {}
+_pending: set[Path] = set()  # folders with entries kept since their last write
+_at_exit = False
 
 
 def _classes(model: type) -> set[type]:
@@ -66,15 +66,14 @@ def _name(model: type) -> str:
 
 
 def _load() -> dict[str, dict[str, Any]]:
-    global _entries
-    if _entries is None:
+    folder = cache_dir()
+    if folder not in _entries:
         try:
-            with open(_path(), encoding="utf-8") as file:
-                loaded = json.load(file)
-            _entries = loaded if isinstance(loaded, dict) else {}
+            loaded = json.loads((folder / FILE_NAME).read_text(encoding="utf-8"))
+            _entries[folder] = loaded if isinstance(loaded, dict) else {}
         except (OSError, ValueError):  # none yet, or unreadable: schemas are derived and written anew
-            _entries = {}
-    return _entries
+            _entries[folder] = {}
+    return _entries[folder]
 
 
 def lookup(model: type[pydantic.BaseModel], model_key: str | None) -> dict[str, Any] | None:
@@ -88,26 +87,27 @@ def lookup(model: type[pydantic.BaseModel], model_key: str | None) -> dict[str, 
 
 
 def store(model: type[pydantic.BaseModel], model_key: str | None, schema: dict[str, Any]) -> None:
-    """Keep `schema` for the next run (written once, when this process ends)."""
-    global _pending
+    """Keep `schema` for the next run (written by `flush`, or when this process ends)."""
+    global _at_exit
     if model_key is None:
         return
     _load()[_name(model)] = {"key": model_key, "schema": schema}
-    if not _pending:
-        _pending = True
-        atexit.register(save)
+    _pending.add(cache_dir())
+    if not _at_exit:
+        _at_exit = True
+        atexit.register(flush)
 
 
-def save() -> None:
-    """Write the entries (atomically: a run reading at the same time sees the old file or the new)."""
-    global _pending
-    _pending = False
-    if not _entries:
-        return
-    try:
-        folder = private_dir(cache_dir())
-        temporary = folder / f"{FILE_NAME}.{os.getpid()}.tmp"
-        temporary.write_text(json.dumps(_entries), encoding="utf-8")
-        os.replace(temporary, folder / FILE_NAME)
-    except OSError:  # a read-only or full cache folder: the schemas are derived again next time
-        pass
+def flush() -> None:
+    """Write what was kept since the last write (the offered tools' schemas come in one burst: a
+    long-lived process need not wait for its exit). Atomically: a run reading at the same time
+    sees the old file or the new."""
+    while _pending:
+        folder = _pending.pop()
+        try:
+            private_dir(folder)
+            temporary = folder / f"{FILE_NAME}.{os.getpid()}.tmp"
+            temporary.write_text(json.dumps(_entries[folder]), encoding="utf-8")
+            os.replace(temporary, folder / FILE_NAME)
+        except OSError:  # a read-only or full cache folder: the schemas are derived again next time
+            continue

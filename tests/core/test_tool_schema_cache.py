@@ -16,7 +16,8 @@ from agent.tools.base import ToolArgs
 
 @pytest.fixture(autouse=True)
 def fresh_cache(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(schemacache, "_entries", None)
+    monkeypatch.setattr(schemacache, "_entries", {})
+    monkeypatch.setattr(schemacache, "_pending", set())
     registry._built_schema.cache_clear()
     registry._schema_text.cache_clear()
     yield
@@ -25,7 +26,7 @@ def fresh_cache(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def _forget() -> None:
-    schemacache._entries = None
+    schemacache._entries.clear()
     registry._built_schema.cache_clear()
     registry._schema_text.cache_clear()
 
@@ -33,7 +34,7 @@ def _forget() -> None:
 def test_kept_schemas_are_the_derived_ones_for_every_built_in_tool(isolated_home: Path) -> None:
     tools = default_tools()
     derived = {tool.name: registry.parameters_schema(tool.Args) for tool in tools}
-    schemacache.save()
+    schemacache.flush()
     kept = json.loads((isolated_home / "cache" / "coder-tui" / schemacache.FILE_NAME).read_text())
     assert len(kept) == len({tool.Args for tool in tools})
     _forget()
@@ -75,3 +76,11 @@ def test_a_stale_or_broken_file_is_derived_again(isolated_home: Path) -> None:
     (folder / schemacache.FILE_NAME).write_text("{not json")
     assert "bogus" not in registry.parameters_schema(tool.Args)
     assert registry.parameters_schema(tool.Args)["properties"]
+
+
+def test_a_sessions_tool_offer_writes_the_file_at_once(isolated_home: Path) -> None:
+    """Written when the offered tools' schemas are built, not only at exit (a host lives long)."""
+    from agent.profiles.toolset import SchemaCache
+
+    offered = SchemaCache()(default_tools())
+    assert offered and json.loads((isolated_home / "cache" / "coder-tui" / schemacache.FILE_NAME).read_text())
