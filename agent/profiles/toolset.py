@@ -17,6 +17,7 @@ from typing import Any
 from agent.events import Mode
 from agent.profiles import KINDS, Profile
 from agent.tools.base import Tool
+from agent.tools import schemacache
 from agent.tools.registry import ToolRegistry, parameters_schema
 from agent.workspaces.base import Workspace
 
@@ -100,4 +101,5 @@ class SchemaCache:
         if key != self._key:
             self._key, self._tools = key, list(tools)
             self._text = json.dumps(schemas(tools), ensure_ascii=False)
+            schemacache.flush()
         return Schemas.from_text(self._text)

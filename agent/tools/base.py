@@ -34,7 +34,9 @@ class ToolError(Exception):
 
 
 class ToolArgs(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    # defer_build: a tool's validator is built when its first call is checked, not at import (the
+    # schema the model is offered comes from agent/tools/schemacache.py on most runs)
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
 
 class EditArgs(ToolArgs):

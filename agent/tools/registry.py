@@ -10,6 +10,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from agent import argrepair
+from agent.tools import schemacache
 from agent.tools.base import Tool, ToolArgs
 from agent.workspaces.base import Workspace
 
@@ -36,10 +37,15 @@ def _inline_refs(schema: dict[str, Any]) -> dict[str, Any]:
 
 @cache
 def _built_schema(args_model: type[ToolArgs]) -> dict[str, Any]:
-    """Built once per argument model: pydantic's schema generation costs milliseconds."""
+    """Built once per argument model (pydantic's schema generation costs milliseconds), and kept in
+    the cache folder for the next run (agent/tools/schemacache.py)."""
+    key = schemacache.key(args_model)
+    if (kept := schemacache.lookup(args_model, key)) is not None:
+        return kept
     schema = _inline_refs(args_model.model_json_schema())
     schema.setdefault("properties", {})
     schema["additionalProperties"] = False
+    schemacache.store(args_model, key, schema)
     return schema
 
 

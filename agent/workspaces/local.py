@@ -280,15 +280,29 @@ class LocalWorkspace(Workspace):
         facts = {"workspace": str(self._root), "kind": "local folder"}
         # outside any repository (read from the file system) no git process is started to learn it
         outside = gitsafe.outside_repository(self._root)
-        branch = None if outside else _git(self._root, "rev-parse", "--abbrev-ref", "HEAD")
-        if branch is not None:
-            status = _git(self._root, "status", "--porcelain") or ""
-            dirty = len([line for line in status.splitlines() if line.strip()])
+        found = None if outside else _branch_and_changes(self._root)
+        if found is not None:
+            branch, dirty = found
             facts["git branch"] = branch
             facts["git status"] = f"{dirty} changed file(s)" if dirty else "clean"
         else:
             facts["git"] = "not a git repository"
         return facts
+
+
+def _branch_and_changes(root: Path) -> tuple[str, int] | None:
+    """The branch, as `git rev-parse --abbrev-ref HEAD` names it (HEAD when detached), and the
+    number of changed files, from one `git status --branch` (each git process costs a cold run
+    milliseconds before its first request). None: not a repository git will read."""
+    status = _git(root, "status", "--porcelain", "--branch")
+    lines = (status or "").splitlines()
+    head = lines[0][3:] if lines and lines[0].startswith("## ") else ""
+    changed = len([line for line in lines if line.strip() and not line.startswith("## ")])
+    if not head or head.startswith(("No commits yet", "Initial commit")):
+        # git failed, or no commit yet (where rev-parse names no branch): asked as before
+        branch = _git(root, "rev-parse", "--abbrev-ref", "HEAD")
+        return None if branch is None else (branch, changed)
+    return ("HEAD" if head.startswith("HEAD (no branch)") else head.split("...")[0]), changed
 
 
 def _git(root: Path, *args: str) -> str | None:

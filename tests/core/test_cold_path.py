@@ -86,3 +86,54 @@ def test_garbage_collection_paused_for_the_start_resumes_at_the_first_request() 
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.split() == ["hello", "True", "True", "True"]
+
+
+BUILT = '''
+import atexit, os, sys
+def _built():
+    base = sys.modules["agent.tools.base"].ToolArgs
+    todo, built, seen = [base], [], set()
+    while todo:
+        for cls in todo.pop().__subclasses__():
+            if cls not in seen:
+                seen.add(cls)
+                todo.append(cls)
+                if cls.__pydantic_complete__:
+                    built.append(cls.__qualname__)
+    open(os.environ["CODER_TUI_TEST_BUILT"], "w").write(" ".join(sorted(built)) + "\\n" + str(len(seen)))
+atexit.register(_built)
+'''
+
+
+def test_a_second_cold_run_reads_the_tool_schemas_and_builds_no_tool_validator(tmp_path: Path,
+                                                                              isolated_home: Path) -> None:
+    """The first run derives the tools' schemas and keeps them in the cache folder; the next one
+    reads them there, and no tool's argument validator is built until a call is checked."""
+    hook, ws, built = tmp_path / "hook", tmp_path / "ws", tmp_path / "built"
+    hook.mkdir()
+    ws.mkdir()
+    (hook / "sitecustomize.py").write_text(BUILT)
+    env = cli_env(isolated_home, PYTHONPATH=f"{hook}{os.pathsep}{ROOT}", CODER_TUI_TEST_BUILT=str(built))
+    kept = isolated_home / "cache" / "coder-tui" / "tool-schemas.json"
+    bodies = []
+    for _ in range(2):
+        with FakeAnthropic(Reply(text="hi there")) as server:
+            done = subprocess.run([sys.executable, "-m", "tui.cli", "run", "say hi", "--model", server.model,
+                                   "--api-base", server.url, "--api-key", TEST_KEY, "--mode", "allow"],
+                                  cwd=ws, env=env, capture_output=True, text=True, timeout=120,
+                                  stdin=subprocess.DEVNULL)
+            bodies.append(server.requests[0])
+        assert done.returncode == 0 and "hi there" in done.stdout, done.stderr[-2000:]
+        assert kept.exists()
+    names, count = built.read_text().split("\n")
+    assert int(count) > 20 and names == ""  # the control: the tools' argument models were there
+    assert bodies[0]["tools"] == bodies[1]["tools"]  # the kept schemas are the derived ones
+
+
+def test_the_event_models_annotations_are_objects_not_text() -> None:
+    """agent/events.py is imported by every front end before the first request: its fifty models'
+    annotations are evaluated once by Python, not parsed from text by pydantic at each class."""
+    import agent.events
+
+    assert "annotations" not in vars(agent.events)  # `from __future__ import annotations` binds it
+    assert not isinstance(agent.events.RunStarted.__annotations__["run_id"], str)

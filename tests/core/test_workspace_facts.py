@@ -80,7 +80,7 @@ def test_a_folder_outside_any_repository_starts_no_git(tmp_path: Path, monkeypat
     (repo / "sub").mkdir()
     log.unlink(missing_ok=True)
     facts = LocalWorkspace(repo / "sub").facts()  # a folder inside a repository still asks git
-    assert facts["git branch"] in ("master", "main") and "rev-parse --abbrev-ref HEAD" in log.read_text()
+    assert facts["git branch"] in ("master", "main") and "status" in log.read_text()
 
 
 def test_what_makes_git_look_at_a_folder_is_left_to_git(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -97,3 +97,25 @@ def test_what_makes_git_look_at_a_folder_is_left_to_git(tmp_path: Path, monkeypa
     assert not gitsafe.outside_repository(bare)
     monkeypatch.setenv("GIT_DIR", str(bare))
     assert not gitsafe.outside_repository(plain)
+
+
+def test_a_repositorys_facts_take_one_status_and_name_the_branch_as_rev_parse_does(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Branch and changes from one `git status --branch` (and the config read that makes it safe):
+    no `rev-parse` process on the way to the first request; the branch as rev-parse names it."""
+    log = tmp_path / "git-calls"
+    repo = _git_folder(tmp_path / "repo")
+    subprocess.run(["git", "-C", str(repo), "checkout", "-q", "-b", "feature/x"], check=True)
+    (repo / "b.py").write_text("y = 2\n")
+    monkeypatch.setenv("PATH", _logging_git(tmp_path / "bin", log))
+    for name in gitsafe.GIT_LOCATION_VARIABLES:
+        monkeypatch.delenv(name, raising=False)
+    facts = LocalWorkspace(repo).facts()
+    assert facts["git branch"] == "feature/x" and facts["git status"] == "2 changed file(s)"
+    calls = log.read_text().splitlines()
+    assert len(calls) == 2 and not any("rev-parse" in call for call in calls), calls
+    subprocess.run(["git", "-C", str(repo), "checkout", "-q", "--detach"], check=True)
+    assert LocalWorkspace(repo).facts()["git branch"] == "HEAD"  # what rev-parse --abbrev-ref says
+    empty = tmp_path / "empty"
+    subprocess.run(["git", "init", "-q", str(empty)], check=True)
+    assert LocalWorkspace(empty).facts()["git"] == "not a git repository"  # no commit: as before
