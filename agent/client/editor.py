@@ -85,3 +85,8 @@ def check_images(handle: SessionHandle) -> None:
 def workspace(handle: SessionHandle) -> Workspace | None:
     """The session's workspace when it runs in this process (an editor's buffers included), else None."""
     return handle.session.workspace if isinstance(handle, LocalHandle) else None
+
+
+def runs_here(handle: SessionHandle) -> bool:
+    """Whether the session runs in this process (its only front end: nobody else answers its approvals)."""
+    return isinstance(handle, LocalHandle)

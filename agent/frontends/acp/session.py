@@ -150,7 +150,7 @@ class AcpSession:
                 self.events.problem = None  # an earlier turn's fatal error is not this one's
         elif kind == "turn_done" and line.get("by") == self.h.name:
             self.events.mine = False
-        elif kind == "approval_answered" and line.get("by") != self.h.name:
+        elif kind == "approval_answered" and not editor.runs_here(self.h):
             call_id = self._calls.pop(str(line.get("approval_id")), None)
             if call_id is not None:
                 self.events.answered(call_id, str(line.get("decision")), str(line.get("by")))
