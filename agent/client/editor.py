@@ -7,6 +7,7 @@ the front end then shows what the events carry.
 
 from __future__ import annotations
 
+import asyncio
 import weakref
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
@@ -90,3 +91,9 @@ def workspace(handle: SessionHandle) -> Workspace | None:
 def runs_here(handle: SessionHandle) -> bool:
     """Whether the session runs in this process (its only front end: nobody else answers its approvals)."""
     return isinstance(handle, LocalHandle)
+
+
+def lost(handle: SessionHandle) -> asyncio.Event | None:
+    """Set once the session host's connection is gone (a session in the host); None in this process."""
+    event = getattr(handle, "lost", None)  # HostedHandle's (imported only when the host is used)
+    return event if isinstance(event, asyncio.Event) else None

@@ -52,6 +52,7 @@ class AcpSession:
         self._calls: dict[str, str] = {}  # approval id -> its tool call, until who answered is said
         self.turn: asyncio.Task[Reply] | None = None  # this client's prompt, running or queued
         self._early: list[object] | None = []  # items that came before `go`
+        self._waiting: list[str] = []  # approvals waiting when this client joined
         self.following: asyncio.Task[None] | None = None
 
     def bind(self, handle: SessionHandle, replay: bool) -> None:
@@ -80,8 +81,8 @@ class AcpSession:
     @property
     def gone(self) -> bool:
         """The host's connection ended: session/load may join the session again."""
-        lost = getattr(self.h, "lost", None)
-        return isinstance(lost, asyncio.Event) and lost.is_set()
+        lost = editor.lost(self.h)
+        return lost is not None and lost.is_set()
 
     def _approval_kind(self, name: str) -> str | None:
         return (editor.tool_kind(self.h, name) if self.handle is not None else None) or builtin_kind(name)
@@ -99,13 +100,14 @@ class AcpSession:
 
     def go(self) -> None:
         """After session/new's or session/load's answer: the approvals waiting, then the live stream."""
-        for approval_id in getattr(self, "_waiting", []):
+        for approval_id in self._waiting:
             self._ask(self.asked[approval_id])
         early, self._early = self._early or [], None
         for item in early:
             self._live(item)
-        if hasattr(self.h, "lost"):
-            self.following = asyncio.get_running_loop().create_task(self._watch(), name=f"acp-{self.session_id}")
+        lost = editor.lost(self.h)
+        if lost is not None:
+            self.following = asyncio.get_running_loop().create_task(self._watch(lost), name=f"acp-{self.session_id}")
         self.advertise_commands()
 
     def _listen(self, item: object) -> None:
@@ -120,8 +122,8 @@ class AcpSession:
         except Exception:  # one line must not end the stream
             log.exception("could not show an event of the session")
 
-    async def _watch(self) -> None:
-        await getattr(self.h, "lost").wait()
+    async def _watch(self, lost: asyncio.Event) -> None:
+        await lost.wait()
         self.events.note("the session host stopped (connection lost); the session is recorded up to its last "
                          "event: session/load continues it")
 
