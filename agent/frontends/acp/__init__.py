@@ -26,9 +26,11 @@ from acp.schema import (AgentCapabilities, ClientCapabilities, Implementation, I
 
 from agent import __version__
 from agent.frontends.acp.gate import gated
+from agent.frontends.acp.modes import mode_state
+from agent.frontends.acp.opening import join_in_host, open_here
 from agent.frontends.acp.withdraw import PermissionIds
 from agent.frontends.acp.prompt import recorded_sessions
-from agent.frontends.acp.session import AcpSession, add_client_mcp_servers, mode_state
+from agent.frontends.acp.session import AcpSession
 from agent.frontends.acp.wire import WireWriter
 from agent.frontends.common import handle_ctrl_c
 
@@ -42,7 +44,7 @@ class AcpAgent:
         self.options = options
         self.conn: Any = None
         self.client_fs = (False, False)  # (fs/read_text_file, fs/write_text_file) offered by the client
-        self.sessions: dict[str, Any] = {}  # AcpSession, or HostedSession (agent/frontends/acp/hosted.py)
+        self.sessions: dict[str, AcpSession] = {}
         self.permission_ids = PermissionIds()  # withdraws a permission request another front end answered
 
     def on_connect(self, conn: Any) -> None:
@@ -64,42 +66,29 @@ class AcpAgent:
 
     async def new_session(self, cwd: str, mcp_servers: list[Any] | None = None, **kwargs: Any) -> NewSessionResponse:
         session = await self._open(cwd, mcp_servers or [], resume=None)
-        asyncio.get_running_loop().call_soon(session.advertise_commands)  # after the response: the id is known
-        return NewSessionResponse(session_id=session.session_id, modes=mode_state(session.session.mode))
+        asyncio.get_running_loop().call_soon(session.go)  # after the response: the id is known
+        return NewSessionResponse(session_id=session.session_id, modes=mode_state(session.mode))
 
     async def load_session(self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None,
                            **kwargs: Any) -> LoadSessionResponse:
-        if session_id in self.sessions and not getattr(self.sessions[session_id], "gone", False):
+        if session_id in self.sessions and not self.sessions[session_id].gone:
             raise RequestError.invalid_params({"sessionId": session_id, "message": "this session is already open"})
-        from agent.frontends.acp.hosted import HostedSession  # the host's client: only for a load
-
         if session_id in self.sessions:  # joined in a host that has gone since: joined again
             await self.sessions.pop(session_id).close()
-
-        hosted, notes = await HostedSession.join(self.conn, self.permission_ids, self.options, _folder(cwd),
-                                                 session_id, [server.name for server in mcp_servers or []])
-        if hosted is not None:  # joined in the session host, next to the other front ends
-            self.sessions[session_id] = hosted
-            asyncio.get_running_loop().call_soon(hosted.go)
-            return LoadSessionResponse(modes=mode_state(hosted.mode))
-        session = await self._open(cwd, mcp_servers or [], resume=session_id, notes=notes)
+        root = _folder(cwd)
+        hosted, notes = await join_in_host(self.conn, self.permission_ids, self.options, root, session_id,
+                                           [server.name for server in mcp_servers or []])
+        session = hosted or await self._open(cwd, mcp_servers or [], resume=session_id, notes=notes)
+        self.sessions[session_id] = session
         await session.replay()
-        asyncio.get_running_loop().call_soon(session.advertise_commands)
-        return LoadSessionResponse(modes=mode_state(session.session.mode))
+        asyncio.get_running_loop().call_soon(session.go)
+        return LoadSessionResponse(modes=mode_state(session.mode))
 
     async def _open(self, cwd: str, mcp_servers: list[Any], resume: str | None,
                     notes: list[str] | None = None) -> AcpSession:
-        from agent.profiles import ProfileError
-        from agent.session.record import SessionError
-
         root = _folder(cwd)
-        config = _config(self.options, root)
-        # what the folder's own files asked for and did not get: the session says it (WarningEvent)
-        notes = [*(notes or []), *add_client_mcp_servers(config, mcp_servers)]
-        try:
-            session = await AcpSession.open(self.conn, config, root, self.client_fs, resume, notes)
-        except (SessionError, ProfileError) as exc:
-            raise RequestError.invalid_params({"message": str(exc)}) from None
+        session = await open_here(self.conn, self.permission_ids, _config(self.options, root), root,
+                                  self.client_fs, resume, mcp_servers, notes or [])
         self.sessions[session.session_id] = session
         return session
 
@@ -116,7 +105,7 @@ class AcpAgent:
         sessions, more = await asyncio.to_thread(recorded_sessions, cwd, start, live)
         return ListSessionsResponse(sessions=sessions, next_cursor=str(start + len(sessions)) if more else None)
 
-    def _session(self, session_id: str) -> Any:
+    def _session(self, session_id: str) -> AcpSession:
         session = self.sessions.get(session_id)
         if session is None:
             raise RequestError.invalid_params({"sessionId": session_id, "message": "no such session"})
@@ -131,7 +120,7 @@ class AcpAgent:
             session.cancel()
 
     async def set_session_mode(self, session_id: str, mode_id: str, **kwargs: Any) -> SetSessionModeResponse:
-        self._session(session_id).set_mode(mode_id)
+        await self._session(session_id).set_mode(mode_id)
         return SetSessionModeResponse()
 
     async def authenticate(self, method_id: str, **kwargs: Any) -> None:

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from acp import (plan_entry, start_tool_call, text_block, tool_content, tool_diff_content, update_agent_message_text,
+from acp import (plan_entry, update_user_message_text, start_tool_call, text_block, tool_content, tool_diff_content, update_agent_message_text,
                  update_agent_thought_text, update_plan, update_tool_call)
 from acp.schema import PlanEntry, PlanEntryStatus
 
@@ -17,6 +18,8 @@ from agent.frontends.acp.tools import absolute, tool_kind, tool_locations, tool_
 from agent.frontends.acp.updates import UpdateStream
 from agent.frontends.common import TurnText
 from agent.textsafe import line as shown_line
+
+DECIDED = {"allow_once": "allowed", "allow_all": "allowed for the session", "deny": "rejected", "stop": "stopped"}
 
 OUTPUT_SHOWN = 8_000  # characters of a tool's output shown in the editor (the model reads it all)
 TODO_STATUS: dict[str, PlanEntryStatus] = {"pending": "pending", "in_progress": "in_progress",
@@ -173,3 +176,72 @@ def plan_entries(steps: list[ev.PlanStepInfo], todos: list[ev.TodoItem]) -> list
 def diff_content(root: Path | None, change: FileChange) -> Any:
     path = absolute(root, change.path) if root is not None else change.path
     return tool_diff_content(path, change.new or "", change.old)
+
+
+@functools.cache
+def _builtin_kinds() -> dict[str, str]:
+    from agent.tools import default_tools
+
+    return {tool.name: tool.kind for tool in default_tools()}
+
+
+def builtin_kind(name: str) -> str | None:
+    """A tool's approval kind without the session's registry: built-ins, MCP's network."""
+    return "network" if name.startswith("mcp__") else _builtin_kinds().get(name)
+
+
+class HandleEvents(AcpEvents):
+    """AcpEvents for a session driven through its handle, whichever front end runs its turns:
+    `mine` says whether the running turn was prompted here (its prompt is on the editor's screen
+    already; another front end's becomes a user message chunk). A tool call's diffs come as the
+    editor's applied changes (this process) or as `file_changed` events (the host wrote them)."""
+
+    def __init__(self, stream: UpdateStream, root: Path | None, approval_kind: Callable[[str], str | None]) -> None:
+        super().__init__(stream, root, approval_kind)
+        self.mine = False
+        self.texted = False  # the run streamed text
+        self.diffs: dict[str, list[str]] = {}  # call id -> the diffs of the files it changed
+        self.titles: dict[str, str] = {}  # call id -> its title (said again with who answered its approval)
+        self._call: str | None = None
+
+    def on_run_started(self, event: ev.RunStarted) -> None:
+        super().on_run_started(event)
+        self.texted = False
+        if not self.mine and event.prompt.strip():
+            from agent.frontends.acp.prompt import typed_part
+
+            self.stream.send(update_user_message_text(typed_part(event.prompt)))
+
+    def on_text_delta(self, event: ev.TextDelta) -> None:
+        self.texted = self.texted or bool(event.text)
+        super().on_text_delta(event)
+
+    def on_complete(self, event: ev.Complete) -> None:
+        super().on_complete(event)
+        if not self.texted and event.completion_reason == "answered" and event.final_response.strip():
+            self.stream.send(update_agent_message_text(self.turns.text(event.final_response)))
+
+    def on_tool_call(self, event: ev.ToolCallEvent) -> None:
+        super().on_tool_call(event)
+        self._call = event.call_id
+        self.titles[event.call_id] = shown_line(event.tool)  # replaced by the approval's title when one is asked
+
+    def on_file_changed(self, event: ev.FileChanged) -> None:
+        if self._call is not None:
+            self.diffs.setdefault(self._call, []).append(event.diff)
+
+    def on_tool_result(self, event: ev.ToolResultEvent) -> None:
+        self._call = None
+        diffs = self.diffs.pop(event.call_id, [])
+        if not diffs or self.applied:
+            super().on_tool_result(event)
+            return
+        shown = [f"```diff\n{diff}```"[: OUTPUT_SHOWN] for diff in diffs]
+        self.stream.send(update_tool_call(event.call_id, status="completed" if event.ok else "failed",
+                                          content=[tool_content(text_block(s)) for s in shown]))
+
+    def answered(self, call_id: str, decision: str, by: str) -> None:
+        """The tool call says who answered its approval (any front end of the session)."""
+        title = self.titles.get(call_id, "tool call")
+        self.stream.send(update_tool_call(call_id, title=f"{title} ({DECIDED.get(decision, decision)} by "
+                                                         f"{shown_line(by)})"))

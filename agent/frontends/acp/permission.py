@@ -8,17 +8,18 @@ stops the run.
 from __future__ import annotations
 
 import uuid
+from pathlib import Path
 from typing import Any
 
-from acp import start_tool_call, text_block, tool_content, update_tool_call
+from acp import text_block, tool_content
 from acp.schema import AllowedOutcome, PermissionOption, ToolCallUpdate
 
-from agent.approval import ApprovalRequest, Decision
+from agent import events as ev
+from agent.approval import ApprovalRequest
 from agent.events import DecisionKind
-from agent.frontends.acp.events import AcpEvents, diff_content
+from agent.frontends.acp.events import diff_content
 from agent.frontends.acp.tools import tool_kind, tool_locations, tool_title
-from agent.frontends.acp.updates import UpdateStream
-from agent.planning.review import PlanDecision, ReviewKind
+from agent.planning.review import ReviewKind
 from agent.textsafe import line as shown_line
 
 APPROVAL_OPTIONS: dict[str, tuple[str, DecisionKind]] = {  # option id -> (kind, our decision)
@@ -33,43 +34,47 @@ REVIEW_OPTIONS: dict[str, list[tuple[str, str, str]]] = {  # kind -> [(option id
 }
 
 
-class AcpApprover:
-    """The Approver port: one permission request per approval, after the updates before it."""
-
-    def __init__(self, conn: Any, stream: UpdateStream, events: AcpEvents) -> None:
-        self.conn = conn
-        self.stream = stream
-        self.events = events
-
-    async def decide(self, request: ApprovalRequest) -> Decision:
-        always = f"Always allow {request.tool}" + (" (not the network)" if request.kind == "exec" else "")
-        names = {"allow_once": "Allow", "allow_always": always, "reject": "Reject"}
-        options = [PermissionOption(option_id=key, name=names[key], kind=kind)  # type: ignore[arg-type]
-                   for key, (kind, _) in APPROVAL_OPTIONS.items()]
-        call = ToolCallUpdate(
-            tool_call_id=request.call_id, title=_asker(request) + tool_title(request.tool, request.args),
-            kind=tool_kind(request.tool, request.kind), status="pending", content=_shown(request, self.events),
-            locations=tool_locations(self.events.root, request.tool, request.args) or None,
-            raw_input=request.args)
-        chosen = await self._ask(call, options)
-        if chosen is None:
-            return Decision("stop")
-        return Decision(APPROVAL_OPTIONS[chosen][1] if chosen in APPROVAL_OPTIONS else "deny")
-
-    async def _ask(self, call: ToolCallUpdate, options: list[PermissionOption]) -> str | None:
-        """The option id the client picked (None: the turn was cancelled)."""
-        await self.stream.flush()  # the client knows the tool call before it is asked about it
-        response = await self.conn.request_permission(session_id=self.stream.session_id, tool_call=call,
-                                                      options=options)
-        outcome = response.outcome
-        return outcome.option_id if isinstance(outcome, AllowedOutcome) else None
+def approval_call(event: ev.ApprovalRequired, request: ApprovalRequest | None, root: Path | None) -> ToolCallUpdate:
+    """The tool call a permission request asks about: with the editor's diff of each change when the
+    request is known (a session in this process), else the diffs the event carries."""
+    if request is not None and request.changes:
+        content: list[Any] | None = [diff_content(root, change) for change in request.changes]
+    elif event.files:
+        content = [tool_content(text_block(f"```diff\n{f.diff}```")) for f in event.files]
+    else:
+        content = command_content(event.command, event.args, event.url)
+    return ToolCallUpdate(tool_call_id=event.call_id, title=_asker(event.asker) + tool_title(event.tool, event.args),
+                          kind=tool_kind(event.tool, event.kind), status="pending", content=content,
+                          locations=tool_locations(root, event.tool, event.args) or None, raw_input=event.args)
 
 
-def _shown(request: ApprovalRequest, events: AcpEvents) -> list[Any] | None:
-    """What the user decides on: the diffs of an edit, the whole command, the address."""
-    if request.changes:
-        return [diff_content(events.root, change) for change in request.changes]
-    return command_content(request.command, request.args, request.url)
+def approval_options(tool: str, kind: str) -> list[PermissionOption]:
+    always = f"Always allow {tool}" + (" (not the network)" if kind == "exec" else "")
+    names = {"allow_once": "Allow", "allow_always": always, "reject": "Reject"}
+    return [PermissionOption(option_id=key, name=names[key], kind=option_kind)  # type: ignore[arg-type]
+            for key, (option_kind, _) in APPROVAL_OPTIONS.items()]
+
+
+def decision_of(outcome: Any) -> DecisionKind:
+    """The decision an approval's permission outcome says (cancelled: the user stopped the turn)."""
+    if isinstance(outcome, AllowedOutcome):
+        return APPROVAL_OPTIONS[outcome.option_id][1] if outcome.option_id in APPROVAL_OPTIONS else "deny"
+    return "stop"
+
+
+def review_options(kind: ReviewKind) -> list[PermissionOption]:
+    return [PermissionOption(option_id=key, name=name, kind=option_kind)  # type: ignore[arg-type]
+            for key, option_kind, name in REVIEW_OPTIONS[kind]]
+
+
+def review_call(event: ev.PlanDecisionRequired) -> ToolCallUpdate:
+    call_id, title = f"plan-{event.kind}-{uuid.uuid4().hex[:8]}", _review_title(event.kind, event)
+    return ToolCallUpdate(tool_call_id=call_id, title=title, kind="think", status="pending")
+
+
+def review_decision(kind: ReviewKind, outcome: Any) -> str:
+    chosen = outcome.option_id if isinstance(outcome, AllowedOutcome) else None
+    return chosen if chosen in {option[0] for option in REVIEW_OPTIONS[kind]} else "stop"
 
 
 def command_content(command: str | None, args: dict[str, Any], url: str | None) -> list[Any] | None:
@@ -82,22 +87,6 @@ def command_content(command: str | None, args: dict[str, Any], url: str | None) 
     if url:
         lines.append(f"Fetch {url}")
     return [tool_content(text_block("\n".join(lines)))] if lines else None
-
-
-class AcpPlanReviewer(AcpApprover):
-    """Plan reviews and failed steps, asked the same way (the plan is in the tool call's text)."""
-
-    async def decide(self, kind: ReviewKind) -> PlanDecision:  # type: ignore[override]
-        waiting = self.events.review
-        options = [PermissionOption(option_id=key, name=name, kind=option_kind)  # type: ignore[arg-type]
-                   for key, option_kind, name in REVIEW_OPTIONS[kind]]
-        call_id, title = f"plan-{kind}-{uuid.uuid4().hex[:8]}", _review_title(kind, waiting)
-        self.stream.send(start_tool_call(call_id, title, kind="think", status="pending"))
-        chosen = await self._ask(ToolCallUpdate(tool_call_id=call_id, title=title, kind="think", status="pending"),
-                                 options)
-        self.stream.send(update_tool_call(call_id, status="completed" if chosen not in (None, "stop") else "failed"))
-        known = {option[0] for option in REVIEW_OPTIONS[kind]}
-        return PlanDecision(decision=chosen if chosen in known else "stop")  # type: ignore[arg-type]
 
 
 def _review_title(kind: ReviewKind, waiting: Any) -> str:
@@ -114,6 +103,6 @@ def _plain_review_title(kind: ReviewKind, waiting: Any) -> str:
     return f"Step failed: {step} ({waiting.error or 'no reason given'}). Retry, skip or stop?"
 
 
-def _asker(request: ApprovalRequest) -> str:
+def _asker(asker: str | None) -> str:
     """A subagent's approval says which child asks, on what task (agent/subagents)."""
-    return f"[subagent {shown_line(request.asker)}] " if request.asker else ""
+    return f"[subagent {shown_line(asker)}] " if asker else ""
