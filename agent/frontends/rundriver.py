@@ -20,15 +20,14 @@ import sys
 import threading
 from typing import Any
 
-from pydantic import ValidationError
-
 from agent import events as ev
+from agent.approval import Decision
 from agent.client.commands import Answer, Note, Prompt, Reply, Stop
 from agent.client.handle import SessionHandle
 from agent.client.hosted import HostedHandle, HostRefused, HostUnavailable, open_in_host
 from agent.frontends.common import UsageError, handle_ctrl_c
 from agent.frontends.printing import JsonPrinter, TextPrinter
-from agent.frontends.stdin import SHORTHAND, DecisionLine
+from agent.frontends.stdin import parse_answer
 from agent.session.ports import SessionOptions
 from agent.secrets import redact
 from agent.textsafe import json_line, visible
@@ -87,7 +86,7 @@ class RunDriver:
         self.options, self.handle, self.joined = options, handle, dict(joined or {})
         self.printer: Any = printer or (JsonPrinter(sys.stdout) if options.json else TextPrinter(sys.stdout, sys.stderr))
         self.mine = False  # this command's turn is the running one
-        self.early: list[dict[str, Any]] = []  # answers typed before their approval came
+        self.early: list[Decision] = []  # answers typed before their approval came
         self.stdin_closed = False
         self.unanswered = 0
         self.session_id = handle.session_id
@@ -248,22 +247,22 @@ class RunDriver:
         if not text:
             return
         try:
-            answer = _parse(text)
+            approval_id, decision = parse_answer(text)
         except ValueError as exc:
             self.printer.handle(ev.ErrorEvent(message=f"ignored stdin line: {exc}", recoverable=True))
             return
-        if answer.get("approval_id") is None and not self.pending:
-            self.early.append(answer)
+        if approval_id is None and not self.pending:
+            self.early.append(decision)
             return
-        self._send(answer)
+        self._send(approval_id, decision)
 
     def _asked(self, approval_id: str) -> None:
         self.pending.append(approval_id)
         if self.early:
-            self._send({**self.early.pop(0), "approval_id": approval_id})
+            self._send(approval_id, self.early.pop(0))
         elif self.stdin_closed and self.mine:
             self.unanswered += 1
-            self._send({"approval_id": approval_id, "decision": "deny", "feedback": CLOSED})
+            self._send(approval_id, Decision("deny", CLOSED))
 
     def closed(self) -> None:
         """stdin closed: the approvals of this command's turn, now and later, are denied."""
@@ -271,12 +270,14 @@ class RunDriver:
         if self.mine:
             for approval_id in list(self.pending):
                 self.unanswered += 1
-                self._send({"approval_id": approval_id, "decision": "deny", "feedback": CLOSED})
+                self._send(approval_id, Decision("deny", CLOSED))
 
-    def _send(self, answer: dict[str, Any]) -> None:
+    def _send(self, approval_id: str | None, decision: Decision) -> None:
+        """The answer as an `Answer` command (None: the oldest approval waiting); a refusal is said."""
+        answer = Answer(approval_id, decision.decision, decision.feedback, decision.rejected_hunks, decision.edited)
+
         async def send() -> None:
-            assert self.handle is not None
-            reply = await self.handle.submit(Answer(answer.get("approval_id"), answer["decision"], answer.get("feedback")))
+            reply = await self.handle.submit(answer)
             if not reply.ok and reply.kind != "unavailable":
                 self.printer.handle(ev.ErrorEvent(message=f"ignored decision: {reply.error}", recoverable=True))
         asyncio.get_running_loop().create_task(send())
@@ -284,19 +285,6 @@ class RunDriver:
     def stop(self) -> None:
         if self.handle is not None:
             asyncio.get_running_loop().create_task(self.handle.submit(Stop()))
-
-
-def _parse(text: str) -> dict[str, Any]:
-    if not text.startswith("{"):
-        word, _, feedback = text.partition(" ")
-        if word.lower() in SHORTHAND:
-            return {"approval_id": None, "decision": SHORTHAND[word.lower()], "feedback": feedback.strip() or None}
-        raise ValueError(f"expected a JSON decision object or y / a / n [feedback] / s, got {text[:60]!r}")
-    try:
-        line = DecisionLine.model_validate_json(text)
-    except ValidationError as exc:
-        raise ValueError(f"invalid decision ({exc.errors()[0]['msg']})") from None
-    return {"approval_id": line.approval_id, "decision": line.decision, "feedback": line.feedback}
 
 
 def _totals(event: ev.Usage) -> Any:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import io
+import json
 from pathlib import Path
 
 from agent.frontends.printing import TextPrinter
@@ -51,3 +52,16 @@ async def test_a_line_that_is_no_answer_is_refused_with_a_message(open_handle, f
     code = await asyncio.wait_for(driver.run(read_stdin=False), 60)
     assert code == 0
     assert "ignored stdin line" in out.getvalue() + err.getvalue() and "Hi." in out.getvalue() + err.getvalue()
+
+
+async def test_a_json_answer_with_edited_content_writes_what_the_user_wrote(open_handle, fake_llm: FakeLLM,
+                                                                             ws: Path) -> None:
+    """A decision line's `edited` reaches the session (it was dropped on the way to the host)."""
+    handle = await open_handle(mode="ask", name="run")
+    fake_llm.script(Reply(tool_calls=[call("write_file", file_path="new.txt", content="written\n")]),
+                    Reply(text="Wrote it."))
+    driver, out, err = driver_of(handle, "write new.txt")
+    driver.line(json.dumps({"type": "decision", "decision": "allow_once", "edited": {"new.txt": "mine\n"}}))
+    code = await asyncio.wait_for(driver.run(read_stdin=False), 60)
+    assert code == 0, out.getvalue() + err.getvalue()
+    assert (ws / "new.txt").read_text() == "mine\n"
