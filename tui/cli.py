@@ -289,7 +289,7 @@ def _cmd_run(argv: list[str]) -> int:
     if options.attach:
         if options.resume or options.github:
             parser.error("--attach cannot be combined with --resume or --github")
-        from agent.frontends.attach import IN_PROCESS, main as attach_main
+        from agent.frontends.rundriver import IN_PROCESS, main as attach_main
 
         code = attach_main(options)
         if code != IN_PROCESS:

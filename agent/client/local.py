@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from agent import events as ev
-from agent.approval import Decision, QueueApprover
+from agent.approval import Approver, Decision, QueueApprover
 from agent.client import commands as cmd
 from agent.client.commands import Note, Reply
 from agent.client.fanout import Fanout, Item
@@ -55,13 +55,15 @@ class LocalHandle:
     @classmethod
     def open(cls, target: Target, config: Config, *, name: str = "this process", resume: str | None = None,
              store: SessionStore | None = None, meta: dict[str, Any] | None = None,
-             workspace: Workspace | None = None, reviewer: PlanReviewer | None = None) -> LocalHandle:
-        """A session opened on `target` (SessionError, ProfileError as `open_session` raises them)."""
+             workspace: Workspace | None = None, reviewer: PlanReviewer | None = None,
+             approver: Approver | None = None) -> LocalHandle:
+        """A session opened on `target` (SessionError, ProfileError as `open_session` raises them).
+        `approver`: the port approvals go to (default: answered by `Answer` commands)."""
         from agent.session.open import open_session
         from agent.session.ports import SessionPorts
 
         handle = cls(name, target)
-        ports = SessionPorts(QueueApprover(), handle.sink, reviewer)
+        ports = SessionPorts(approver or QueueApprover(), handle.sink, reviewer)
         handle.bind(open_session(target, config, ports, resume=resume, store=store, meta=meta, workspace=workspace))
         return handle
 

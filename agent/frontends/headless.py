@@ -16,14 +16,17 @@ import os
 import sys
 from typing import TYPE_CHECKING, Any
 
-from agent.events import ErrorEvent, WarningEvent
+from agent.client.commands import Note, Prompt
+from agent.events import Complete, ErrorEvent, WarningEvent
 from agent.frontends.common import UsageError, build_config, handle_ctrl_c, open_or_usage, run_command
 from agent.frontends.printing import RunJsonPrinter, TextPrinter
 from agent.frontends.stdin import StdinApprover, verdict
 from agent.session.notes import resume_notes
-from agent.session.ports import SessionOptions, SessionPorts
+from agent.textsafe import visible
+from agent.session.ports import SessionOptions
 
 if TYPE_CHECKING:
+    from agent.client.local import LocalHandle
     from agent.session.core import AgentSession
     from agent.session.target import Target
 
@@ -39,10 +42,6 @@ def _printer(options: SessionOptions) -> Any:
 
 async def run_headless(options: SessionOptions) -> int:
     """Run one prompt headless; returns the exit code."""
-    from agent.profiles import ProfileError
-    from agent.session.open import open_session
-    from agent.session.record import SessionError
-
     printer = _printer(options)
     images = _images(options)  # a bad --image is refused before anything is copied or opened
     options = _forked(options, printer)
@@ -58,47 +57,102 @@ async def run_headless(options: SessionOptions) -> int:
 
         path = route(config.require_model(), config.api_base, config.model_path)
         print(f"coder-tui: model {config.model}: {path.describe()}", file=sys.stderr, flush=True)
-    approver = StdinApprover(emit=lambda event: session.emit(event), shorthand=True)
-    misconfigured: list[ErrorEvent] = []
+    run = _Run(printer)
+    handle = await _open_handle(target, config, options, run.approver)
+    run.bind(handle)
+    prompt = await _prompt_for(handle, target.prompt)
+    await _check_images(handle, images)
+    return await run.drive(options, prompt, images, github=target.github is not None)
 
-    def sink(event: Any) -> None:
-        approver.note_request(event)
-        if isinstance(event, ErrorEvent) and event.configuration:
-            misconfigured.append(event)
-        printer.handle(event)
+
+class _Run:
+    """`run` in this process: one LocalHandle driven to the end of its prompt's turn, its events
+    printed, approvals and plan decisions answered from stdin (StdinApprover, the session's port)."""
+
+    def __init__(self, printer: Any) -> None:
+        self.printer = printer
+        self.approver = StdinApprover(emit=self.emit, shorthand=True)
+        self.handle: LocalHandle | None = None
+        self.misconfigured = False
+        self.complete: Complete | None = None
+        self.failure = ""
+
+    def bind(self, handle: LocalHandle) -> None:
+        self.handle = handle
+        handle.listen(self.item)
+
+    def emit(self, event: Any) -> None:
+        if self.handle is not None:
+            self.handle.session.emit(event)
+
+    async def drive(self, options: SessionOptions, prompt: str, images: list[Any], github: bool) -> int:
+        """The prompt's turn (or --until's rounds) to its end; the exit code."""
+        assert self.handle is not None
+        handle, session = self.handle, self.handle.session
+        for note in resume_notes(session):
+            session.emit(WarningEvent(message=note))
+        loop = asyncio.get_running_loop()
+        self.approver.start(loop)
+        _install_interrupt(loop, handle, self.printer)
+        try:
+            if options.until:  # a goal: rounds until the check passes (agent/subagents/goal.py)
+                from agent.subagents.goal import pursue
+
+                complete = await pursue(session, prompt, options.until, options.max_rounds, images)
+            elif (turn := await self.turn(handle, Prompt(prompt, images=tuple(options.images)))) is None:
+                print(f"coder-tui: error: {visible(self.failure)}", file=sys.stderr)  # the turn raised
+                return 1
+            else:
+                complete = turn
+            published = await _publish(options, session, complete) if github else True
+        finally:
+            await handle.close()
+            _say_lost(session)
+        code = 2  # an unknown model or provider, no key: the configuration, not the run, failed
+        if not self.misconfigured:  # the verdict's error before the summary, and the summary says the verdict
+            code, complete = verdict(complete, self.approver, published, self.printer)
+        self.printer.summary(complete, session.totals, session.session_id)
+        return code
+
+    def item(self, item: object) -> None:
+        if isinstance(item, Note):
+            return  # turn_started, turn_done: one turn, nobody else's; `run` prints events only
+        self.approver.note_request(item)
+        if isinstance(item, ErrorEvent) and item.configuration:
+            self.misconfigured = True
+        if isinstance(item, Complete):
+            self.complete = item
+        self.printer.handle(item)
+
+    async def turn(self, handle: LocalHandle, prompt: Prompt) -> Complete | None:
+        """The Complete of the prompt's turn (None: it raised; `failure` says why)."""
+        reply = await handle.submit(prompt)
+        if self.complete is None:
+            self.failure = str(reply.error or reply.data.get("error") or "the run ended without completing")
+        return self.complete
+
+
+def _say_lost(session: AgentSession) -> None:
+    if session.writer.lost:
+        print(f"coder-tui: error: {session.writer.lost} line(s) of session {session.session_id} could not be "
+              f"written ({session.writer.failure}); the record ends before them", file=sys.stderr)
+
+
+async def _open_handle(target: Target, config: Any, options: SessionOptions, approver: StdinApprover) -> LocalHandle:
+    """The session in this process (a UsageError for a --resume or --agent that does not open)."""
+    from agent.client.local import LocalHandle
+    from agent.profiles import ProfileError
+    from agent.session.record import SessionError
 
     try:
-        session = open_session(target, config, SessionPorts(approver, sink), resume=options.resume)
+        return LocalHandle.open(target, config, name=f"run (pid {os.getpid()})", resume=options.resume,
+                                approver=approver)
     except SessionError as exc:
+        await target.close()
         raise UsageError(f"--resume: {exc}") from None
     except ProfileError as exc:
-        raise UsageError(str(exc)) from None
-    prompt = await _prompt_for(session, target.prompt)
-    await _check_images(session, images, target)
-    for note in resume_notes(session):
-        session.emit(WarningEvent(message=note))
-    loop = asyncio.get_running_loop()
-    approver.start(loop)
-    _install_interrupt(loop, session, printer)
-    try:
-        if options.until:  # a goal: rounds until the check passes (agent/subagents/goal.py)
-            from agent.subagents.goal import pursue
-
-            complete = await pursue(session, prompt, options.until, options.max_rounds, images)
-        else:
-            complete = await session.run(prompt, images)
-        published = await _publish(options, session, complete) if target.github is not None else True
-    finally:
-        await session.close()
         await target.close()
-        if session.writer.lost:
-            print(f"coder-tui: error: {session.writer.lost} line(s) of session {session.session_id} could not be "
-                  f"written ({session.writer.failure}); the record ends before them", file=sys.stderr)
-    code = 2  # an unknown model or provider, no key: the configuration, not the run, failed
-    if not misconfigured:  # the verdict's error before the summary, and the summary says the verdict
-        code, complete = verdict(complete, approver, published, printer)
-    printer.summary(complete, session.totals, session.session_id)
-    return code
+        raise UsageError(str(exc)) from None
 
 
 def _forked(options: SessionOptions, printer: Any) -> SessionOptions:
@@ -130,23 +184,22 @@ def _images(options: SessionOptions) -> list[Any]:
         raise UsageError(f"--image {exc}") from None
 
 
-async def _check_images(session: AgentSession, images: list[Any], target: Target) -> None:
+async def _check_images(handle: LocalHandle, images: list[Any]) -> None:
     from agent.images import ImageError
 
     if not images:
         return
     try:
-        session.check_images()
+        handle.session.check_images()
     except ImageError as exc:
-        await session.close()
-        await target.close()
+        await handle.close()
         raise UsageError(str(exc)) from None
 
 
-async def _prompt_for(session: AgentSession, prompt: str) -> str:
+async def _prompt_for(handle: LocalHandle, prompt: str) -> str:
     """The prompt; none continues the resumed session's unfinished plan (a UsageError without one)."""
-    if not prompt.strip() and session.unfinished_plan is None:
-        await session.close()
+    if not prompt.strip() and handle.session.unfinished_plan is None:
+        await handle.close()
         raise UsageError("PROMPT is required: the resumed session has no unfinished plan to continue")
     return prompt
 
@@ -210,12 +263,12 @@ async def _open(options: SessionOptions, printer: Any) -> Target:
     return await open_or_usage(spec, config, emit=printer.handle, notice=printer.notice)
 
 
-def _install_interrupt(loop: asyncio.AbstractEventLoop, session: AgentSession, printer: Any) -> None:
+def _install_interrupt(loop: asyncio.AbstractEventLoop, handle: LocalHandle, printer: Any) -> None:
     presses = {"count": 0}
 
     def on_interrupt() -> None:
         presses["count"] += 1
-        if presses["count"] == 1 and session.stop():
+        if presses["count"] == 1 and handle.stop(handle.name).data["stopped"]:
             printer.notice("stopping… (press Ctrl+C again to quit at once)")
             return
         os._exit(130)

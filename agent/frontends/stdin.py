@@ -178,18 +178,23 @@ class StdinApprover(QueueApprover):
         self._answered(approval_id)
 
     def _parse(self, text: str) -> tuple[str | None, Decision]:
-        if not text.startswith("{"):
-            word, _, feedback = text.partition(" ")
-            if self.shorthand and word.lower() in SHORTHAND:
-                return None, Decision(SHORTHAND[word.lower()], feedback=feedback.strip() or None)
-            raise ValueError(f"expected a JSON decision object or y / a / n [feedback] / s, got {text[:60]!r}")
-        try:
-            parsed = DecisionLine.model_validate_json(text)
-        except ValidationError as exc:
-            where, problem = first_problem(exc, "line")
-            raise ValueError(f"invalid decision ({where}: {problem})") from None
-        return parsed.approval_id, Decision(parsed.decision, parsed.feedback,
-                                            parsed.rejected_hunks, parsed.edited)
+        return parse_answer(text, self.shorthand)
+
+
+def parse_answer(text: str, shorthand: bool = True) -> tuple[str | None, Decision]:
+    """An approval's answer from a stdin line: (its approval id, None for the next one; the
+    decision). ValueError saying why a line is none."""
+    if not text.startswith("{"):
+        word, _, feedback = text.partition(" ")
+        if shorthand and word.lower() in SHORTHAND:
+            return None, Decision(SHORTHAND[word.lower()], feedback=feedback.strip() or None)
+        raise ValueError(f"expected a JSON decision object or y / a / n [feedback] / s, got {text[:60]!r}")
+    try:
+        parsed = DecisionLine.model_validate_json(text)
+    except ValidationError as exc:
+        where, problem = first_problem(exc, "line")
+        raise ValueError(f"invalid decision ({where}: {problem})") from None
+    return parsed.approval_id, Decision(parsed.decision, parsed.feedback, parsed.rejected_hunks, parsed.edited)
 
 
 BY_RULE = "an `ask` permission rule asked for this call (such a rule asks in allow mode too)"

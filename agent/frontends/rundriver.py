@@ -1,4 +1,6 @@
-"""`coder-tui run --attach ID "prompt"`: `run`, as a client of the session host.
+"""`run`'s one driver: a `SessionHandle` (agent/client) printed as `run` prints it, its approvals
+answered from stdin lines, Ctrl+C a `Stop`. `coder-tui run --attach ID "prompt"` drives a handle of
+a session in the session host with it.
 
 The session (ID, a prefix, `last`, or `new`) is opened in the host or joined there if it is live;
 the prompt is queued behind any running turn, and this command prints that turn like `run` does
@@ -18,14 +20,14 @@ import sys
 import threading
 from typing import Any
 
-from pydantic import ValidationError
-
 from agent import events as ev
+from agent.approval import Decision
 from agent.client.commands import Answer, Note, Prompt, Reply, Stop
+from agent.client.handle import SessionHandle
 from agent.client.hosted import HostedHandle, HostRefused, HostUnavailable, open_in_host
 from agent.frontends.common import UsageError, handle_ctrl_c
 from agent.frontends.printing import JsonPrinter, TextPrinter
-from agent.frontends.stdin import SHORTHAND, DecisionLine
+from agent.frontends.stdin import parse_answer
 from agent.session.ports import SessionOptions
 from agent.secrets import redact
 from agent.textsafe import json_line, visible
@@ -38,9 +40,20 @@ IN_PROCESS = -1  # main's answer when no host can be used: the caller runs `run`
 
 
 async def run_attached(options: SessionOptions, ref: str) -> int:
-    attached = Attached(options)
+    """`run --attach ref`: the session opened or joined in the session host, driven by `RunDriver`."""
+    if ref == "new" and not options.workspace:
+        options = options.model_copy(update={"workspace": os.getcwd()})
+    name = f"run --attach (pid {os.getpid()})"
+    handle: HostedHandle | None = None
     try:
-        return await attached.run(ref)
+        try:
+            handle = await open_in_host(ref, name, _open_options(options))
+        except HostRefused as exc:
+            raise UsageError(f"--attach: {exc}") from None
+        driver = RunDriver(handle, options, joined=handle.state)
+        if handle.started_host:
+            driver.printer.notice("started the session host (it stays for the next front end)")
+        return await driver.run()
     except HostUnavailable as exc:
         print(f"coder-tui: the session host is not available ({visible(str(exc))}); running in-process",
               file=sys.stderr)
@@ -50,8 +63,8 @@ async def run_attached(options: SessionOptions, ref: str) -> int:
               "`run --resume ID` continues the session from its record", file=sys.stderr)
         return 1
     finally:
-        if attached.handle is not None:
-            await attached.handle.close(detach=True)
+        if handle is not None:
+            await handle.close(detach=True)
 
 
 def _open_options(options: SessionOptions) -> dict[str, Any]:
@@ -63,64 +76,60 @@ def _open_options(options: SessionOptions) -> dict[str, Any]:
     return values
 
 
-class Attached:
-    """`run --attach`: one `HostedHandle` (agent/client/hosted.py), printed as `run` prints."""
+class RunDriver:
+    """`run` over one `SessionHandle`: its items printed as `run` prints them, stdin's answers and
+    Ctrl+C sent as commands, the exit code of this command's prompt's turn. `joined`: what the
+    session was doing when this handle joined it (`running`, `queued`, the `clients` attached)."""
 
-    def __init__(self, options: SessionOptions) -> None:
-        self.options = options
-        self.handle: HostedHandle | None = None
-        self.printer: Any = JsonPrinter(sys.stdout) if options.json else TextPrinter(sys.stdout, sys.stderr)
+    def __init__(self, handle: SessionHandle, options: SessionOptions, joined: dict[str, Any] | None = None,
+                 printer: Any = None) -> None:
+        self.options, self.handle, self.joined = options, handle, dict(joined or {})
+        self.printer: Any = printer or (JsonPrinter(sys.stdout) if options.json else TextPrinter(sys.stdout, sys.stderr))
         self.mine = False  # this command's turn is the running one
-        self.early: list[dict[str, Any]] = []  # answers typed before their approval came
+        self.early: list[Decision] = []  # answers typed before their approval came
         self.stdin_closed = False
         self.unanswered = 0
-        self.session_id = ""
+        self.session_id = handle.session_id
         self.complete: ev.Complete | None = None
         self.pending: list[str] = []  # approval ids waiting, oldest first
         self._totals: Any = None
-        self._ended: asyncio.Future[int] | None = None  # the host closing, or the turn waited for ending
-        self.name = f"run --attach (pid {os.getpid()})"
+        self._ended: asyncio.Future[int] | None = None  # the handle closing, or the turn waited for ending
+        self.name = handle.name
 
-    async def run(self, ref: str) -> int:
-        if ref == "new" and not self.options.workspace:
-            self.options = self.options.model_copy(update={"workspace": os.getcwd()})
-        try:
-            self.handle = handle = await open_in_host(ref, self.name, _open_options(self.options))
-        except HostRefused as exc:
-            raise UsageError(f"--attach: {exc}") from None
+    async def run(self, read_stdin: bool = True) -> int:
+        """Print the session so far, then drive this command's prompt (or the running turn) to its end."""
         self._ended = asyncio.get_running_loop().create_future()
-        handle.listen(self._item)  # no await since the replay: nothing is missed
-        self.session_id = handle.session_id
-        if handle.started_host:
-            self.printer.notice("started the session host (it stays for the next front end)")
-        self._replay(handle)
-        running = bool(handle.state.get("running") or handle.state.get("queued"))
+        self.handle.listen(self._item)  # no await since the handle opened: nothing is missed
+        self._replay()
+        running = bool(self.joined.get("running") or self.joined.get("queued"))
         if not self.options.prompt.strip() and not running:
             return 0
-        self._listen_stdin()
-        _interrupt(self)
-        return await self._until_done(handle)
+        if read_stdin:
+            self._listen_stdin()
+            _interrupt(self)
+        return await self._until_done()
 
-    def _replay(self, handle: HostedHandle) -> None:
+    def _replay(self) -> None:
         """The session so far: printed whole in JSON mode; in text mode, one line and what waits."""
-        history = handle.history()
-        self.pending = handle.pending
+        history = self.handle.history()
+        self.pending = self.handle.pending
         if self.options.json:
             for item in history:
                 self._item(item, live=False)
-            self._print_host(handle.state)
+            self._print_host({"type": "replay_end", **self.joined})
             return
-        others = ", ".join(handle.state.get("clients", [])) or "nobody else"
+        others = ", ".join(self.joined.get("clients", [])) or "nobody else"
         self.printer.notice(f"attached to session {self.session_id} ({len(history)} earlier lines; attached: {others})")
         asked = {item.approval_id: item for item in history if isinstance(item, ev.ApprovalRequired)}
         for approval_id in self.pending:
             if approval_id in asked:
                 self.printer.handle(asked[approval_id])
 
-    async def _until_done(self, handle: HostedHandle) -> int:
+    async def _until_done(self) -> int:
         """This command's prompt's turn (or, without one, the turn running now) to its end."""
         assert self._ended is not None
-        lost = asyncio.ensure_future(handle.lost.wait())
+        handle = self.handle
+        lost = asyncio.ensure_future(_closed(handle))
         waits: set[asyncio.Future[Any]] = {self._ended, lost}
         if self.options.prompt.strip():
             waits.add(asyncio.ensure_future(handle.submit(Prompt(self.options.prompt))))
@@ -222,49 +231,53 @@ class Attached:
         def read() -> None:
             try:
                 for text in sys.stdin:
-                    loop.call_soon_threadsafe(self._line, text)
+                    loop.call_soon_threadsafe(self.line, text)
             except (OSError, ValueError):
                 pass
-            loop.call_soon_threadsafe(self._closed)
+            loop.call_soon_threadsafe(self.closed)
 
         if sys.stdin is None:
             self.stdin_closed = True
             return
         threading.Thread(target=read, name="attach-stdin", daemon=True).start()
 
-    def _line(self, text: str) -> None:
+    def line(self, text: str) -> None:
+        """One line of stdin: an answer (a shorthand or a JSON decision), or an error saying why not."""
         text = text.strip()
         if not text:
             return
         try:
-            answer = _parse(text)
+            approval_id, decision = parse_answer(text)
         except ValueError as exc:
             self.printer.handle(ev.ErrorEvent(message=f"ignored stdin line: {exc}", recoverable=True))
             return
-        if answer.get("approval_id") is None and not self.pending:
-            self.early.append(answer)
+        if approval_id is None and not self.pending:
+            self.early.append(decision)
             return
-        self._send(answer)
+        self._send(approval_id, decision)
 
     def _asked(self, approval_id: str) -> None:
         self.pending.append(approval_id)
         if self.early:
-            self._send({**self.early.pop(0), "approval_id": approval_id})
+            self._send(approval_id, self.early.pop(0))
         elif self.stdin_closed and self.mine:
             self.unanswered += 1
-            self._send({"approval_id": approval_id, "decision": "deny", "feedback": CLOSED})
+            self._send(approval_id, Decision("deny", CLOSED))
 
-    def _closed(self) -> None:
+    def closed(self) -> None:
+        """stdin closed: the approvals of this command's turn, now and later, are denied."""
         self.stdin_closed = True
         if self.mine:
             for approval_id in list(self.pending):
                 self.unanswered += 1
-                self._send({"approval_id": approval_id, "decision": "deny", "feedback": CLOSED})
+                self._send(approval_id, Decision("deny", CLOSED))
 
-    def _send(self, answer: dict[str, Any]) -> None:
+    def _send(self, approval_id: str | None, decision: Decision) -> None:
+        """The answer as an `Answer` command (None: the oldest approval waiting); a refusal is said."""
+        answer = Answer(approval_id, decision.decision, decision.feedback, decision.rejected_hunks, decision.edited)
+
         async def send() -> None:
-            assert self.handle is not None
-            reply = await self.handle.submit(Answer(answer.get("approval_id"), answer["decision"], answer.get("feedback")))
+            reply = await self.handle.submit(answer)
             if not reply.ok and reply.kind != "unavailable":
                 self.printer.handle(ev.ErrorEvent(message=f"ignored decision: {reply.error}", recoverable=True))
         asyncio.get_running_loop().create_task(send())
@@ -272,19 +285,6 @@ class Attached:
     def stop(self) -> None:
         if self.handle is not None:
             asyncio.get_running_loop().create_task(self.handle.submit(Stop()))
-
-
-def _parse(text: str) -> dict[str, Any]:
-    if not text.startswith("{"):
-        word, _, feedback = text.partition(" ")
-        if word.lower() in SHORTHAND:
-            return {"approval_id": None, "decision": SHORTHAND[word.lower()], "feedback": feedback.strip() or None}
-        raise ValueError(f"expected a JSON decision object or y / a / n [feedback] / s, got {text[:60]!r}")
-    try:
-        line = DecisionLine.model_validate_json(text)
-    except ValidationError as exc:
-        raise ValueError(f"invalid decision ({exc.errors()[0]['msg']})") from None
-    return {"approval_id": line.approval_id, "decision": line.decision, "feedback": line.feedback}
 
 
 def _totals(event: ev.Usage) -> Any:
@@ -295,7 +295,13 @@ def _totals(event: ev.Usage) -> Any:
     return totals
 
 
-def _interrupt(attached: Attached) -> None:
+async def _closed(handle: SessionHandle) -> None:
+    """Returns when the handle's items end: it closed, or the session host went away."""
+    async for _item in handle.events():
+        pass
+
+
+def _interrupt(attached: RunDriver) -> None:
     presses = {"count": 0}
 
     def on_interrupt() -> None:
