@@ -98,9 +98,9 @@ def make_app(fake_llm: FakeLLM, ws: Path, ref: str) -> Any:
 
 async def attached(pilot: Any) -> Any:
     app = pilot.app
-    await wait_for(pilot, lambda: app.bridge.remote is not None and app.bridge.remote._follow is not None,
+    await wait_for(pilot, lambda: app.bridge.driver is not None and app.bridge.driver.following,
                    timeout=WAIT, what="the app attached to the host session")
-    return app.bridge.remote
+    return app.bridge.driver
 
 
 def prompts(app: Any) -> list[tuple[str, str]]:
@@ -299,7 +299,7 @@ async def test_when_the_host_stops_the_app_says_so_once_and_continues_the_sessio
                        timeout=WAIT, what="the session opened in-process")
         lost = [n for n in notices(app) if "session host stopped" in n]
         assert len(lost) == 1 and session_id in lost[0] and "in-process" in lost[0]
-        assert app.bridge.remote is None and app.bridge.session.session_id == session_id
+        assert app.bridge.driver is None and app.bridge.session.session_id == session_id
         assert "Hi." in answers(app)  # the conversation, as --resume shows it
         await type_text(pilot, "still there?")
         await pilot.press("enter")
@@ -322,7 +322,7 @@ async def test_without_a_usable_host_attach_says_so_once_and_resumes_in_process(
                        timeout=WAIT, what="the session opened in-process")
         said = [n for n in notices(app) if "session host is not available" in n]
         assert len(said) == 1 and "in-process" in said[0]
-        assert app.bridge.remote is None and app.bridge.session.session_id == session_id
+        assert app.bridge.driver is None and app.bridge.session.session_id == session_id
         assert "Recorded answer." in answers(app)
 
 
