@@ -95,7 +95,8 @@ async def attach_with(app: CoderApp, client: HostClient, ref: str) -> str | None
                               model=str(handle.model), others=list(handle.state.get("clients", [])))
     await app.bridge.drive(driver)
     _reset_view(app)
-    _show_replay(app, driver, driver.history())
+    busy = bool(handle.state.get("running") or handle.state.get("queued"))
+    _show_replay(app, driver, driver.history(busy))
     driver.lost = lambda message: host_lost(app, driver, message)
     driver.follow()
     app.load_files()  # @ completion offers the session's files

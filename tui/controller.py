@@ -78,11 +78,12 @@ class HandleController:
     def following(self) -> bool:
         return self._follow is not None
 
-    def history(self) -> list[object]:
-        """The session so far (replayed when the app joins it)."""
+    def history(self, busy: bool = True) -> list[object]:
+        """The session so far (replayed when the app joins it); `busy`: a turn runs or waits as it
+        joins (the tickets the replay leaves open are running), else none is."""
         items = self.handle.history()
-        running = self._open_tickets(items)
-        self._tickets.update(running)
+        if busy:
+            self._tickets.update(self._open_tickets(items))
         return items
 
     @staticmethod
