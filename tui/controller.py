@@ -120,8 +120,8 @@ class HandleController:
 
     # -- what the user does -----------------------------------------------------------------
     def submit(self, text: str, mentions: list[str]) -> str:
-        """Send a prompt (the @-mentioned files attached): "started", or "host-queued" when a turn
-        runs (it is shown when it starts)."""
+        """Send a prompt (the session attaches the @-mentioned files): "started", or "host-queued" when
+        a turn runs (it is shown when it starts)."""
         queued = self.running
         if queued:
             self._unshown.append(text)
@@ -131,30 +131,13 @@ class HandleController:
 
     async def _prompt(self, text: str, mentions: list[str]) -> None:
         try:
-            reply = await self.handle.submit(Prompt(await self._with_files(text, mentions)))
+            reply = await self.handle.submit(Prompt(text, mentions=tuple(mentions)))  # attached where it runs
         finally:
             self._sending -= 1
         if not reply.ok and reply.kind != "unavailable":  # gone: the watcher says so
             self.host.notice(f"Not sent (Up recalls it): {reply.error}", "warning")
             if text in self._unshown:
                 self._unshown.remove(text)
-
-    async def _with_files(self, text: str, mentions: list[str]) -> str:
-        if not mentions:
-            return text
-        from agent.attachments import attach_mentions
-        from agent.workspaces.base import WorkspaceError
-        from agent.workspaces.local import LocalWorkspace
-
-        try:
-            workspace = LocalWorkspace(str(self.root or self.workspace))
-        except WorkspaceError as exc:
-            self.host.notice(f"the mentioned files were not attached: {exc}", "warning")
-            return text
-        prompt, unread = await attach_mentions(workspace, text, mentions)
-        for problem in unread:
-            self.host.notice(problem, "warning")
-        return prompt
 
     def stop(self) -> bool:
         self._spawn(self._request(Stop(), "stop"))

@@ -176,3 +176,19 @@ async def test_the_mode_key_sets_the_sessions_mode(open_handle, fake_llm: FakeLL
     assert not (ws / "new.txt").exists()
     watch.stop()
     await driver.detach()
+
+
+async def test_a_mentioned_file_goes_with_the_prompt(open_handle, fake_llm: FakeLLM, ws: Path) -> None:
+    handle = await open_handle(mode="allow", name="coder-tui app")
+    screen = Screen()
+    driver = drive(handle, screen, ws)
+    watch = Watcher(handle)
+    fake_llm.script(Reply(text="Read it."))
+    driver.submit("what does @a.py return?", ["a.py"])
+    started = await watch.until("turn_started")
+    await watch.until("turn_done")
+    assert started.data["prompt"] == "what does @a.py return?"  # the others see what the user typed
+    sent = [m["content"] for m in fake_llm.requests[-1]["messages"] if m["role"] == "user"][-1]
+    assert "return 1" in str(sent)
+    watch.stop()
+    await driver.detach()
