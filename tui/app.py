@@ -298,11 +298,9 @@ class CoderApp(App[int]):
         self.set_mode(MODES[(MODES.index(self.mode) + 1) % len(MODES)])
 
     def set_mode(self, mode: str) -> None:
-        remote = self.bridge.remote
-        if remote is not None and mode != remote.mode:  # the host has no way to change it (yet)
-            self.notice(f"session {remote.session_id} runs in {remote.mode.upper()} mode in the session host "
-                        "(set when it was opened there)", "warning")
-            return
+        driver = self.bridge.driver
+        if driver is not None and mode != driver.mode:
+            driver.set_mode(mode)  # the session's mode: a refusal is said in the chat
         self.mode = mode
         self.bridge.set_mode(mode)
         self.query_one(StatusBar).set_mode(mode)
@@ -415,8 +413,8 @@ class CoderApp(App[int]):
     def key_argument(self, tool: str, args: dict[str, Any]) -> str:
         session = self.bridge.session
         found = session.registry.get(tool) if session is not None else None
-        if found is None and self.bridge.remote is not None:  # the tools are the host's: the usual argument
-            from tui.hostsession import key_argument
+        if found is None and self.bridge.driver is not None:  # the tools are the host's: the usual argument
+            from tui.rebuild import key_argument
 
             return key_argument(args)
         return found.key_argument(args) if found is not None else ""

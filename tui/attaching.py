@@ -1,7 +1,7 @@
 """The app as a client of the session host: `coder-tui attach [ID]` and `/attach [ID]`.
 
-The session lives in the host (agent/host); the bridge drives it through `HostSession`
-(tui/hostsession.py). Without an id a picker lists the host's live sessions (and who is attached)
+The session lives in the host (agent/host); the app holds its `HostedHandle` (agent/client) and
+drives it through its one controller (tui/controller.py). Without an id a picker lists the host's live sessions (and who is attached)
 and this folder's recorded ones. When no host can be used the app says so once and opens the
 session in-process, as `coder-tui --resume ID` would.
 """
@@ -19,7 +19,7 @@ from tui.widgets.transcript import Transcript
 if TYPE_CHECKING:
     from agent.client.hosted import HostClient
     from tui.app import CoderApp
-    from tui.hostsession import HostSession
+    from tui.controller import HandleController
 
 CANCELLED = "Nothing attached (Esc)."
 
@@ -77,8 +77,8 @@ async def attach_command(app: CoderApp, arg: str) -> None:
 async def attach_with(app: CoderApp, client: HostClient, ref: str) -> str | None:
     """Open or join `ref` (the picker's choice when empty) on `client`: None once attached, else
     why not ("" when the picker was cancelled)."""
-    from agent.client.hosted import HostRefused
-    from tui.hostsession import HostSession
+    from agent.client.hosted import HostedHandle, HostRefused
+    from tui.controller import HandleController
 
     if not ref:
         chosen = await _pick(app, client)
@@ -87,16 +87,18 @@ async def attach_with(app: CoderApp, client: HostClient, ref: str) -> str | None
         ref = chosen
     elif ref == "last":  # this folder's newest: a live one first (its record may not list it yet)
         ref = await _live_last(app, client) or ref
-    remote = HostSession(client, app, app.show_event)
     try:
-        replay = await remote.open(ref, open_options(app, ref))
+        handle = await HostedHandle.open(client, ref, f"coder-tui app (pid {os.getpid()})", open_options(app, ref))
     except (HostRefused, ConnectionError, TimeoutError) as exc:
         return f"attach: {safe_line(str(exc))}"
-    await app.bridge.attach_remote(remote)
+    driver = HandleController(handle, app, app.show_event, workspace=handle.workspace_label,
+                              model=str(handle.model), others=list(handle.state.get("clients", [])))
+    await app.bridge.drive(driver)
     _reset_view(app)
-    _show_replay(app, remote, replay)
-    remote.lost = lambda message: host_lost(app, remote, message)
-    remote.follow()
+    busy = bool(handle.state.get("running") or handle.state.get("queued"))
+    _show_replay(app, driver, driver.history(busy))
+    driver.lost = lambda message: host_lost(app, driver, message)
+    driver.follow()
     app.load_files()  # @ completion offers the session's files
     return None
 
@@ -157,20 +159,20 @@ def _reset_view(app: CoderApp) -> None:
     status.set_allowances([])
 
 
-def _show_replay(app: CoderApp, remote: HostSession, lines: list[dict[str, Any]]) -> None:
+def _show_replay(app: CoderApp, remote: HandleController, items: list[object]) -> None:
     """The session so far: its recorded part as a resumed session shows it, then what the host ran
     since it opened it (prompts, events, the approval that waits), as it was shown live."""
-    from agent.client.hosted import HOST_TYPES
+    from agent.client.commands import Note
 
     status = app.query_one("#status", StatusBar)
     status.set_workspace(remote.workspace)
     status.set_model(remote.model)
     app.set_mode(remote.mode)
-    first_host = next((i for i, line in enumerate(lines) if line.get("type") in HOST_TYPES), len(lines))
+    first_host = next((i for i, item in enumerate(items) if isinstance(item, Note)), len(items))
     if first_host:
-        _replay_record(app, remote.session_id, lines[:first_host])
-    for line in lines[first_host:]:
-        remote.show(line, live=False)
+        _replay_record(app, remote.session_id, items[:first_host])
+    for item in items[first_host:]:
+        remote.show(item, live=False)
     timeline = app.query_one(Timeline)
     if not remote.running and timeline.run is not None:
         timeline.end_run("interrupted: the run ended before this app attached")
@@ -180,9 +182,10 @@ def _show_replay(app: CoderApp, remote: HostSession, lines: list[dict[str, Any]]
                "there; Esc stops its run; quitting leaves it going.", "dim")
 
 
-def _replay_record(app: CoderApp, session_id: str, prefix: list[dict[str, Any]]) -> None:
+def _replay_record(app: CoderApp, session_id: str, prefix: list[object]) -> None:
     """The part the host resumed from the session's record: shown from the record, as --resume does
     (the conversation from its messages), cut where the host's own turns begin."""
+    from agent.events import RunStarted
     from agent.session.notes import is_note
     from agent.session.record import SessionError, SessionStore, load
     from tui.replay import replay
@@ -191,7 +194,7 @@ def _replay_record(app: CoderApp, session_id: str, prefix: list[dict[str, Any]])
         data = load(SessionStore().resolve(session_id))
     except (SessionError, OSError):
         return
-    runs = sum(1 for line in prefix if line.get("type") == "run_started")
+    runs = sum(1 for item in prefix if isinstance(item, RunStarted))
 
     def first_turns(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
         count = 0
@@ -208,11 +211,11 @@ def _replay_record(app: CoderApp, session_id: str, prefix: list[dict[str, Any]])
     replay(data, app.presenter, app.query_one(Transcript), app.options.mode)
 
 
-def host_lost(app: CoderApp, remote: HostSession, message: str) -> None:
+def host_lost(app: CoderApp, remote: HandleController, message: str) -> None:
     """The host went away: one line, and the app opens the session in-process (as --resume would)."""
-    if app.bridge.remote is not remote:
+    if app.bridge.driver is not remote:
         return
-    app.bridge.remote = None
+    app.bridge.driver = None
     _reset_view(app)
     app.notice(f"{message}; continuing it here, in-process.", "error")
     app.options.attach = None

@@ -24,7 +24,8 @@ if TYPE_CHECKING:
     from agent.session.core import AgentSession
     from agent.session.target import Target
     from agent.workspaces.base import Workspace
-    from tui.ports import RemoteSession, SessionHost
+    from tui.controller import HandleController
+    from tui.ports import SessionHost
     from tui.roomlink import RoomLink
 
 Sink = Callable[[Any], None]
@@ -53,7 +54,7 @@ class AgentBridge:
         self.room: RoomLink | None = None  # when the workspace is a live room (link_room)
         self.failure: tuple[str, str] | None = None  # why the agent could not start, and what to do
         self._quiet = True  # between runs, and after a stop until the next run starts
-        self.remote: RemoteSession | None = None  # a session in the session host (tui/attaching.py)
+        self.driver: HandleController | None = None  # the app's driver of a session handle (tui/attaching.py)
 
     # -- the target -----------------------------------------------------------------------
     def attach_target(self, target: Target) -> None:
@@ -81,18 +82,18 @@ class AgentBridge:
     # -- state ----------------------------------------------------------------------------
     @property
     def ready(self) -> bool:
-        return self.session is not None or self.remote is not None
+        return self.session is not None or self.driver is not None
 
     @property
     def running(self) -> bool:
-        if self.remote is not None:
-            return self.remote.running
+        if self.driver is not None:
+            return self.driver.running
         return self.session is not None and (self.session.running or self.pursuing)
 
-    async def attach_remote(self, remote: RemoteSession) -> None:
-        """From now on the session is `remote` (in the host): the in-process one, or the host session
-        attached before, is closed or left first (the host's run goes on)."""
-        old, self.remote = self.remote, remote
+    async def drive(self, driver: HandleController) -> None:
+        """From now on the session is the one `driver`'s handle holds: the in-process one, or the
+        handle driven before, is closed or left first (a run in the host goes on)."""
+        old, self.driver = self.driver, driver
         self.waiting.clear()
         if old is not None:
             await old.detach()
@@ -135,8 +136,8 @@ class AgentBridge:
     def submit(self, text: str, mentions: list[str]) -> str:
         """Send a prompt; returns what happened: "started", "routed", "queued", "host-queued" (behind a
         turn in the session host), "waiting" or "failed"."""
-        if self.remote is not None:
-            return self.remote.submit(text, mentions)
+        if self.driver is not None:
+            return self.driver.submit(text, mentions)
         if self.room is not None and self.session is not None:
             self.room.ask(text)
             return "queued" if self.running else "started"
@@ -227,8 +228,8 @@ class AgentBridge:
         dropped, self.waiting = self.waiting, []
         for text, _mentions in reversed(dropped):  # back in the input, the first one first
             self.host.restore_prompt(text)
-        if self.remote is not None:
-            return self.remote.stop()
+        if self.driver is not None:
+            return self.driver.stop()
         if self.room is not None:
             self.room.clear_queue()
         if self.pursuing:  # a goal: no next round, whether a turn or its check runs now
@@ -268,9 +269,9 @@ class AgentBridge:
         return self.open_session(config, resume)
 
     async def shutdown(self) -> None:
-        if self.remote is not None:  # its run goes on in the host
-            remote, self.remote = self.remote, None
-            await remote.detach()
+        if self.driver is not None:  # a run in the host goes on
+            driver, self.driver = self.driver, None
+            await driver.detach()
         if self.session is not None:
             self.session.stop()
             await asyncio.sleep(0)

@@ -62,7 +62,7 @@ def _idle(app: CoderApp, what: str) -> AgentSession | None:
     if app.bridge.running:
         _say(app, f"{what} waits until the agent is idle: press Esc to stop the run first.", "warning")
         return None
-    if app.bridge.session is None and (remote := app.bridge.remote) is not None:
+    if app.bridge.session is None and (remote := app.bridge.driver) is not None:
         _say(app, f"{what} works on an in-process session; this app is attached to session {remote.session_id} "
                   "in the session host (/attach switches to another).", "warning")
         return None

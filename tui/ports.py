@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 if TYPE_CHECKING:
     from argparse import Namespace
-    from pathlib import Path
 
     from textual.screen import Screen
 
@@ -62,36 +61,6 @@ class SessionHost(TaskRunner, Protocol):
 
     def configuration_failed(self, message: str) -> None:
         """The model or provider was rejected (or there is no key): let the user choose again."""
-        ...
-
-
-class RemoteSession(Protocol):
-    """A session that lives in the session host, as the bridge drives it (tui/hostsession.py)."""
-
-    session_id: str
-    mode: str
-
-    @property
-    def root(self) -> Path | None:
-        """The session's folder on this machine (its files for @ completion), if it is one."""
-        ...
-
-    @property
-    def running(self) -> bool:
-        """A turn runs or waits in the host (this app's or another front end's)."""
-        ...
-
-    def submit(self, text: str, mentions: list[str]) -> str:
-        """Send a prompt (and the files it mentions) to the host: "started", or "host-queued" behind a
-        running turn."""
-        ...
-
-    def stop(self) -> bool:
-        """Stop the host's running turn."""
-        ...
-
-    async def detach(self) -> None:
-        """Leave the session; its run goes on in the host."""
         ...
 
 

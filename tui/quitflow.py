@@ -32,7 +32,7 @@ def interrupt(app: CoderApp) -> None:
 
 
 async def confirm_quit(app: CoderApp) -> None:
-    if app.bridge.running and app.bridge.remote is None:  # attached: the run goes on in the host
+    if app.bridge.running and app.bridge.driver is None:  # attached: the run goes on in the host
         from tui.screens.confirm import ConfirmScreen
 
         if not await app.push_screen_wait(ConfirmScreen("The agent is working. Stop it and quit?", "Quit")):

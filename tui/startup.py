@@ -145,7 +145,7 @@ def list_files(app: CoderApp) -> None:
     import asyncio
 
     workspace = app.bridge.workspace
-    if workspace is None and app.bridge.remote is not None and (root := app.bridge.remote.root) is not None:
+    if workspace is None and app.bridge.driver is not None and (root := app.bridge.driver.root) is not None:
         from agent.workspaces.base import WorkspaceError
         from agent.workspaces.local import LocalWorkspace
 

@@ -98,9 +98,9 @@ def make_app(fake_llm: FakeLLM, ws: Path, ref: str) -> Any:
 
 async def attached(pilot: Any) -> Any:
     app = pilot.app
-    await wait_for(pilot, lambda: app.bridge.remote is not None and app.bridge.remote._follow is not None,
+    await wait_for(pilot, lambda: app.bridge.driver is not None and app.bridge.driver.following,
                    timeout=WAIT, what="the app attached to the host session")
-    return app.bridge.remote
+    return app.bridge.driver
 
 
 def prompts(app: Any) -> list[tuple[str, str]]:
@@ -299,7 +299,7 @@ async def test_when_the_host_stops_the_app_says_so_once_and_continues_the_sessio
                        timeout=WAIT, what="the session opened in-process")
         lost = [n for n in notices(app) if "session host stopped" in n]
         assert len(lost) == 1 and session_id in lost[0] and "in-process" in lost[0]
-        assert app.bridge.remote is None and app.bridge.session.session_id == session_id
+        assert app.bridge.driver is None and app.bridge.session.session_id == session_id
         assert "Hi." in answers(app)  # the conversation, as --resume shows it
         await type_text(pilot, "still there?")
         await pilot.press("enter")
@@ -322,7 +322,7 @@ async def test_without_a_usable_host_attach_says_so_once_and_resumes_in_process(
                        timeout=WAIT, what="the session opened in-process")
         said = [n for n in notices(app) if "session host is not available" in n]
         assert len(said) == 1 and "in-process" in said[0]
-        assert app.bridge.remote is None and app.bridge.session.session_id == session_id
+        assert app.bridge.driver is None and app.bridge.session.session_id == session_id
         assert "Recorded answer." in answers(app)
 
 
@@ -421,3 +421,29 @@ async def test_attaching_to_a_session_that_does_not_exist_says_why_and_prompts_a
         await type_text(pilot, "hello")
         await pilot.press("enter")
         await wait_for(pilot, lambda: any("Not sent" in n for n in notices(app)), timeout=WAIT, what="not sent")
+
+
+async def test_shift_tab_in_the_attached_app_sets_the_host_sessions_mode(
+        other: Any, fake_llm: FakeLLM, ws: Path) -> None:
+    """The mode key reaches the session in the host (it used to say the host could not change it)."""
+    fake_llm.script(Reply(text="Hi."))
+    run = other("hi")
+    await _first(run, "turn_done")
+    session_id = asked_session(run)
+    watcher = await HostClient.connect(other.host.socket)
+    try:
+        model = {k: v for k, v in other.host.options(fake_llm, ws).items() if k != "workspace"}
+        await watcher.request("open", session=session_id, client="watcher", options=model)
+        app = make_app(fake_llm, ws, session_id)
+        async with app.run_test(size=APP_SIZE) as pilot:
+            driver = await attached(pilot)
+            before = driver.mode
+            app.action_cycle_mode()
+            changed = await next_of(watcher, "mode_changed")
+            assert changed["by"].startswith("coder-tui app") and changed["mode"] != before
+            await wait_for(pilot, lambda: driver.mode == changed["mode"] == app.mode, timeout=WAIT,
+                           what="the app's mode to be the session's")
+            assert not any("set when it was opened there" in text for text in notices(app))
+            await app.bridge.shutdown()
+    finally:
+        await watcher.close()

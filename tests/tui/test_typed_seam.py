@@ -13,7 +13,7 @@ ROOT = Path(__file__).resolve().parents[2]
 SEAM = ["tui/app.py", "tui/bridge.py", "tui/boot.py", "tui/ports.py", "tui/startup.py", "tui/quitflow.py",
         "tui/prompting.py", "tui/roomlink.py", "tui/commands.py", "tui/panes.py", "tui/knowledge.py",
         "tui/screens/unpublished.py", "tui/screens/planreview.py", "tui/widgets/approvaldock.py",
-        "tui/hostsession.py", "tui/attaching.py"]
+        "tui/controller.py", "tui/rebuild.py", "tui/attaching.py"]
 PARTS = {"app", "host", "bridge", "session", "workspace", "target", "link", "runner", "options"}
 
 
