@@ -56,13 +56,16 @@ class LocalHandle:
     def open(cls, target: Target, config: Config, *, name: str = "this process", resume: str | None = None,
              store: SessionStore | None = None, meta: dict[str, Any] | None = None,
              workspace: Workspace | None = None, reviewer: PlanReviewer | None = None,
-             approver: Approver | None = None) -> LocalHandle:
+             approver: Approver | None = None, listener: Callable[[Item], None] | None = None) -> LocalHandle:
         """A session opened on `target` (SessionError, ProfileError as `open_session` raises them).
-        `approver`: the port approvals go to (default: answered by `Answer` commands)."""
+        `approver`: the port approvals go to (default: answered by `Answer` commands); `listener`
+        hears every item from the start, the warnings the opening says included."""
         from agent.session.open import open_session
         from agent.session.ports import SessionPorts
 
         handle = cls(name, target)
+        if listener is not None:
+            handle.listen(listener)
         ports = SessionPorts(approver or QueueApprover(), handle.sink, reviewer)
         handle.bind(open_session(target, config, ports, resume=resume, store=store, meta=meta, workspace=workspace))
         return handle
@@ -164,6 +167,10 @@ class LocalHandle:
                 if self.publish and complete.success:
                     await self._publish()
                 done.update(success=complete.success, completion_reason=complete.completion_reason)
+            except BrokenPipeError as exc:  # a listener's reader left (`run | head`): the submitter's to handle
+                done.update(success=False, completion_reason="error", error="the output's reader left")
+                if not turn.done.done():
+                    turn.done.set_exception(exc)
             except Exception as exc:  # noqa: BLE001 - one turn's failure is its reply; the next turns run
                 done.update(success=False, completion_reason="error", error=f"{type(exc).__name__}: {exc}")
             finally:

@@ -58,7 +58,7 @@ async def run_headless(options: SessionOptions) -> int:
         path = route(config.require_model(), config.api_base, config.model_path)
         print(f"coder-tui: model {config.model}: {path.describe()}", file=sys.stderr, flush=True)
     run = _Run(printer)
-    handle = await _open_handle(target, config, options, run.approver)
+    handle = await _open_handle(target, config, options, run)
     run.bind(handle)
     prompt = await _prompt_for(handle, target.prompt)
     await _check_images(handle, images)
@@ -78,8 +78,7 @@ class _Run:
         self.failure = ""
 
     def bind(self, handle: LocalHandle) -> None:
-        self.handle = handle
-        handle.listen(self.item)
+        self.handle = handle  # its items reach self.item from the opening on (_open_handle)
 
     def emit(self, event: Any) -> None:
         if self.handle is not None:
@@ -138,15 +137,16 @@ def _say_lost(session: AgentSession) -> None:
               f"written ({session.writer.failure}); the record ends before them", file=sys.stderr)
 
 
-async def _open_handle(target: Target, config: Any, options: SessionOptions, approver: StdinApprover) -> LocalHandle:
-    """The session in this process (a UsageError for a --resume or --agent that does not open)."""
+async def _open_handle(target: Target, config: Any, options: SessionOptions, run: _Run) -> LocalHandle:
+    """The session in this process, its items printed from the opening on (what the opening warns
+    of included); a UsageError for a --resume or --agent that does not open."""
     from agent.client.local import LocalHandle
     from agent.profiles import ProfileError
     from agent.session.record import SessionError
 
     try:
         return LocalHandle.open(target, config, name=f"run (pid {os.getpid()})", resume=options.resume,
-                                approver=approver)
+                                approver=run.approver, listener=run.item)
     except SessionError as exc:
         await target.close()
         raise UsageError(f"--resume: {exc}") from None
