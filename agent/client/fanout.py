@@ -66,3 +66,18 @@ class Fanout:
         self.closed = True
         for queue in self._readers:
             queue.put_nowait(_END)
+
+
+class FanoutFace:
+    """The reading half of a SessionHandle, over its `fanout` (LocalHandle and HostedHandle alike)."""
+
+    fanout: Fanout
+
+    def events(self) -> AsyncIterator[Item]:
+        return self.fanout.stream()
+
+    def history(self) -> list[Item]:
+        return self.fanout.history()
+
+    def listen(self, listener: Callable[[Item], None]) -> None:
+        self.fanout.listen(listener)

@@ -13,7 +13,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 from pydantic import ValidationError
@@ -21,7 +20,7 @@ from pydantic import ValidationError
 from agent import events as ev
 from agent.client import commands as cmd
 from agent.client.commands import Note, Reply, refusal_kind
-from agent.client.fanout import Fanout, Item
+from agent.client.fanout import Fanout, FanoutFace, Item
 from agent.host.client import HostClient, HostRefused, HostUnavailable, live_sessions
 from agent.host.wire import HOST_TYPES
 from agent.hostplace import HostPlaceError
@@ -50,7 +49,7 @@ async def open_in_host(session: str, name: str, options: Data | None = None, *, 
     return handle
 
 
-class HostedHandle:
+class HostedHandle(FanoutFace):
     def __init__(self, client: HostClient, name: str, opened: Data) -> None:
         self.client, self._name = client, name
         self.started_host = False  # opening it started the host
@@ -99,15 +98,6 @@ class HostedHandle:
     @property
     def pending(self) -> list[str]:
         return list(self._pending)
-
-    def events(self) -> AsyncIterator[Item]:
-        return self.fanout.stream()
-
-    def history(self) -> list[Item]:
-        return self.fanout.history()
-
-    def listen(self, listener: Callable[[Item], None]) -> None:
-        self.fanout.listen(listener)
 
     async def submit(self, command: cmd.Command) -> Reply:
         try:

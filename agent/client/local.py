@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -19,7 +19,7 @@ from agent import events as ev
 from agent.approval import Approver, Decision, QueueApprover
 from agent.client import commands as cmd
 from agent.client.commands import Note, Reply
-from agent.client.fanout import Fanout, Item
+from agent.client.fanout import Fanout, FanoutFace, Item
 
 if TYPE_CHECKING:
     from agent.config import Config
@@ -38,7 +38,7 @@ class _Turn:
     done: asyncio.Future[Reply] = field(default_factory=lambda: asyncio.get_running_loop().create_future())
 
 
-class LocalHandle:
+class LocalHandle(FanoutFace):
     def __init__(self, name: str = "this process", target: Target | None = None) -> None:
         self._name, self.target = name, target
         self._session: AgentSession | None = None
@@ -105,15 +105,6 @@ class LocalHandle:
     @property
     def running(self) -> bool:
         return self.current is not None
-
-    def events(self) -> AsyncIterator[Item]:
-        return self.fanout.stream()
-
-    def history(self) -> list[Item]:
-        return self.fanout.history()
-
-    def listen(self, listener: Callable[[Item], None]) -> None:
-        self.fanout.listen(listener)
 
     async def submit(self, command: cmd.Command) -> Reply:
         if isinstance(command, cmd.Prompt):

@@ -3,29 +3,14 @@ for an approval (issue 39), as `coder-tui sessions --live` does (tests/fleet/tes
 
 from __future__ import annotations
 
-import shutil
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.fleet.conftest import NO_REDIS, RedisServer
-from tests.fleet.test_fleet_live import batches
+from tests.fleet.conftest import RedisServer
+from tests.fleet.test_fleet_live import batches, broker  # noqa: F401 - the fixture, shared
 from tests.tui.conftest import APP_SIZE, ready, wait_for
 from tests.tui.test_app_sessions import submit
-
-
-@pytest.fixture
-def broker(tmp_path: Path) -> Iterator[RedisServer]:
-    if shutil.which("redis-server") is None:
-        pytest.skip(NO_REDIS)
-    (tmp_path / "redis").mkdir()
-    server = RedisServer(tmp_path / "redis").start()
-    try:
-        yield server
-    finally:
-        server.stop()
 
 
 async def test_live_shows_the_batch_that_waits_for_you(make_app: Any, broker: RedisServer,
