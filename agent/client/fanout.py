@@ -69,9 +69,20 @@ class Fanout:
 
 
 class FanoutFace:
-    """The reading half of a SessionHandle, over its `fanout` (LocalHandle and HostedHandle alike)."""
+    """What LocalHandle and HostedHandle share: the reading half over their `fanout`, their name
+    and the approvals waiting in their session."""
 
     fanout: Fanout
+    _name: str
+    _pending: list[str]
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    @property
+    def pending(self) -> list[str]:
+        return list(self._pending)
 
     def events(self) -> AsyncIterator[Item]:
         return self.fanout.stream()

@@ -91,14 +91,6 @@ class HostedHandle(FanoutFace):
     def mode(self) -> str:
         return self._mode
 
-    @property
-    def name(self) -> str:
-        return self._name
-
-    @property
-    def pending(self) -> list[str]:
-        return list(self._pending)
-
     async def submit(self, command: cmd.Command) -> Reply:
         try:
             if isinstance(command, cmd.Prompt):

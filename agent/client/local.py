@@ -95,14 +95,6 @@ class LocalHandle(FanoutFace):
         return self.session.mode
 
     @property
-    def name(self) -> str:
-        return self._name
-
-    @property
-    def pending(self) -> list[str]:
-        return list(self._pending)
-
-    @property
     def running(self) -> bool:
         return self.current is not None
 

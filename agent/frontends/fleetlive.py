@@ -34,6 +34,7 @@ def fleet_live_lines() -> list[str]:
 
 def _batch_lines(store: FleetStore) -> list[str]:
     from agent.frontends.fleetview import batch_row
+    from agent.textsafe import visible
 
     lines = []
     for batch in store.batches(RECENT):
@@ -46,6 +47,6 @@ def _batch_lines(store: FleetStore) -> list[str]:
         asking = sum(job.state in ("waiting", "parked") for job in jobs)
         lines.append(f"{'⏸' if asking else '◐'} {batch_row(spec, jobs)}")
         if asking:
-            lines.append(f"    waiting for you: {asking} approval(s) (`coder-tui fleet approve {spec.id}`)")
+            lines.append(visible(f"    waiting for you: {asking} approval(s) (`coder-tui fleet approve {spec.id}`)"))
     return lines
 
