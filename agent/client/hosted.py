@@ -30,6 +30,7 @@ __all__ = ["HOST_TYPES", "HostClient", "HostRefused", "HostUnavailable", "Hosted
 
 Data = dict[str, Any]
 REPLAY_WAIT = 60.0
+DYING_HOST_TRIES = 3  # connections to a host that closed them before its first answer, then the error
 
 
 async def open_in_host(session: str, name: str, options: Data | None = None, *, live_only: bool = False,
@@ -37,16 +38,28 @@ async def open_in_host(session: str, name: str, options: Data | None = None, *, 
     """Session `session` (an id, a prefix, `last`, `new`) opened or joined in the session host, which
     is started when none runs (`start`). HostUnavailable: no host to use; HostRefused: the host's
     reason (an unknown session, one in use elsewhere...); ConnectionError: it went away meanwhile."""
-    if start:
-        client = await HostClient.connect_or_start()
-    else:
+    tries = 1
+    while True:
+        client = await _host_client(start)
         try:
-            client = await HostClient.connect()
-        except (OSError, HostPlaceError) as exc:
-            raise HostUnavailable(f"no session host runs ({exc})") from None
-    handle = await HostedHandle.open(client, session, name, options, live_only=live_only, env=env)
-    handle.started_host = client.started
-    return handle
+            handle = await HostedHandle.open(client, session, name, options, live_only=live_only, env=env)
+        except ConnectionError:
+            await client.close()
+            if client.started or tries == DYING_HOST_TRIES:
+                raise
+            tries += 1  # a host killed a moment ago: its socket took the connection as it died
+            continue
+        handle.started_host = client.started
+        return handle
+
+
+async def _host_client(start: bool) -> HostClient:
+    if start:
+        return await HostClient.connect_or_start()
+    try:
+        return await HostClient.connect()
+    except (OSError, HostPlaceError) as exc:
+        raise HostUnavailable(f"no session host runs ({exc})") from None
 
 
 class HostedHandle(FanoutFace):
